@@ -1,0 +1,1 @@
+"""Pulumi components: each turns plain manifests and specs from `core` into resources."""

@@ -1,0 +1,52 @@
+"""Read the stack's Pulumi config and hand plain values to the functional core."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from core.config import KEY_PREFIX, SECRET_KEYS
+
+
+def raw_namespace_config() -> dict[str, Any]:
+    """Every `gpt-oss-infra:` key but the secrets, with object values JSON-decoded.
+
+    The whole set is read (not key by key) so that a misspelt top-level key is refused too.
+    """
+    merged = runtime_config.get_config_env() | runtime_config.CONFIG.get()
+    raw = {}
+    for full_key, value in merged.items():
+        if not full_key.startswith(KEY_PREFIX):
+            continue
+        key = full_key.removeprefix(KEY_PREFIX)
+        if key not in SECRET_KEYS:
+            raw[key] = _decode(value)
+    return raw
+
+
+def hf_token() -> pulumi.Output[str] | None:
+    """The HF token as a Pulumi secret; a token stored in plaintext is wrapped and warned about."""
+    config = pulumi.Config()
+    token = config.get_secret("hfToken")
+    if token is not None and not _stored_encrypted(f"{KEY_PREFIX}hfToken"):
+        pulumi.log.warn(
+            "gpt-oss-infra:hfToken is stored in plaintext in the stack file; it is handled as a "
+            "secret, but store it encrypted: pulumi config set --secret gpt-oss-infra:hfToken"
+        )
+    return token
+
+
+def _stored_encrypted(full_key: str) -> bool:
+    return runtime_config.is_config_secret(full_key) or full_key in (
+        runtime_config.get_config_secret_keys_env()
+    )
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi passes structured values as JSON text; scalars stay as written."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        return json.loads(value)
+    return value

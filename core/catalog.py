@@ -1,0 +1,123 @@
+"""The data the product is built from: the hardware catalog and the recipe catalog (configs/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import Field, PositiveInt, ValidationError, model_validator
+
+from core.errors import ConfigError, Problem
+from core.schema import StrictModel, problems_from
+from core.trtllm import EngineFields
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
+Role = Literal["worker", "prefill", "decode"]
+
+
+class InstanceType(StrictModel):
+    gpus_per_node: PositiveInt
+    gpu_memory_gb: Annotated[PositiveInt, Field(alias="gpuMemoryGB")]  # per GPU, 10^9 bytes
+    efa_interfaces: Annotated[int, Field(ge=0)]
+    on_demand_usd_per_hour: float | None
+    capacity_types: list[CapacityType]
+
+
+class Hardware(StrictModel):
+    gpu: str
+    architecture: Literal["hopper", "blackwell"]
+    cpu_architecture: Literal["x86_64", "arm64"]
+    ami_type: str
+    instance_types: dict[str, InstanceType]  # the first is the default
+
+    @property
+    def default_instance_type(self) -> str:
+        return next(iter(self.instance_types))
+
+
+class GpuSizes(StrictModel):
+    allowed: list[PositiveInt]
+    default: PositiveInt
+
+    @model_validator(mode="after")
+    def _default_is_allowed(self) -> GpuSizes:
+        if self.default not in self.allowed:
+            raise ValueError(f"default {self.default} is not one of allowed {self.allowed}")
+        return self
+
+
+class Parallelism(StrictModel):
+    """How a worker's GPU count maps to TRT-LLM parallel sizes ("gpus" = the worker's GPU count)."""
+
+    tensor: Literal["gpus"] | PositiveInt = "gpus"
+    expert: Literal["gpus"] | PositiveInt = "gpus"
+
+
+class WorkerRole(StrictModel):
+    gpus: GpuSizes
+    parallelism: Parallelism = Parallelism()
+    engine: dict  # TRT-LLM engine config (extra_llm_api_options); checked against EngineFields
+    env: dict[str, str] = {}
+    args: list[str] = []  # extra `python3 -m dynamo.trtllm` flags
+
+
+class Recipe(StrictModel):
+    description: str
+    hardware: str
+    mode: Literal["aggregated", "disaggregated"]
+    sources: Annotated[list[str], Field(min_length=1)]
+    decisions: list[str] = []  # where and why the recipe departs from its sources
+    workers: dict[Role, WorkerRole]
+
+    @model_validator(mode="after")
+    def _mode_has_its_roles(self) -> Recipe:
+        expected = {"aggregated": {"worker"}, "disaggregated": {"prefill", "decode"}}[self.mode]
+        if set(self.workers) != expected:
+            raise ValueError(f"{self.mode} recipes have worker roles {sorted(expected)}")
+        return self
+
+
+@dataclass(frozen=True)
+class Catalog:
+    hardware: dict[str, Hardware]
+    recipes: dict[str, Recipe]
+    engine_fields: EngineFields
+
+
+def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
+    """Load and check configs/: hardware, recipes, and every recipe's engine config keys."""
+    hardware = {
+        name: _parse(Hardware, data, f"{config_dir / 'hardware.yaml'}: {name}.")
+        for name, data in _read_yaml(config_dir / "hardware.yaml").items()
+    }
+    engine_fields = EngineFields.load(config_dir / "schemas" / "trtllm" / "llm_args_fields.json")
+    recipes = {}
+    for path in sorted((config_dir / "recipes").glob("*.yaml")):
+        recipe = _parse(Recipe, _read_yaml(path), f"{path}: ")
+        problems = (
+            []
+            if recipe.hardware in hardware
+            else [Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join(hardware)}")]
+        )
+        for role, spec in recipe.workers.items():
+            problems += engine_fields.check(spec.engine, f"{path}: workers.{role}.engine")
+        if problems:
+            raise ConfigError(problems)
+        recipes[path.stem] = recipe
+    return Catalog(hardware=hardware, recipes=recipes, engine_fields=engine_fields)
+
+
+def _read_yaml(path: Path) -> dict:
+    with path.open() as stream:
+        return yaml.safe_load(stream) or {}
+
+
+def _parse(model: type[StrictModel], data: dict, key_prefix: str):
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(problems_from(error, key_prefix)) from None

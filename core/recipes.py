@@ -1,0 +1,217 @@
+"""Recipe resolution: a deployment's config + its recipe + its pool -> concrete workers.
+
+Engine config precedence, lowest first: the recipe's role engine config, the parallel sizes the
+worker's GPU count implies, the deployment's `overrides`. The result must still be consistent
+(tensor x pipeline parallel == GPUs per worker) and every key must be a TRT-LLM field.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
+from core.config import KEY_PREFIX, Deployment, NodePool, StackConfig
+from core.errors import ConfigError, Problem
+
+# Dynamo service name per role, as in the upstream gpt-oss-120b recipes
+# (../shared/reference/dynamo/recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
+SERVICE_NAMES = {"worker": "TrtllmWorker", "prefill": "TrtllmPrefillWorker", "decode": "TrtllmDecodeWorker"}
+
+
+@dataclass(frozen=True)
+class Worker:
+    role: str  # worker | prefill | decode
+    service_name: str
+    gpus: int  # per worker (pod)
+    replicas: int
+    engine: dict[str, Any]
+    env: dict[str, str]
+    args: list[str]
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus * self.replicas
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    config: NodePool
+    hardware: Hardware
+    instance_type: str
+
+    @property
+    def instance(self) -> InstanceType:
+        return self.hardware.instance_types[self.instance_type]
+
+    @property
+    def total_gpus(self) -> int:
+        return self.instance.gpus_per_node * self.config.nodes
+
+
+@dataclass(frozen=True)
+class ResolvedDeployment:
+    name: str
+    config: Deployment
+    recipe_name: str
+    recipe: Recipe
+    pool: Pool
+    workers: list[Worker]
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(worker.total_gpus for worker in self.workers)
+
+
+def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, Pool]:
+    pools = {}
+    for name, pool in config.node_pools.items():
+        hardware = catalog.hardware[pool.hardware]
+        instance_type = pool.instance_type or hardware.default_instance_type
+        pools[name] = Pool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
+    return pools
+
+
+def resolve_deployments(
+    config: StackConfig, catalog: Catalog, pools: dict[str, Pool]
+) -> list[ResolvedDeployment]:
+    """Resolve every deployment; ConfigError lists every problem found in any of them."""
+    resolved, problems = [], []
+    for name, deployment in config.deployments.items():
+        recipe = catalog.recipes[deployment.recipe]
+        pool = pools[deployment.node_pool]
+        key = f"{KEY_PREFIX}deployments.{name}"
+        workers, worker_problems = _resolve_workers(deployment, recipe, pool, catalog, key)
+        problems += worker_problems
+        resolved.append(ResolvedDeployment(name, deployment, deployment.recipe, recipe, pool, workers))
+    if problems:
+        raise ConfigError(problems)
+    return resolved
+
+
+def _resolve_workers(
+    deployment: Deployment, recipe: Recipe, pool: Pool, catalog: Catalog, key: str
+) -> tuple[list[Worker], list[Problem]]:
+    problems = _gpus_problems(deployment, recipe, pool, key)
+    overrides_by_role, override_problems = _split_overrides(deployment, recipe, key)
+    problems += override_problems
+    workers = []
+    for role, spec in recipe.workers.items():
+        gpus = _worker_gpus(deployment, spec)
+        overrides = overrides_by_role.get(role, {})
+        overrides_key = f"{key}.overrides" + (f".{role}" if len(recipe.workers) > 1 else "")
+        problems += catalog.engine_fields.check(overrides, overrides_key)
+        engine = deep_merge(deep_merge(spec.engine, _parallel_sizes(spec, gpus)), overrides)
+        problems += _consistency_problems(engine, gpus, overrides, overrides_key, key)
+        workers.append(
+            Worker(
+                role=role,
+                service_name=SERVICE_NAMES[role],
+                gpus=gpus,
+                replicas=deployment.replicas,
+                engine=engine,
+                env=dict(spec.env),
+                args=list(spec.args),
+            )
+        )
+    return workers, problems
+
+
+def _worker_gpus(deployment: Deployment, spec: WorkerRole) -> int:
+    sizable = len(spec.gpus.allowed) > 1
+    return deployment.gpus if sizable and deployment.gpus else spec.gpus.default
+
+
+def _gpus_problems(deployment: Deployment, recipe: Recipe, pool: Pool, key: str) -> list[Problem]:
+    sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpus.allowed) > 1}
+    fixed = ", ".join(f"{role} {spec.gpus.default}" for role, spec in recipe.workers.items())
+    if deployment.gpus is not None and not sizable:
+        return [
+            Problem(f"{key}.gpus", f"recipe {deployment.recipe} has fixed GPU counts ({fixed}); remove gpus")
+        ]
+    problems = []
+    for role, spec in sizable.items():
+        if deployment.gpus is not None and deployment.gpus not in spec.gpus.allowed:
+            problems.append(
+                Problem(
+                    f"{key}.gpus",
+                    f"recipe {deployment.recipe} allows {spec.gpus.allowed} GPUs per {role}, "
+                    f"not {deployment.gpus}",
+                )
+            )
+    per_node = pool.instance.gpus_per_node
+    for role, spec in recipe.workers.items():
+        gpus = _worker_gpus(deployment, spec)
+        if gpus > per_node:
+            problems.append(
+                Problem(
+                    f"{key}.gpus",
+                    f"{gpus} GPUs per {role} exceed the {per_node} GPUs of a "
+                    f"{pool.instance_type} node in pool {pool.name}",
+                )
+            )
+    return problems
+
+
+def _split_overrides(
+    deployment: Deployment, recipe: Recipe, key: str
+) -> tuple[dict[str, dict], list[Problem]]:
+    """One role: overrides are its engine keys. Several: overrides are keyed by role."""
+    if len(recipe.workers) == 1:
+        return {next(iter(recipe.workers)): deployment.overrides}, []
+    unknown = sorted(set(deployment.overrides) - set(recipe.workers))
+    problems = [
+        Problem(
+            f"{key}.overrides.{role}",
+            f"not a role of recipe {deployment.recipe}; one of {', '.join(recipe.workers)}",
+        )
+        for role in unknown
+    ]
+    return {role: value for role, value in deployment.overrides.items() if role not in unknown}, problems
+
+
+def _parallel_sizes(spec: WorkerRole, gpus: int) -> dict[str, int]:
+    def size(value: str | int) -> int:
+        return gpus if value == "gpus" else int(value)
+
+    return {
+        "tensor_parallel_size": size(spec.parallelism.tensor),
+        "moe_expert_parallel_size": size(spec.parallelism.expert),
+    }
+
+
+def _consistency_problems(
+    engine: dict, gpus: int, overrides: dict, overrides_key: str, key: str
+) -> list[Problem]:
+    tensor = engine.get("tensor_parallel_size", 1)
+    pipeline = engine.get("pipeline_parallel_size", 1)
+    if tensor * pipeline == gpus:
+        return []
+    culprit = next(
+        (
+            f"{overrides_key}.{name}"
+            for name in ("tensor_parallel_size", "pipeline_parallel_size")
+            if name in overrides
+        ),
+        f"{key}.gpus",
+    )
+    return [
+        Problem(
+            culprit,
+            f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline} "
+            f"must equal the worker's {gpus} GPUs",
+        )
+    ]
+
+
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """A new dict: `update` merged into `base`, nested mappings merged key by key."""
+    merged = copy.deepcopy(base)
+    for name, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(name), dict):
+            merged[name] = deep_merge(merged[name], value)
+        else:
+            merged[name] = copy.deepcopy(value)
+    return merged

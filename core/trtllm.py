@@ -1,0 +1,111 @@
+"""Check engine configs (TRT-LLM `extra_llm_api_options`) against the fields TRT-LLM accepts.
+
+The field list is configs/schemas/trtllm/llm_args_fields.json (see SOURCES.md there): for each
+TorchLlmArgs class its field names, annotation text and default. TorchLlmArgs rejects unknown
+keys at start-up, after the pod has pulled a 30 GiB image and loaded 60 GiB of weights; we
+refuse them at plan time instead, with the closest valid name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import Problem
+
+TOP_LEVEL_CLASS = "TorchLlmArgs"
+
+# Sections whose class is chosen by a discriminator key (the field list's notes say so):
+# section -> (discriminator key, suffix of the candidate class names, class used when absent).
+_DISCRIMINATED = {
+    "cuda_graph_config": ("mode", "CudaGraphConfig", "DecodeCudaGraphConfig"),
+    "speculative_config": ("decoding_type", "DecodingConfig", None),
+    "sparse_attention_config": ("algorithm", "SparseAttentionConfig", None),
+    "kv_cache_compression_config": ("algorithm", "CompressionConfig", None),
+}
+# Annotation words meaning "free-form value": no keys to check below this point.
+_OPAQUE = re.compile(r"\b(Dict|dict|object|Any)\b")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
+
+
+@dataclass(frozen=True)
+class EngineFields:
+    classes: dict[str, dict[str, dict[str, Any]]]
+    version: str
+
+    @classmethod
+    def load(cls, path: Path) -> EngineFields:
+        data = json.loads(path.read_text())
+        return cls(classes=data["classes"], version=data["tensorrt_llm_version"])
+
+    def default(self, key: str) -> str | None:
+        """The default TRT-LLM uses for a top-level field, as annotation text (e.g. "2048")."""
+        return self.classes[TOP_LEVEL_CLASS][key]["default"]
+
+    def check(self, config: dict[str, Any], key_prefix: str) -> list[Problem]:
+        """Every problem in `config`, each keyed `<key_prefix>.<path>`."""
+        return self._check_class(TOP_LEVEL_CLASS, config, key_prefix)
+
+    def _check_class(self, class_name: str, config: Any, key: str) -> list[Problem]:
+        if not isinstance(config, dict):
+            return [Problem(key, f"must be a mapping of {class_name} fields")]
+        fields = self.classes[class_name]
+        problems = []
+        for name, value in config.items():
+            child_key = f"{key}.{name}"
+            if name not in fields:
+                problems.append(Problem(child_key, _unknown_field_message(name, fields)))
+                continue
+            problems += self._check_value(name, fields[name]["type"], value, child_key)
+        return problems
+
+    def _check_value(self, name: str, annotation: str, value: Any, key: str) -> list[Problem]:
+        if name in _DISCRIMINATED and isinstance(value, dict):
+            return self._check_discriminated(name, value, key)
+        if _OPAQUE.search(annotation):
+            return []
+        nested = [word for word in _IDENTIFIER.findall(annotation) if word in self.classes]
+        if nested and isinstance(value, dict):
+            return self._check_class(nested[0], value, key)
+        allowed = _literal_values(annotation)
+        if allowed and isinstance(value, str) and value not in allowed:
+            return [Problem(key, f"{value!r} is not one of {', '.join(allowed)}")]
+        return []
+
+    def _check_discriminated(self, section: str, value: dict, key: str) -> list[Problem]:
+        discriminator, suffix, fallback = _DISCRIMINATED[section]
+        candidates = {
+            _literal_values(fields[discriminator]["type"])[0]: class_name
+            for class_name, fields in self.classes.items()
+            if class_name.endswith(suffix) and discriminator in fields
+        }
+        chosen = value.get(discriminator)
+        class_name = candidates.get(chosen) if chosen is not None else fallback
+        if class_name is None:
+            return [
+                Problem(
+                    f"{key}.{discriminator}",
+                    f"{'required' if chosen is None else repr(chosen) + ' is not valid'};"
+                    f" one of {', '.join(sorted(candidates))}",
+                )
+            ]
+        return self._check_class(class_name, value, key)
+
+
+def _literal_values(annotation: str) -> list[str]:
+    """The allowed strings of a `Literal[...]` annotation, or [] when any string is allowed."""
+    if "Literal[" not in annotation or re.search(r"\bstr\b", annotation):
+        return []
+    literal = annotation[annotation.index("Literal[") :]
+    return _QUOTED.findall(literal[: literal.index("]") + 1])
+
+
+def _unknown_field_message(name: str, fields: dict[str, Any]) -> str:
+    closest = difflib.get_close_matches(name, fields, n=1)
+    hint = f"; did you mean {closest[0]!r}?" if closest else ""
+    return f"not a TensorRT-LLM engine field{hint}"

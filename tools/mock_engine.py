@@ -1,0 +1,226 @@
+"""Run the real Pulumi program on Pulumi's mock engine and record what it registers.
+
+No CLI, no credentials, no network: `pulumi.runtime.set_mocks` stands in for the engine, a
+recording monitor keeps every RegisterResource request (inputs with their secret markers, and
+the options protect / retainOnDelete / dependsOn), and invokes get plausible, deterministic
+answers so that two runs of one stack are identical.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks
+from pulumi.runtime.settings import get_root_resource
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+# Markers of the Pulumi RPC property format (pulumi/sdk/proto, rpc.py).
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+ACCOUNT_ID = "123456789012"
+
+
+@dataclass
+class Registration:
+    type: str
+    name: str
+    parent: str | None
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        entry = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        if self.options:
+            entry["options"] = self.options
+        return entry
+
+
+@dataclass
+class ProgramRun:
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)  # warnings and errors the program logged
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    """Resource state = inputs plus the few outputs programs read; invokes answered in kind."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        return f"{args.name}-id", dict(args.inputs) | _extra_outputs(args.typ, args.name, args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        return _invoke_result(args.token, args.args)
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, run: ProgramRun):
+        super().__init__(_Mocks())
+        self.run = run
+
+    def RegisterResource(self, request):
+        if request.type != "pulumi:pulumi:Stack":
+            self.run.resources.append(_registration(request))
+        return super().RegisterResource(request)
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self, run: ProgramRun):
+        super().__init__(logging.WARNING)
+        self.run = run
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.run.log.append(f"{record.levelname.lower()}: {record.getMessage()}")
+
+
+def run_program(
+    program: Path, project: str, stack: str, config: dict[str, str], secret_keys: list[str]
+) -> ProgramRun:
+    """Run `program` once, in a fresh context so runs never share Pulumi's global state.
+
+    Raises whatever the program raises (e.g. pulumi.RunError for invalid config).
+    """
+    run = ProgramRun()
+    contextvars.Context().run(_run, program, project, stack, config, secret_keys, run)
+    return run
+
+
+def _run(program, project, stack, config, secret_keys, run: ProgramRun) -> None:
+    logger = logging.getLogger(f"gpt-oss-infra.plan.{id(run)}")
+    logger.propagate = False
+    logger.addHandler(_LogCollector(run))
+    pulumi.runtime.set_all_config(config, secret_keys)
+    mocks.set_mocks(
+        _Mocks(),
+        project=project,
+        stack=stack,
+        preview=False,
+        logger=logger,
+        monitor=_RecordingMonitor(run),
+    )
+    program_dir = str(program.parent)
+    _sync_await(run_pulumi_func(lambda: _run_path(program, program_dir)))
+    root = get_root_resource()
+    for name, value in sorted(root.outputs.items()):
+        output = pulumi.Output.from_input(value)
+        secret = _sync_await(output.is_secret())
+        run.outputs[name] = SECRET if secret else _sync_await(output.future())
+
+
+def _run_path(program: Path, program_dir: str) -> None:
+    sys.path.insert(0, program_dir)
+    try:
+        runpy.run_path(str(program), run_name="__main__")
+    finally:
+        sys.path.remove(program_dir)
+
+
+def _registration(request) -> Registration:
+    property_deps = {urn for deps in request.propertyDependencies.values() for urn in deps.urns}
+    explicit_deps = [urn for urn in request.dependencies if urn not in property_deps]
+    options: dict[str, Any] = {}
+    if request.protect:
+        options["protect"] = True
+    if request.retainOnDelete:
+        options["retainOnDelete"] = True
+    if explicit_deps:
+        options["dependsOn"] = sorted(_urn_name(urn) for urn in explicit_deps)
+    return Registration(
+        type=request.type,
+        name=request.name,
+        parent=None if _is_stack(request.parent) else _urn_name(request.parent),
+        inputs=_plain(json_format.MessageToDict(request.object)),
+        options=options,
+    )
+
+
+def _is_stack(urn: str) -> bool:
+    return not urn or urn.split("::")[2] == "pulumi:pulumi:Stack"
+
+
+def _urn_name(urn: str) -> str:
+    return urn.split("::")[-1]
+
+
+def _plain(value: Any) -> Any:
+    """RPC property values -> JSON: secrets become "[secret]", keys sorted for stable output."""
+    if isinstance(value, dict):
+        signature = value.get(_SIG_KEY)
+        if signature == _SECRET_SIG:
+            return SECRET
+        if signature == _RESOURCE_SIG:
+            return f"[resource {_urn_name(value.get('urn', ''))}]"
+        return {key: _plain(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if value == _UNKNOWN_VALUE:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf Struct numbers are doubles
+    return value
+
+
+def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
+    """Outputs the provider computes that this program reads back."""
+    if type_ == "aws:eks/cluster:Cluster":
+        return {
+            "arn": f"arn:aws:eks:us-east-2:{ACCOUNT_ID}:cluster/{inputs.get('name', name)}",
+            "endpoint": f"https://{name}.example.eks.amazonaws.com",
+            "certificateAuthority": {"data": "bW9jay1jYQ=="},
+            "identities": [
+                {"oidcs": [{"issuer": f"https://oidc.eks.us-east-2.amazonaws.com/id/{name.upper()}"}]}
+            ],
+            "vpcConfig": dict(inputs.get("vpcConfig", {})) | {"clusterSecurityGroupId": f"{name}-sg-id"},
+        }
+    if type_.startswith("aws:") and "arn" not in inputs:
+        return {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}"}
+    return {}
+
+
+def _invoke_result(token: str, args: dict) -> dict:
+    if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+        return {
+            "names": ["us-east-2a", "us-east-2b", "us-east-2c"],
+            "zoneIds": ["use2-az1", "use2-az2", "use2-az3"],
+        }
+    if token == "aws:index/getCallerIdentity:getCallerIdentity":
+        return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
+    if token == "aws:index/getRegion:getRegion":
+        return {"name": "us-east-2", "region": "us-east-2"}
+    if token == "aws:index/getPartition:getPartition":
+        return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+    if token == "aws:iam/getPolicyDocument:getPolicyDocument":
+        return {"json": json.dumps(_policy_document(args), sort_keys=True)}
+    return {}
+
+
+def _policy_document(args: dict) -> dict:
+    """Render getPolicyDocument's statements the way AWS would, so plans show real policies."""
+    statements = []
+    for statement in args.get("statements") or []:
+        rendered = {"Effect": statement.get("effect", "Allow")}
+        for source, target in (("actions", "Action"), ("resources", "Resource")):
+            if statement.get(source):
+                rendered[target] = statement[source]
+        for principal in statement.get("principals") or []:
+            rendered.setdefault("Principal", {})[principal["type"]] = principal["identifiers"]
+        for condition in statement.get("conditions") or []:
+            rendered.setdefault("Condition", {}).setdefault(condition["test"], {})[condition["variable"]] = (
+                condition["values"]
+            )
+        statements.append(rendered)
+    return {"Version": "2012-10-17", "Statement": statements}

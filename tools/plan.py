@@ -1,0 +1,148 @@
+"""`make plan [STACK=dev]`: what a stack would deploy, offline.
+
+Loads Pulumi.yaml + Pulumi.<stack>.yaml, runs the real __main__.py on Pulumi's mock engine and
+writes build/plan/<stack>/ (replacing what was there):
+  resources.json  every registered resource, in order, secrets shown as "[secret]"
+  manifests/      every Kubernetes object the program declares, one YAML file each
+  outputs.json    the stack outputs
+  summary.md      pools, GPUs, deployments with recipe and topology (also printed)
+Invalid config: exit 1 with the message naming the key; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from core.report import render_summary
+from tools.mock_engine import SECRET, ProgramRun, run_program
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class StackFiles:
+    project: str
+    config: dict[str, str]  # as the Pulumi engine hands it to the program
+    secret_keys: list[str]
+
+
+def load_stack_files(stack: str, root: Path = ROOT) -> StackFiles:
+    project = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    stack_file = root / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists():
+        raise FileNotFoundError(f"no stack file {stack_file.name}")
+    entries = dict(_project_defaults(project))
+    entries.update((yaml.safe_load(stack_file.read_text()) or {}).get("config") or {})
+    config, secret_keys = {}, []
+    for key, value in entries.items():
+        value, secret = _without_ciphertext(value)
+        config[key] = value if isinstance(value, str) else json.dumps(value)
+        if secret:
+            secret_keys.append(key)
+    return StackFiles(project=project["name"], config=config, secret_keys=sorted(secret_keys))
+
+
+def _project_defaults(project: dict) -> dict[str, Any]:
+    """`config:` defaults declared in Pulumi.yaml, keyed like stack config."""
+    defaults = {}
+    for key, spec in (project.get("config") or {}).items():
+        full_key = key if ":" in key else f"{project['name']}:{key}"
+        if isinstance(spec, dict) and ("default" in spec or "value" in spec):
+            defaults[full_key] = spec.get("value", spec.get("default"))
+    return defaults
+
+
+def _without_ciphertext(value: Any) -> tuple[Any, bool]:
+    """Replace `{secure: <ciphertext>}` (undecryptable offline) by "[secret]"; report if any."""
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        return SECRET, True
+    if isinstance(value, dict):
+        pairs = {key: _without_ciphertext(item) for key, item in value.items()}
+        return {key: item for key, (item, _) in pairs.items()}, any(s for _, s in pairs.values())
+    if isinstance(value, list):
+        pairs = [_without_ciphertext(item) for item in value]
+        return [item for item, _ in pairs], any(s for _, s in pairs)
+    return value, False
+
+
+def plan_files(stack: str, root: Path = ROOT) -> tuple[dict[str, str], ProgramRun]:
+    """Run the program for `stack` and return the plan's files (relative path -> text)."""
+    files = load_stack_files(stack, root)
+    run = run_program(root / "__main__.py", files.project, stack, files.config, files.secret_keys)
+    resources = [registration.as_json() for registration in run.resources]
+    output = {
+        "resources.json": json.dumps(resources, indent=2) + "\n",
+        "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
+        "summary.md": render_summary(
+            files.project, stack, run.outputs["report"], [r["type"] for r in resources]
+        ),
+    }
+    for registration in run.resources:
+        manifest = _manifest(registration.inputs)
+        if manifest is not None:
+            output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.safe_dump(manifest, sort_keys=False)
+    return output, run
+
+
+def _manifest(inputs: dict[str, Any]) -> dict[str, Any] | None:
+    """A Kubernetes object's manifest, apiVersion/kind/metadata first; None for other resources."""
+    if "apiVersion" not in inputs or "kind" not in inputs:
+        return None
+    head = ("apiVersion", "kind", "metadata")
+    return {key: inputs[key] for key in head if key in inputs} | {
+        key: value for key, value in inputs.items() if key not in head
+    }
+
+
+def _manifest_file_name(manifest: dict[str, Any]) -> str:
+    metadata = manifest.get("metadata", {})
+    parts = [manifest["kind"].lower(), metadata.get("namespace"), metadata.get("name")]
+    return "_".join(part for part in parts if part) + ".yaml"
+
+
+def write_plan(files: dict[str, str], out_dir: Path) -> None:
+    """Replace `out_dir` with exactly `files`, all at once."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}-"))
+    for relative, text in files.items():
+        path = staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    staging.rename(out_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "plan")
+    args = parser.parse_args(argv)
+    try:
+        files, run = plan_files(args.stack)
+    except pulumi.RunError as error:
+        print(f"plan {args.stack}: {error}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as error:
+        print(f"plan {args.stack}: {error}", file=sys.stderr)
+        return 2
+    for line in run.log:
+        print(line, file=sys.stderr)
+    out_dir = args.out / args.stack
+    write_plan(files, out_dir)
+    print(files["summary.md"])
+    print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
