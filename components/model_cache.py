@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -13,26 +14,25 @@ from core import manifests
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
-    namespace: str
-    size: str
-    storage_class: str
-    hf_token: pulumi.Output[str] | None  # a Pulumi secret; no Secret object without it
+    pvc: dict[str, Any]
+    hf_token_secret: dict[str, Any] | None  # the Secret without data
+    hf_token: pulumi.Output[str] | None  # a Pulumi secret, set when hf_token_secret is
 
 
 class ModelCache(pulumi.ComponentResource):
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:model:ModelCache", name, None, opts)
-        self.hf_token_secret = None
-        if args.hf_token is not None:
-            self.hf_token_secret = k8s.core.v1.Secret(
+        if args.hf_token_secret is not None:
+            k8s.core.v1.Secret(
                 f"{name}-hf-token",
-                **resource_args(manifests.hf_token_secret(args.namespace, args.hf_token)),
+                **resource_args(args.hf_token_secret),
+                string_data={manifests.HF_TOKEN_KEY: args.hf_token},
                 opts=pulumi.ResourceOptions(parent=self),
             )
         # The weights outlive every workload change: never deleted, never replaced by accident.
-        self.pvc = k8s.core.v1.PersistentVolumeClaim(
+        k8s.core.v1.PersistentVolumeClaim(
             f"{name}-pvc",
-            **resource_args(manifests.model_cache_pvc(args.namespace, args.size, args.storage_class)),
+            **resource_args(args.pvc),
             opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
         )
-        self.register_outputs({"pvcName": manifests.MODEL_CACHE_PVC})
+        self.register_outputs({})

@@ -46,8 +46,8 @@ def namespace(name: str) -> dict[str, Any]:
     }
 
 
-def hf_token_secret(namespace_name: str, token: Any) -> dict[str, Any]:
-    """`token` is opaque here (the shell passes a Pulumi secret); this module never reads it."""
+def hf_token_secret(namespace_name: str) -> dict[str, Any]:
+    """The Secret without its data: the token is a Pulumi secret the shell adds (HF_TOKEN_KEY)."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -57,7 +57,6 @@ def hf_token_secret(namespace_name: str, token: Any) -> dict[str, Any]:
             "labels": common_labels("model-cache"),
         },
         "type": "Opaque",
-        "stringData": {HF_TOKEN_KEY: token},
     }
 
 

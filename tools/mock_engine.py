@@ -55,6 +55,7 @@ class ProgramRun:
     resources: list[Registration] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)  # warnings and errors the program logged
+    error: BaseException | None = None  # what the program raised, e.g. pulumi.RunError
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -92,7 +93,7 @@ def run_program(
 ) -> ProgramRun:
     """Run `program` once, in a fresh context so runs never share Pulumi's global state.
 
-    Raises whatever the program raises (e.g. pulumi.RunError for invalid config).
+    What the program raises is kept in `ProgramRun.error`, beside what it registered before.
     """
     run = ProgramRun()
     contextvars.Context().run(_run, program, project, stack, config, secret_keys, run)
@@ -113,7 +114,11 @@ def _run(program, project, stack, config, secret_keys, run: ProgramRun) -> None:
         monitor=_RecordingMonitor(run),
     )
     program_dir = str(program.parent)
-    _sync_await(run_pulumi_func(lambda: _run_path(program, program_dir)))
+    try:
+        _sync_await(run_pulumi_func(lambda: _run_path(program, program_dir)))
+    except Exception as error:  # handed to the caller with what ran before it
+        run.error = error
+        return
     root = get_root_resource()
     for name, value in sorted(root.outputs.items()):
         output = pulumi.Output.from_input(value)

@@ -79,6 +79,8 @@ def plan_files(stack: str, root: Path = ROOT) -> tuple[dict[str, str], ProgramRu
     """Run the program for `stack` and return the plan's files (relative path -> text)."""
     files = load_stack_files(stack, root)
     run = run_program(root / "__main__.py", files.project, stack, files.config, files.secret_keys)
+    if run.error is not None:
+        raise run.error
     resources = [registration.as_json() for registration in run.resources]
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
@@ -90,7 +92,9 @@ def plan_files(stack: str, root: Path = ROOT) -> tuple[dict[str, str], ProgramRu
     for registration in run.resources:
         manifest = _manifest(registration.inputs)
         if manifest is not None:
-            output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.safe_dump(manifest, sort_keys=False)
+            output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.dump(
+                manifest, Dumper=_ManifestDumper, sort_keys=False
+            )
     return output, run
 
 
@@ -108,6 +112,18 @@ def _manifest_file_name(manifest: dict[str, Any]) -> str:
     metadata = manifest.get("metadata", {})
     parts = [manifest["kind"].lower(), metadata.get("namespace"), metadata.get("name")]
     return "_".join(part for part in parts if part) + ".yaml"
+
+
+class _ManifestDumper(yaml.SafeDumper):
+    """Multi-line strings (engine configs) as literal blocks, readable as the file they become."""
+
+
+_ManifestDumper.add_representer(
+    str,
+    lambda dumper, text: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None
+    ),
+)
 
 
 def write_plan(files: dict[str, str], out_dir: Path) -> None:
