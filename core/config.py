@@ -42,6 +42,12 @@ def _semver(value: str) -> str:
     return value
 
 
+def _commit_id(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{40}", value):
+        raise ValueError(f"{value!r} must be a full Hugging Face commit id: 40 lowercase hex characters")
+    return value
+
+
 def _pinned_image(value: str) -> str:
     name, _, tag = value.rpartition(":")
     if "@sha256:" not in value and (not name or "/" in tag or tag in ("", "latest")):

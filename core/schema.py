@@ -46,6 +46,8 @@ def problems_from(error: ValidationError, key_prefix: str) -> list[Problem]:
         loc = [str(part) for part in err["loc"]]
         if err["type"] == "unknown_key":
             loc.append(err["ctx"]["key"])
+        if loc[-1:] == ["[key]"]:  # a bad mapping key: the key itself is the culprit
+            loc.pop()
         problems.append(Problem(key_prefix + ".".join(loc), _message(err)))
     return problems
 

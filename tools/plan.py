@@ -36,20 +36,27 @@ class StackFiles:
     secret_keys: list[str]
 
 
-def load_stack_files(stack: str, root: Path = ROOT) -> StackFiles:
-    project = yaml.safe_load((root / "Pulumi.yaml").read_text())
-    stack_file = root / f"Pulumi.{stack}.yaml"
+def load_stack_files(stack: str, stack_dir: Path = ROOT) -> StackFiles:
+    """Pulumi.yaml (project, config defaults) + `stack_dir`/Pulumi.<stack>.yaml."""
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    stack_file = stack_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
         raise FileNotFoundError(f"no stack file {stack_file.name}")
-    entries = dict(_project_defaults(project))
-    entries.update((yaml.safe_load(stack_file.read_text()) or {}).get("config") or {})
+    entries = _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
+    config, secret_keys = engine_config(entries)
+    return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
+
+
+def engine_config(entries: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Stack-file config as the engine hands it to a program: JSON text for structured values,
+    ciphertext replaced, and the list of keys that hold secrets."""
     config, secret_keys = {}, []
     for key, value in entries.items():
         value, secret = _without_ciphertext(value)
         config[key] = value if isinstance(value, str) else json.dumps(value)
         if secret:
             secret_keys.append(key)
-    return StackFiles(project=project["name"], config=config, secret_keys=sorted(secret_keys))
+    return config, sorted(secret_keys)
 
 
 def _project_defaults(project: dict) -> dict[str, Any]:
@@ -75,10 +82,10 @@ def _without_ciphertext(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def plan_files(stack: str, root: Path = ROOT) -> tuple[dict[str, str], ProgramRun]:
+def plan_files(stack: str, stack_dir: Path = ROOT) -> tuple[dict[str, str], ProgramRun]:
     """Run the program for `stack` and return the plan's files (relative path -> text)."""
-    files = load_stack_files(stack, root)
-    run = run_program(root / "__main__.py", files.project, stack, files.config, files.secret_keys)
+    files = load_stack_files(stack, stack_dir)
+    run = run_program(ROOT / "__main__.py", files.project, stack, files.config, files.secret_keys)
     if run.error is not None:
         raise run.error
     resources = [registration.as_json() for registration in run.resources]
@@ -142,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "plan")
+    parser.add_argument("--stack-dir", type=Path, default=ROOT, help="where Pulumi.<stack>.yaml is")
     args = parser.parse_args(argv)
     try:
-        files, run = plan_files(args.stack)
+        files, run = plan_files(args.stack, args.stack_dir)
     except pulumi.RunError as error:
         print(f"plan {args.stack}: {error}", file=sys.stderr)
         return 1

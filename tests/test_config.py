@@ -1,0 +1,170 @@
+"""Typed stack config: the valid dev stack parses; every bad-input rule names its exact key."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.catalog import Recipe
+from core.errors import ConfigError
+from core.stack import build_stack
+
+
+def problem_keys(raw, catalog) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        build_stack(raw, catalog, with_hf_token=False)
+    return [problem.key for problem in caught.value.problems]
+
+
+def test_dev_stack_parses(dev_raw, catalog):
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.config.release.model_revision == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+    assert stack.config.node_pools["gpu"].hardware == "h200"
+    assert stack.pools["gpu"].instance_type == "p5en.48xlarge"
+    assert [d.name for d in stack.deployments] == ["gpt-oss"]
+    assert stack.config.model_cache.size == "400Gi"
+
+
+def _set(raw, path, value):
+    *parents, last = path
+    node = raw
+    for part in parents:
+        node = node[part]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+
+
+_DELETE = object()
+
+BAD_INPUT = [
+    # (what is wrong, where to change it, new value, the key the error must name)
+    ("unknown recipe", ("deployments", "gpt-oss", "recipe"), "h200-agg-nope", "deployments.gpt-oss.recipe"),
+    (
+        "node pool that does not exist",
+        ("deployments", "gpt-oss", "nodePool"),
+        "cpu",
+        "deployments.gpt-oss.nodePool",
+    ),
+    ("gpus the recipe does not allow", ("deployments", "gpt-oss", "gpus"), 2, "deployments.gpt-oss.gpus"),
+    ("gpus not a number", ("deployments", "gpt-oss", "gpus"), "eight", "deployments.gpt-oss.gpus"),
+    ("revision not 40 hex", ("release", "modelRevision"), "main", "release.modelRevision"),
+    ("revision too short", ("release", "modelRevision"), "b5c939de", "release.modelRevision"),
+    ("size not a quantity", ("modelCache", "size"), "400 GB", "modelCache.size"),
+    ("unknown storage kind", ("modelCache", "storage"), "s3", "modelCache.storage"),
+    ("unknown hardware", ("nodePools", "gpu", "hardware"), "a100", "nodePools.gpu.hardware"),
+    ("negative node count", ("nodePools", "gpu", "nodes"), -1, "nodePools.gpu.nodes"),
+    (
+        "instance type of other hardware",
+        ("nodePools", "gpu", "instanceType"),
+        "p5.48xlarge",
+        "nodePools.gpu.instanceType",
+    ),
+    (
+        "CAPACITY_BLOCK without a reservation",
+        ("nodePools", "gpu", "capacityType"),
+        "CAPACITY_BLOCK",
+        "nodePools.gpu.capacityReservationId",
+    ),
+    ("misspelt key in a pool", ("nodePools", "gpu", "hardwar"), "h200", "nodePools.gpu.hardwar"),
+    ("misspelt top-level key", ("deployment",), {}, "deployment"),
+    (
+        "unpinned image",
+        ("release", "runtimeImage"),
+        "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:latest",
+        "release.runtimeImage",
+    ),
+    ("chart version not semver", ("release", "dynamo"), "latest", "release.dynamo"),
+    ("missing release key", ("release", "model"), _DELETE, "release.model"),
+    (
+        "unknown engine key in overrides",
+        ("deployments", "gpt-oss", "overrides"),
+        {"cuda_graph_confg": {}},
+        "deployments.gpt-oss.overrides.cuda_graph_confg",
+    ),
+    (
+        "bad engine value in overrides",
+        ("deployments", "gpt-oss", "overrides"),
+        {"moe_config": {"backend": "TRITONN"}},
+        "deployments.gpt-oss.overrides.moe_config.backend",
+    ),
+    (
+        "TP override inconsistent with GPUs",
+        ("deployments", "gpt-oss", "overrides"),
+        {"tensor_parallel_size": 4},
+        "deployments.gpt-oss.overrides.tensor_parallel_size",
+    ),
+    (
+        "deployment name not a DNS label",
+        ("deployments", "GPT_OSS"),
+        {"recipe": "h200-agg-low-latency", "nodePool": "gpu"},
+        "deployments.GPT_OSS",
+    ),
+]
+
+
+@pytest.mark.parametrize("case, path, value, key", BAD_INPUT, ids=[case[0] for case in BAD_INPUT])
+def test_bad_input_is_refused_with_its_key(dev_raw, catalog, case, path, value, key):
+    _set(dev_raw, path, value)
+    assert f"gpt-oss-infra:{key}" in problem_keys(dev_raw, catalog)
+
+
+def test_recipe_on_the_wrong_hardware_names_the_recipe(dev_raw, catalog):
+    dev_raw["nodePools"]["gpu"]["hardware"] = "h100"
+    keys = problem_keys(dev_raw, catalog)
+    assert keys == ["gpt-oss-infra:deployments.gpt-oss.recipe"]
+
+
+def test_existing_storage_needs_a_storage_class(dev_raw, catalog):
+    dev_raw["modelCache"] = {"storage": "existing", "size": "1Ti"}
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storageClassName"]
+    dev_raw["modelCache"]["storageClassName"] = "shared-rwx"
+    assert build_stack(dev_raw, catalog, with_hf_token=False).model_cache_pvc["spec"]["storageClassName"] == (
+        "shared-rwx"
+    )
+
+
+def test_worker_larger_than_a_node_is_refused(dev_raw, catalog):
+    """GB200 nodes have 4 GPUs: a recipe asking for 8 per worker cannot be placed."""
+    h200 = catalog.recipes["h200-agg-low-latency"]
+    wide = Recipe.model_validate(h200.model_dump(by_alias=True) | {"hardware": "gb200"})
+    wide_catalog = type(catalog)(catalog.hardware, {"gb200-wide": wide}, catalog.engine_fields)
+    dev_raw["nodePools"]["gpu"] = {
+        "hardware": "gb200",
+        "nodes": 2,
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123456789abcdef0",
+    }
+    dev_raw["deployments"]["gpt-oss"]["recipe"] = "gb200-wide"
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, wide_catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:deployments.gpt-oss.gpus"
+    assert "exceed the 4 GPUs of a p6e-gb200.36xlarge node" in problem.message
+
+
+def test_errors_say_what_is_allowed(dev_raw, catalog):
+    dev_raw["nodePools"]["gpu"]["hardwar"] = "h200"
+    dev_raw["deployments"]["gpt-oss"]["gpus"] = 2
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    text = str(caught.value)
+    assert (
+        "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: capacityReservationId" in text
+    )
+
+
+def test_every_problem_is_reported_at_once(dev_raw, catalog):
+    dev_raw["release"]["modelRevision"] = "main"
+    dev_raw["modelCache"]["size"] = "lots"
+    assert problem_keys(dev_raw, catalog) == [
+        "gpt-oss-infra:release.modelRevision",
+        "gpt-oss-infra:modelCache.size",
+    ]
+
+
+def test_overrides_deep_merge_into_the_recipe(dev_raw, catalog):
+    dev_raw["deployments"]["gpt-oss"]["overrides"] = {"cuda_graph_config": {"max_batch_size": 16}}
+    (worker,) = build_stack(dev_raw, catalog, with_hf_token=False).deployments[0].workers
+    assert worker.engine["cuda_graph_config"] == {"max_batch_size": 16, "enable_padding": True}
+    assert worker.engine["moe_config"] == {"backend": "TRITON"}

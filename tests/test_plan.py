@@ -1,0 +1,118 @@
+"""`make plan`: the offline plan of a stack, written to build/plan/<stack>/."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tests.conftest import stack_entries, write_stack
+from tools import plan
+
+SENTINEL_TOKEN = "hf_SENTINEL_never_in_any_output_0123456789"
+
+
+@pytest.fixture(scope="module")
+def dev_plan(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plan")
+    assert plan.main(["--stack", "dev", "--out", str(out)]) == 0
+    return out / "dev"
+
+
+def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
+    manifests = sorted(path.name for path in (dev_plan / "manifests").iterdir())
+    assert "dynamographdeployment_gpt-oss_gpt-oss.yaml" in manifests
+    assert "configmap_gpt-oss_gpt-oss-engine-config.yaml" in manifests
+    graph = yaml.safe_load((dev_plan / "manifests/dynamographdeployment_gpt-oss_gpt-oss.yaml").read_text())
+    worker = graph["spec"]["services"]["TrtllmWorker"]
+    assert worker["resources"]["limits"]["gpu"] == "8"
+    config_map = yaml.safe_load(
+        (dev_plan / "manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml").read_text()
+    )
+    engine = yaml.safe_load(config_map["data"]["worker.yaml"])
+    assert engine["moe_config"] == {"backend": "TRITON"}
+    assert engine["tensor_parallel_size"] == engine["moe_expert_parallel_size"] == 8
+
+    resources = json.loads((dev_plan / "resources.json").read_text())
+    assert [r["type"] for r in resources] == [
+        "pulumi:providers:kubernetes",
+        "kubernetes:core/v1:Namespace",
+        "gpt-oss-infra:model:ModelCache",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        "gpt-oss-infra:serving:DynamoServing",
+        "kubernetes:core/v1:ConfigMap",
+        "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",
+    ]
+    for resource in resources:
+        assert set(resource) <= {"type", "name", "parent", "inputs", "options"}
+    pvc = next(r for r in resources if r["type"].endswith("PersistentVolumeClaim"))
+    assert pvc["options"] == {"protect": True, "retainOnDelete": True}
+    assert pvc["parent"] == "model-cache"
+    graph_resource = resources[-1]
+    assert graph_resource["name"] == "gpt-oss-graph" and graph_resource["parent"] == "gpt-oss"
+    assert graph_resource["options"] == {"dependsOn": ["gpt-oss-engine-config"]}
+
+
+def test_summary_is_written_and_names_pools_and_topology(dev_plan):
+    summary = (dev_plan / "summary.md").read_text()
+    assert "| gpu | h200 | p5en.48xlarge | 1 | 8 | 8 | ON_DEMAND |" in summary
+    assert "| TrtllmWorker | worker | 1 | 8 | 8 | 8 | off | TRITON |" in summary
+
+
+def test_two_plans_of_a_stack_are_byte_identical(tmp_path):
+    first, _ = plan.plan_files("dev")
+    second, _ = plan.plan_files("dev")
+    assert first == second
+
+
+def test_plan_replaces_what_was_there(tmp_path):
+    stale = tmp_path / "dev" / "manifests" / "stale.yaml"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old")
+    assert plan.main(["--stack", "dev", "--out", str(tmp_path)]) == 0
+    assert not stale.exists()
+    assert (tmp_path / "dev" / "resources.json").exists()
+
+
+def test_invalid_config_exits_non_zero_names_the_key_and_writes_nothing(tmp_path, capsys):
+    entries = stack_entries("dev")
+    entries["gpt-oss-infra:deployments"]["gpt-oss"]["gpus"] = 3
+    write_stack(tmp_path, "bad", entries)
+    out = tmp_path / "plan"
+    assert plan.main(["--stack", "bad", "--stack-dir", str(tmp_path), "--out", str(out)]) == 1
+    assert "gpt-oss-infra:deployments.gpt-oss.gpus" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_plaintext_hf_token_is_a_secret_everywhere_and_warned_about(tmp_path, capfd):
+    entries = stack_entries("dev") | {"gpt-oss-infra:hfToken": SENTINEL_TOKEN}
+    write_stack(tmp_path, "token", entries)
+    out = tmp_path / "plan"
+    assert plan.main(["--stack", "token", "--stack-dir", str(tmp_path), "--out", str(out)]) == 0
+    printed = capfd.readouterr()
+    assert "gpt-oss-infra:hfToken is stored in plaintext" in printed.err
+    files = [path for path in out.rglob("*") if path.is_file()]
+    assert len(files) >= 6
+    for text in [printed.out, printed.err, *(path.read_text() for path in files)]:
+        assert SENTINEL_TOKEN not in text
+    resources = json.loads((out / "token" / "resources.json").read_text())
+    secret = next(r for r in resources if r["type"] == "kubernetes:core/v1:Secret")
+    assert secret["inputs"]["stringData"] == "[secret]"
+    graph = next(r for r in resources if r["type"].endswith("DynamoGraphDeployment"))
+    assert graph["inputs"]["spec"]["services"]["TrtllmWorker"]["envFromSecret"] == "hf-token"
+
+
+def test_encrypted_hf_token_is_shown_as_secret_without_a_warning(tmp_path, capfd):
+    entries = stack_entries("dev") | {"gpt-oss-infra:hfToken": {"secure": "v1:AAAAciphertext=="}}
+    write_stack(tmp_path, "enc", entries)
+    assert plan.main(["--stack", "enc", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "p")]) == 0
+    assert "plaintext" not in capfd.readouterr().err
+    resources = (tmp_path / "p" / "enc" / "resources.json").read_text()
+    assert '"stringData": "[secret]"' in resources
+    assert "ciphertext" not in resources
+
+
+def test_unknown_stack_is_a_clear_error(capsys):
+    assert plan.main(["--stack", "nope"]) == 2
+    assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err

@@ -1,0 +1,59 @@
+"""The real program on Pulumi's mock engine: what it registers, and that bad input registers nothing."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from tests.conftest import run_entries, stack_entries
+
+
+@pytest.fixture(scope="module")
+def dev_run():
+    run = run_entries(stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x"})
+    assert run.error is None
+    return run
+
+
+def test_components_follow_the_conventions(dev_run):
+    components = [r for r in dev_run.resources if r.type.startswith("gpt-oss-infra:")]
+    assert {(r.type, r.name) for r in components} == {
+        ("gpt-oss-infra:model:ModelCache", "model-cache"),
+        ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
+    }
+    for child in (r for r in dev_run.resources if r.parent):
+        assert child.name.startswith(f"{child.parent}-"), child.name  # names derive from the parent
+
+
+def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
+    by_name = {r.name: r for r in dev_run.resources}
+    assert by_name["model-cache-hf-token"].parent == "model-cache"
+    assert by_name["model-cache-hf-token"].inputs["stringData"] == "[secret]"
+    assert by_name["model-cache-pvc"].options == {"protect": True, "retainOnDelete": True}
+    # Serving waits for the cache component, i.e. for every child of it.
+    assert by_name["gpt-oss"].options["dependsOn"] == ["model-cache-hf-token", "model-cache-pvc"]
+
+
+def test_stack_outputs_report_the_deployment(dev_run):
+    assert dev_run.outputs["endpoints"] == {
+        "gpt-oss": "http://gpt-oss-frontend.gpt-oss.svc.cluster.local:8000"
+    }
+    worker = dev_run.outputs["report"]["deployments"]["gpt-oss"]["workers"]["TrtllmWorker"]
+    assert worker == {
+        "role": "worker",
+        "replicas": 1,
+        "gpusPerWorker": 8,
+        "tensorParallel": 8,
+        "expertParallel": 8,
+        "attentionDataParallel": False,
+        "moeBackend": "TRITON",
+    }
+
+
+def test_invalid_config_registers_no_resource():
+    entries = stack_entries("dev")
+    entries["gpt-oss-infra:release"]["modelRevision"] = "main"
+    run = run_entries(entries)
+    assert isinstance(run.error, pulumi.RunError)
+    assert "gpt-oss-infra:release.modelRevision" in str(run.error)
+    assert run.resources == []
