@@ -15,8 +15,10 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/$(STACK)/ and print its summary
 	$(PY) -m tools.plan --stack $(STACK)
 
-plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml
-	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; $(PY) -m tools.plan --stack $${stack%.yaml} > /dev/null || exit 1; done
+plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/
+	for file in Pulumi.*.yaml configs/examples/Pulumi.*.yaml; do \
+	  stack=$$(basename $$file .yaml); $(PY) -m tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
+	done
 
 test: lint  ## lint, then every test (pure core, mock-engine runs, schema validation)
 	$(PY) -m pytest

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.base import Component
 from components.kube import resource_args
 from core import manifests
 from core.stack import Serving
 
 
-class DynamoServing(pulumi.ComponentResource):
+class DynamoServing(Component):
     """One DynamoGraphDeployment with a Frontend and the recipe's TRT-LLM workers."""
 
     def __init__(self, name: str, args: Serving, opts: pulumi.ResourceOptions | None = None):
@@ -18,7 +19,7 @@ class DynamoServing(pulumi.ComponentResource):
         engine_config = k8s.core.v1.ConfigMap(
             f"{name}-engine-config",
             **resource_args(args.engine_config),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self.child_opts(),
         )
         graph = args.graph
         k8s.apiextensions.CustomResource(
@@ -27,7 +28,7 @@ class DynamoServing(pulumi.ComponentResource):
             kind=graph["kind"],
             metadata=graph["metadata"],
             spec=graph["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[engine_config]),
+            opts=self.child_opts(depends_on=[engine_config]),
         )
         service = manifests.frontend_service_name(args.deployment.name)
         namespace = graph["metadata"]["namespace"]

@@ -81,11 +81,19 @@ class Recipe(StrictModel):
         return self
 
 
+class Chart(StrictModel):
+    repo: str
+    chart: str
+    version: str
+    namespace: str
+
+
 @dataclass(frozen=True)
 class Catalog:
     hardware: dict[str, Hardware]
     recipes: dict[str, Recipe]
     engine_fields: EngineFields
+    charts: dict[str, Chart]
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -108,7 +116,11 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         if problems:
             raise ConfigError(problems)
         recipes[path.stem] = recipe
-    return Catalog(hardware=hardware, recipes=recipes, engine_fields=engine_fields)
+    charts = {
+        name: _parse(Chart, data, f"{config_dir / 'charts.yaml'}: {name}.")
+        for name, data in _read_yaml(config_dir / "charts.yaml").items()
+    }
+    return Catalog(hardware=hardware, recipes=recipes, engine_fields=engine_fields, charts=charts)
 
 
 def _read_yaml(path: Path) -> dict:

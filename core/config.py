@@ -8,6 +8,7 @@ the secret to itself and passes only whether one is set.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated, Any, Literal
 
@@ -42,6 +43,14 @@ def _semver(value: str) -> str:
     return value
 
 
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a CIDR block like 10.0.0.0/16") from None
+    return value
+
+
 def _commit_id(value: str) -> str:
     if not re.fullmatch(r"[0-9a-f]{40}", value):
         raise ValueError(f"{value!r} must be a full Hugging Face commit id: 40 lowercase hex characters")
@@ -68,10 +77,42 @@ class Release(StrictModel):
     model_revision: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="40-hex Hugging Face commit")]
 
 
+class SystemNodes(StrictModel):
+    """The CPU node group for the frontend, the Dynamo operator, NATS/etcd and jobs."""
+
+    instance_type: str = "m7i.2xlarge"
+    nodes: Annotated[int, Field(ge=1)] = 2
+    disk_size_gib: Annotated[int, Field(ge=20, alias="diskSizeGiB")] = 100
+
+
+class Network(StrictModel):
+    """A new VPC (default), or existing private subnets keyed by availability zone."""
+
+    vpc_cidr: Annotated[str, AfterValidator(_cidr)] = "10.0.0.0/16"
+    availability_zones: Annotated[int, Field(ge=2, le=6)] = 3
+    existing_private_subnets: dict[str, Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] | None = (
+        None
+    )
+
+
 class Cluster(StrictModel):
     create: bool = True
     name: DnsLabel
     kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d{2}$")] = "1.33"
+    endpoint_public_access: bool = True  # the private endpoint is always on
+    public_access_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = []
+    admin_role_arns: list[Annotated[str, Field(pattern=r"^arn:aws[\w-]*:iam::\d{12}:role/.+$")]] = []
+    log_retention_days: Annotated[int, Field(ge=1)] = 30
+    system_nodes: SystemNodes = SystemNodes()
+    network: Network = Network()
+    # What makes GPUs schedulable: NVIDIA's device plugin (default on clusters we create), the GPU
+    # Operator, or nothing (an existing cluster that has one already). Never two of them.
+    gpu_software: Literal["device-plugin", "gpu-operator", "none"] | None = None
+    dcgm_exporter: bool = False
+
+    @property
+    def resolved_gpu_software(self) -> str:
+        return self.gpu_software or ("device-plugin" if self.create else "none")
 
 
 class NodePool(StrictModel):
@@ -80,6 +121,12 @@ class NodePool(StrictModel):
     capacity_type: CapacityType = "ON_DEMAND"
     capacity_reservation_id: Annotated[str | None, Field(pattern=r"^cr-[0-9a-f]{17}$")] = None
     instance_type: str | None = None  # default: the hardware's first instance type
+    # Required with CAPACITY_BLOCK: the reservation's AZ, whose private subnet alone the pool uses.
+    availability_zone: Annotated[str | None, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")] = None
+    efa: bool | None = None  # default: on when the instance has EFA and the pool has > 1 node
+    disk_size_gib: Annotated[int, Field(ge=100, alias="diskSizeGiB")] = (
+        500  # root volume: runtime images are ~30 GB
+    )
     # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
     # our node groups carry. Set it to target GPU nodes of an existing cluster.
     node_selector: dict[str, str] | None = None
@@ -116,7 +163,9 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
         config = StackConfig.model_validate(raw)
     except ValidationError as error:
         raise ConfigError(problems_from(error, KEY_PREFIX)) from None
-    problems = _pool_problems(config, catalog) + _deployment_problems(config, catalog)
+    problems = (
+        _pool_problems(config, catalog) + _deployment_problems(config, catalog) + _cluster_problems(config)
+    )
     if config.model_cache.storage == "existing" and not config.model_cache.storage_class_name:
         problems.append(
             Problem(
@@ -167,6 +216,72 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                     "required with capacityType CAPACITY_BLOCK (the reservation id, cr-...)",
                 )
             )
+        if pool.capacity_type == "CAPACITY_BLOCK" and not pool.availability_zone:
+            problems.append(
+                Problem(
+                    f"{key}.availabilityZone",
+                    "required with capacityType CAPACITY_BLOCK: the reservation's AZ (e.g. us-east-2b)",
+                )
+            )
+        grace_blackwell = hardware.architecture == "blackwell" and hardware.cpu_architecture == "arm64"
+        if grace_blackwell and _minor(config.cluster.kubernetes_version) < MIN_GB200_KUBERNETES_MINOR:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}cluster.kubernetesVersion",
+                    f"{pool.hardware} nodes need Kubernetes >= 1.{MIN_GB200_KUBERNETES_MINOR} "
+                    "(dynamic resource allocation for IMEX/NVLink domains)",
+                )
+            )
+    return problems
+
+
+# EKS user guide, "NVIDIA GB200 UltraServers on EKS": Kubernetes 1.33+ (DRA) for p6e-gb200.
+MIN_GB200_KUBERNETES_MINOR = 33
+
+
+def _minor(kubernetes_version: str) -> int:
+    return int(kubernetes_version.split(".")[1])
+
+
+def _cluster_problems(config: StackConfig) -> list[Problem]:
+    cluster = config.cluster
+    if not cluster.create:
+        return []
+    key = f"{KEY_PREFIX}cluster"
+    problems = []
+    if cluster.endpoint_public_access and not cluster.public_access_cidrs:
+        problems.append(
+            Problem(
+                f"{key}.publicAccessCidrs",
+                "required while endpointPublicAccess is true: the CIDRs allowed to reach the API "
+                "(or set endpointPublicAccess: false and reach it from inside the VPC)",
+            )
+        )
+    if any(ipaddress.ip_network(cidr).prefixlen == 0 for cidr in cluster.public_access_cidrs):
+        problems.append(Problem(f"{key}.publicAccessCidrs", "0.0.0.0/0 opens the API to the internet"))
+    pinned = sorted({p.availability_zone for p in config.node_pools.values() if p.availability_zone})
+    existing = cluster.network.existing_private_subnets
+    if existing is not None:
+        if len(existing) < 2:
+            problems.append(
+                Problem(f"{key}.network.existingPrivateSubnets", "EKS needs subnets in at least 2 AZs")
+            )
+        for name, pool in config.node_pools.items():
+            if pool.availability_zone and pool.availability_zone not in existing:
+                problems.append(
+                    Problem(
+                        f"{KEY_PREFIX}nodePools.{name}.availabilityZone",
+                        f"no private subnet in {pool.availability_zone}; "
+                        f"existingPrivateSubnets has {', '.join(existing)}",
+                    )
+                )
+    elif len(pinned) > cluster.network.availability_zones:
+        problems.append(
+            Problem(
+                f"{key}.network.availabilityZones",
+                f"node pools pin {len(pinned)} AZs ({', '.join(pinned)}); raise it to at least that",
+            )
+        )
     return problems
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from core.catalog import Recipe
@@ -115,6 +117,34 @@ def test_recipe_on_the_wrong_hardware_names_the_recipe(dev_raw, catalog):
     assert keys == ["gpt-oss-infra:deployments.gpt-oss.recipe"]
 
 
+def test_reservation_az_must_have_an_existing_subnet(dev_raw, catalog):
+    dev_raw["cluster"]["network"] = {
+        "existingPrivateSubnets": {
+            "us-east-2a": "subnet-0aaaaaaaaaaaaaaa1",
+            "us-east-2b": "subnet-0bbbbbbbbbbbbbbb2",
+        }
+    }
+    dev_raw["nodePools"]["gpu"] |= {
+        "instanceType": "p5e.48xlarge",
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123456789abcdef0",
+        "availabilityZone": "us-east-2c",
+    }
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:nodePools.gpu.availabilityZone"]
+
+
+def test_gb200_needs_kubernetes_1_33(dev_raw, catalog):
+    dev_raw["cluster"]["kubernetesVersion"] = "1.32"
+    dev_raw["nodePools"]["gpu"] = {
+        "hardware": "gb200",
+        "nodes": 9,
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123456789abcdef0",
+        "availabilityZone": "us-east-2b",
+    }
+    assert "gpt-oss-infra:cluster.kubernetesVersion" in problem_keys(dev_raw, catalog)
+
+
 def test_existing_storage_needs_a_storage_class(dev_raw, catalog):
     dev_raw["modelCache"] = {"storage": "existing", "size": "1Ti"}
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storageClassName"]
@@ -128,12 +158,13 @@ def test_worker_larger_than_a_node_is_refused(dev_raw, catalog):
     """GB200 nodes have 4 GPUs: a recipe asking for 8 per worker cannot be placed."""
     h200 = catalog.recipes["h200-agg-low-latency"]
     wide = Recipe.model_validate(h200.model_dump(by_alias=True) | {"hardware": "gb200"})
-    wide_catalog = type(catalog)(catalog.hardware, {"gb200-wide": wide}, catalog.engine_fields)
+    wide_catalog = dataclasses.replace(catalog, recipes={"gb200-wide": wide})
     dev_raw["nodePools"]["gpu"] = {
         "hardware": "gb200",
         "nodes": 2,
         "capacityType": "CAPACITY_BLOCK",
         "capacityReservationId": "cr-0123456789abcdef0",
+        "availabilityZone": "us-east-2b",
     }
     dev_raw["deployments"]["gpt-oss"]["recipe"] = "gb200-wide"
     with pytest.raises(ConfigError) as caught:
@@ -150,7 +181,8 @@ def test_errors_say_what_is_allowed(dev_raw, catalog):
         build_stack(dev_raw, catalog, with_hf_token=False)
     text = str(caught.value)
     assert (
-        "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: capacityReservationId" in text
+        "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: "
+        "availabilityZone, capacityReservationId, capacityType, diskSizeGiB" in text
     )
 
 

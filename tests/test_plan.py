@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -35,8 +38,8 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     assert engine["tensor_parallel_size"] == engine["moe_expert_parallel_size"] == 8
 
     resources = json.loads((dev_plan / "resources.json").read_text())
-    assert [r["type"] for r in resources] == [
-        "pulumi:providers:kubernetes",
+    # The serving objects come last, in the order the program declares them.
+    assert [r["type"] for r in resources][-6:] == [
         "kubernetes:core/v1:Namespace",
         "gpt-oss-infra:model:ModelCache",
         "kubernetes:core/v1:PersistentVolumeClaim",
@@ -47,11 +50,11 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     for resource in resources:
         assert set(resource) <= {"type", "name", "parent", "inputs", "options"}
     pvc = next(r for r in resources if r["type"].endswith("PersistentVolumeClaim"))
-    assert pvc["options"] == {"protect": True, "retainOnDelete": True}
+    assert pvc["options"] == {"protect": True, "retainOnDelete": True, "dependsOn": ["workloads"]}
     assert pvc["parent"] == "model-cache"
     graph_resource = resources[-1]
     assert graph_resource["name"] == "gpt-oss-graph" and graph_resource["parent"] == "gpt-oss"
-    assert graph_resource["options"] == {"dependsOn": ["gpt-oss-engine-config"]}
+    assert graph_resource["options"] == {"dependsOn": ["gpt-oss-engine-config", "model-cache-pvc"]}
 
 
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
@@ -61,9 +64,22 @@ def test_summary_is_written_and_names_pools_and_topology(dev_plan):
 
 
 def test_two_plans_of_a_stack_are_byte_identical(tmp_path):
+    """In one process, and across processes (another hash seed)."""
     first, _ = plan.plan_files("dev")
     second, _ = plan.plan_files("dev")
     assert first == second
+    for run in ("a", "b"):
+        subprocess.run(
+            [sys.executable, "-m", "tools.plan", "--stack", "dev", "--out", str(tmp_path / run)],
+            cwd=plan.ROOT,
+            check=True,
+            capture_output=True,
+            env=os.environ | {"PYTHONHASHSEED": str(ord(run))},
+        )
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert files_a
+    for relative in files_a:
+        assert (tmp_path / "a" / relative).read_bytes() == (tmp_path / "b" / relative).read_bytes()
 
 
 def test_plan_replaces_what_was_there(tmp_path):

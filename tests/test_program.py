@@ -18,10 +18,19 @@ def dev_run():
 def test_components_follow_the_conventions(dev_run):
     components = [r for r in dev_run.resources if r.type.startswith("gpt-oss-infra:")]
     assert {(r.type, r.name) for r in components} == {
+        ("gpt-oss-infra:aws:AwsCluster", "gptoss"),
+        ("gpt-oss-infra:aws:Network", "gptoss-network"),
+        ("gpt-oss-infra:aws:EksCluster", "gptoss-eks"),
+        ("gpt-oss-infra:aws:EksAddons", "gptoss-addons"),
+        ("gpt-oss-infra:aws:NodeGroups", "gptoss-nodes"),
+        ("gpt-oss-infra:aws:EksAddons", "gptoss-node-addons"),
+        ("gpt-oss-infra:gpu:GpuSoftware", "gpu-software"),
         ("gpt-oss-infra:model:ModelCache", "model-cache"),
         ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
     }
-    for child in (r for r in dev_run.resources if r.parent):
+    children = [r for r in dev_run.resources if r.parent]
+    assert len(children) > 40
+    for child in children:
         assert child.name.startswith(f"{child.parent}-"), child.name  # names derive from the parent
 
 
@@ -29,9 +38,14 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
     by_name = {r.name: r for r in dev_run.resources}
     assert by_name["model-cache-hf-token"].parent == "model-cache"
     assert by_name["model-cache-hf-token"].inputs["stringData"] == "[secret]"
-    assert by_name["model-cache-pvc"].options == {"protect": True, "retainOnDelete": True}
-    # Serving waits for the cache component, i.e. for every child of it.
+    assert by_name["model-cache-pvc"].options == {
+        "protect": True,
+        "retainOnDelete": True,
+        "dependsOn": ["workloads"],
+    }
+    # Serving waits for the cache component, i.e. for every child of it, and so do its children.
     assert by_name["gpt-oss"].options["dependsOn"] == ["model-cache-hf-token", "model-cache-pvc"]
+    assert set(by_name["gpt-oss-graph"].options["dependsOn"]) >= {"model-cache-hf-token", "model-cache-pvc"}
 
 
 def test_stack_outputs_report_the_deployment(dev_run):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.resource as pulumi_resource
 from google.protobuf import json_format
 from pulumi.runtime import mocks
 from pulumi.runtime.settings import get_root_resource
@@ -114,11 +115,24 @@ def _run(program, project, stack, config, secret_keys, run: ProgramRun) -> None:
         monitor=_RecordingMonitor(run),
     )
     program_dir = str(program.parent)
+    construction_order: dict[tuple[str, str], int] = {}
+    register = pulumi_resource.register_resource
+
+    def recording_register(res, ty, name, *args, **kwargs):
+        construction_order.setdefault((ty, name), len(construction_order))
+        return register(res, ty, name, *args, **kwargs)
+
+    # The monitor sees requests when their inputs resolve, an order asyncio does not fix between
+    # runs; the order in which the program constructs resources is fixed, so the plan uses it.
+    pulumi_resource.register_resource = recording_register
     try:
         _sync_await(run_pulumi_func(lambda: _run_path(program, program_dir)))
     except Exception as error:  # handed to the caller with what ran before it
         run.error = error
         return
+    finally:
+        pulumi_resource.register_resource = register
+        run.resources.sort(key=lambda r: construction_order.get((r.type, r.name), len(construction_order)))
     root = get_root_resource()
     for name, value in sorted(root.outputs.items()):
         output = pulumi.Output.from_input(value)
@@ -189,10 +203,15 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
             "identities": [
                 {"oidcs": [{"issuer": f"https://oidc.eks.us-east-2.amazonaws.com/id/{name.upper()}"}]}
             ],
-            "vpcConfig": dict(inputs.get("vpcConfig", {})) | {"clusterSecurityGroupId": f"{name}-sg-id"},
+            "vpcConfig": dict(inputs.get("vpcConfig", {}))
+            | {"clusterSecurityGroupId": f"{name}-sg-id", "vpcId": f"{name}-vpc-id"},
         }
-    if type_.startswith("aws:") and "arn" not in inputs:
-        return {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}"}
+    if type_ == "aws:ec2/launchTemplate:LaunchTemplate":
+        return {"latestVersion": 1, "arn": f"arn:aws:ec2:us-east-2:{ACCOUNT_ID}:launch-template/{name}"}
+    if type_.startswith("aws:"):  # auto-named resources get their logical name, as a stand-in
+        return {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}", "name": name} | {
+            key: inputs[key] for key in ("arn", "name") if key in inputs
+        }
     return {}
 
 

@@ -27,6 +27,7 @@ from core.report import render_summary
 from tools.mock_engine import SECRET, ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "configs" / "examples"
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,16 @@ class StackFiles:
     secret_keys: list[str]
 
 
-def load_stack_files(stack: str, stack_dir: Path = ROOT) -> StackFiles:
-    """Pulumi.yaml (project, config defaults) + `stack_dir`/Pulumi.<stack>.yaml."""
+def load_stack_files(stack: str, stack_dir: Path | None = None) -> StackFiles:
+    """Pulumi.yaml (project, config defaults) + Pulumi.<stack>.yaml from `stack_dir`, else from
+    the project root or configs/examples/."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    stack_file = stack_dir / f"Pulumi.{stack}.yaml"
-    if not stack_file.exists():
-        raise FileNotFoundError(f"no stack file {stack_file.name}")
+    candidates = [stack_dir] if stack_dir else [ROOT, EXAMPLES]
+    stack_file = next(
+        (d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").exists()), None
+    )
+    if stack_file is None:
+        raise FileNotFoundError(f"no stack file Pulumi.{stack}.yaml in {', '.join(map(str, candidates))}")
     entries = _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
     config, secret_keys = engine_config(entries)
     return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
@@ -82,7 +87,7 @@ def _without_ciphertext(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def plan_files(stack: str, stack_dir: Path = ROOT) -> tuple[dict[str, str], ProgramRun]:
+def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str], ProgramRun]:
     """Run the program for `stack` and return the plan's files (relative path -> text)."""
     files = load_stack_files(stack, stack_dir)
     run = run_program(ROOT / "__main__.py", files.project, stack, files.config, files.secret_keys)
@@ -149,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "plan")
-    parser.add_argument("--stack-dir", type=Path, default=ROOT, help="where Pulumi.<stack>.yaml is")
+    parser.add_argument(
+        "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
+    )
     args = parser.parse_args(argv)
     try:
         files, run = plan_files(args.stack, args.stack_dir)

@@ -1,0 +1,85 @@
+"""Everything AWS for `cluster.create: true`: network, EKS, add-ons and node groups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.base import Component
+from components.eks import EksAddons, EksCluster, EksClusterArgs
+from components.network import Network, NetworkArgs
+from components.node_groups import NodeGroups, NodeGroupsArgs
+from core import infra
+from core.config import StackConfig
+from core.recipes import Pool
+
+
+@dataclass(frozen=True)
+class AwsClusterArgs:
+    config: StackConfig
+    pools: dict[str, Pool]
+    region: str
+
+
+class AwsCluster(Component):
+    def __init__(self, name: str, args: AwsClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:aws:AwsCluster", name, None, opts)
+        config = args.config
+        pinned = sorted({p.availability_zone for p in config.node_pools.values() if p.availability_zone})
+        existing = config.cluster.network.existing_private_subnets
+        if existing is not None:
+            subnet_by_zone = dict(existing)
+            subnet_ids = [existing[zone] for zone in pinned] + [
+                subnet for zone, subnet in existing.items() if zone not in pinned
+            ]
+        else:
+            available = aws.get_availability_zones_output(
+                state="available", opts=pulumi.InvokeOutputOptions(parent=self)
+            )
+            network = Network(
+                f"{name}-network",
+                NetworkArgs(
+                    cluster_name=config.cluster.name,
+                    vpc_cidr=config.cluster.network.vpc_cidr,
+                    zones=available.names.apply(lambda names: infra.availability_zone_order(config, names)),
+                    zone_count=config.cluster.network.availability_zones,
+                ),
+                opts=self.child_opts(),
+            )
+            subnet_ids = network.private_subnet_ids
+            subnet_by_zone = {zone: subnet_ids[infra.pinned_zone_index(config, zone)] for zone in pinned}
+        eks = EksCluster(
+            f"{name}-eks",
+            EksClusterArgs(config=config.cluster, region=args.region, subnet_ids=subnet_ids),
+            opts=self.child_opts(),
+        )
+        addons = infra.addons(config)
+        base_addons = EksAddons(
+            f"{name}-addons",
+            eks.cluster,
+            [spec for spec in addons if not spec.needs_nodes],
+            opts=self.child_opts(),
+        )
+        specs = [infra.system_node_group(config)] + [
+            infra.gpu_node_group(pool) for pool in args.pools.values()
+        ]
+        nodes = NodeGroups(
+            f"{name}-nodes",
+            NodeGroupsArgs(
+                cluster=eks.cluster, specs=specs, subnet_ids=subnet_ids, subnet_by_zone=subnet_by_zone
+            ),
+            opts=self.child_opts(depends_on=[base_addons]),
+        )
+        # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them.
+        EksAddons(
+            f"{name}-node-addons",
+            eks.cluster,
+            [spec for spec in addons if spec.needs_nodes],
+            opts=self.child_opts(depends_on=[nodes]),
+        )
+        self.provider = eks.provider
+        self.cluster_name = eks.cluster.name
+        self.kubeconfig = eks.kubeconfig
+        self.register_outputs({"clusterName": self.cluster_name, "kubeconfig": self.kubeconfig})

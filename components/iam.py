@@ -1,0 +1,29 @@
+"""IAM roles with AWS-managed policies only: no inline `*` permissions anywhere."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi_aws as aws
+
+from components.base import Component
+
+
+def role_with_managed_policies(
+    name: str, trust_policy: dict[str, Any], managed_policies: list[str], parent: Component
+) -> aws.iam.Role:
+    """A role trusted as `trust_policy`, with each AWS-managed policy (name after `policy/`)."""
+    role = aws.iam.Role(
+        name,
+        assume_role_policy=json.dumps(trust_policy, sort_keys=True),
+        opts=parent.child_opts(),
+    )
+    for policy in managed_policies:
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{policy.rsplit('/', 1)[-1]}",
+            role=role.name,
+            policy_arn=f"arn:aws:iam::aws:policy/{policy}",
+            opts=parent.child_opts(),
+        )
+    return role

@@ -1,0 +1,131 @@
+"""Managed node groups: the system (CPU) group and one GPU group per node pool.
+
+Every group gets a launch template: IMDSv2 only, an encrypted gp3 root volume of the pool's size,
+and where the pool needs them the Capacity Block / reservation settings and the EFA interfaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.base import Component
+from components.iam import role_with_managed_policies
+from core import infra
+
+
+@dataclass(frozen=True)
+class NodeGroupsArgs:
+    cluster: aws.eks.Cluster
+    specs: list[infra.NodeGroupSpec]
+    subnet_ids: list[pulumi.Input[str]]  # private subnets, in availability_zone_order
+    subnet_by_zone: dict[str, pulumi.Input[str]]  # the private subnet of each pinned AZ
+
+
+class NodeGroups(Component):
+    def __init__(self, name: str, args: NodeGroupsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:aws:NodeGroups", name, None, opts)
+        role = role_with_managed_policies(
+            f"{name}-node-role",
+            infra.service_trust_policy("ec2.amazonaws.com"),
+            infra.NODE_MANAGED_POLICIES,
+            self,
+        )
+        # EFA interfaces replace the node group's default network setup: they carry the cluster
+        # security group explicitly, plus one that lets EFA peers talk to each other.
+        interface_groups = [args.cluster.vpc_config.cluster_security_group_id]
+        if any(spec.efa_interfaces for spec in args.specs):
+            interface_groups.append(self._efa_security_group(name, args.cluster.vpc_config.vpc_id).id)
+        self.node_groups = {}
+        for spec in args.specs:
+            group_name = f"{name}-{spec.pool}"
+            placement = None
+            if spec.placement_group:
+                placement = aws.ec2.PlacementGroup(group_name, strategy="cluster", opts=self.child_opts())
+            template = self._launch_template(group_name, spec, placement, interface_groups)
+            self.node_groups[spec.pool] = aws.eks.NodeGroup(
+                group_name,
+                cluster_name=args.cluster.name,
+                node_role_arn=role.arn,
+                subnet_ids=self._subnets(spec, args),
+                ami_type=spec.ami_type,
+                capacity_type=spec.capacity_type,
+                instance_types=None if spec.instance_type_in_launch_template else [spec.instance_type],
+                scaling_config=spec.scaling,
+                labels=spec.labels,
+                taints=spec.taints,
+                launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+                node_repair_config={"enabled": True},
+                update_config={"max_unavailable": 1},
+                opts=self.child_opts(),
+            )
+        self.register_outputs({"nodeGroups": list(self.node_groups)})
+
+    @staticmethod
+    def _subnets(spec: infra.NodeGroupSpec, args: NodeGroupsArgs) -> list[pulumi.Input[str]]:
+        if spec.availability_zone:
+            return [args.subnet_by_zone[spec.availability_zone]]
+        if spec.placement_group:  # a cluster placement group lives in one AZ
+            return [args.subnet_ids[0]]
+        return args.subnet_ids
+
+    def _efa_security_group(self, name: str, vpc_id: pulumi.Input[str]) -> aws.ec2.SecurityGroup:
+        """EFA needs all traffic allowed between the interfaces of one group."""
+        return aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            vpc_id=vpc_id,
+            description="EFA: all traffic between members",
+            ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+            egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+            opts=self.child_opts(),
+        )
+
+    def _launch_template(
+        self,
+        name: str,
+        spec: infra.NodeGroupSpec,
+        placement: aws.ec2.PlacementGroup | None,
+        interface_groups: list[pulumi.Input[str]],
+    ) -> aws.ec2.LaunchTemplate:
+        interfaces = None
+        if spec.efa_interfaces:
+            interfaces = [
+                interface | {"security_groups": interface_groups, "delete_on_termination": "true"}
+                for interface in infra.efa_network_interfaces(spec.efa_interfaces)
+            ]
+        reservation = None
+        if spec.capacity_reservation_id:
+            reservation = {
+                "capacity_reservation_target": {"capacity_reservation_id": spec.capacity_reservation_id}
+            }
+        return aws.ec2.LaunchTemplate(
+            name,
+            instance_type=spec.instance_type if spec.instance_type_in_launch_template else None,
+            instance_market_options={"market_type": "capacity-block"}
+            if spec.capacity_type == "CAPACITY_BLOCK"
+            else None,
+            capacity_reservation_specification=reservation,
+            network_interfaces=interfaces,
+            placement={"group_name": placement.name} if placement else None,
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",  # IMDSv2 only
+                "http_put_response_hop_limit": 1,  # pods cannot reach the node's credentials
+            },
+            block_device_mappings=[
+                {
+                    "device_name": "/dev/xvda",
+                    "ebs": {
+                        "volume_size": spec.disk_size_gib,
+                        "volume_type": "gp3",
+                        "encrypted": "true",
+                        "delete_on_termination": "true",
+                    },
+                }
+            ],
+            tag_specifications=[{"resource_type": "instance", "tags": {"gpt-oss-infra/pool": spec.pool}}],
+            update_default_version=True,
+            opts=self.child_opts(),
+        )
