@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from core.manifests import frontend_service_name
-from core.recipes import ResolvedDeployment, Worker
+from core.recipes import Pool, ResolvedDeployment, Worker
 from core.stack import Stack
 
 
@@ -24,6 +24,8 @@ def stack_report(stack: Stack) -> dict[str, Any]:
                 "gpusPerNode": pool.instance.gpus_per_node,
                 "gpus": pool.total_gpus,
                 "capacityType": pool.config.capacity_type,
+                # Estimate: catalog on-demand price (us-east-1) x nodes; None where AWS publishes none.
+                "usdPerHour": _pool_usd_per_hour(pool),
             }
             for name, pool in stack.pools.items()
         },
@@ -32,6 +34,11 @@ def stack_report(stack: Stack) -> dict[str, Any]:
             for deployment in stack.deployments
         },
     }
+
+
+def _pool_usd_per_hour(pool: Pool) -> float | None:
+    price = pool.instance.on_demand_usd_per_hour
+    return None if price is None else round(price * pool.config.nodes, 2)
 
 
 def _deployment_report(deployment: ResolvedDeployment, namespace: str) -> dict[str, Any]:
@@ -70,14 +77,20 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         "",
         "## Node pools",
         "",
-        "| pool | hardware | instance type | nodes | GPUs/node | GPUs | capacity |",
-        "|---|---|---|---:|---:|---:|---|",
+        "| pool | hardware | instance type | nodes | GPUs/node | GPUs | capacity | $/hour (est.) |",
+        "|---|---|---|---:|---:|---:|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
+        cost = "n/a (no on-demand price)" if pool["usdPerHour"] is None else f"{pool['usdPerHour']:,.2f}"
         lines.append(
             f"| {name} | {pool['hardware']} | {pool['instanceType']} | {pool['nodes']} "
-            f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} |"
+            f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} | {cost} |"
         )
+    lines += [
+        "",
+        "$/hour: on-demand list price in us-east-1 (configs/hardware.yaml) x nodes; an estimate that "
+        "ignores spot, reservation and Capacity Block prices and the system nodes.",
+    ]
     lines += ["", "## Deployments", ""]
     if not report["deployments"]:
         lines.append("(none)")

@@ -59,7 +59,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     summary = (dev_plan / "summary.md").read_text()
-    assert "| gpu | h200 | p5en.48xlarge | 1 | 8 | 8 | ON_DEMAND |" in summary
+    assert "| gpu | h200 | p5en.48xlarge | 1 | 8 | 8 | ON_DEMAND | 63.30 |" in summary
     assert "| TrtllmWorker | worker | 1 | 8 | 8 | 8 | off | TRITON |" in summary
 
 
