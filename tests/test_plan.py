@@ -132,3 +132,15 @@ def test_encrypted_hf_token_is_shown_as_secret_without_a_warning(tmp_path, capfd
 def test_unknown_stack_is_a_clear_error(capsys):
     assert plan.main(["--stack", "nope"]) == 2
     assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "stack_file",
+    sorted([*plan.ROOT.glob("Pulumi.*.yaml"), *plan.EXAMPLES.glob("Pulumi.*.yaml")]),
+    ids=lambda path: path.stem,
+)
+def test_every_stack_file_plans(stack_file):
+    files, run = plan.plan_files(stack_file.stem.removeprefix("Pulumi."), stack_file.parent)
+    assert run.error is None
+    assert json.loads(files["resources.json"])
+    assert files["summary.md"].startswith("# Plan: gpt-oss-infra / ")
