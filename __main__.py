@@ -10,9 +10,11 @@ from components.aws_cluster import AwsCluster, AwsClusterArgs
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs
 from components.kube import resource_args
 from components.kubernetes import existing_cluster_provider
-from components.model_cache import ModelCache, ModelCacheArgs
+from components.model_cache import FileSystemRef, ModelCache, ModelCacheArgs
+from components.model_storage import ModelStorage, ModelStorageArgs
+from components.platform import DynamoPlatform, DynamoPlatformArgs, docker_config_json
 from components.serving import DynamoServing
-from components.stack_config import hf_token, raw_namespace_config
+from components.stack_config import raw_namespace_config, secret_config
 from core import infra
 from core.catalog import load_catalog
 from core.errors import ConfigError
@@ -21,18 +23,37 @@ from core.report import stack_report
 from core.stack import build_stack
 
 catalog = load_catalog()
-token = hf_token()
+hf_token, ngc_api_key = secret_config("hfToken"), secret_config("ngcApiKey")
 try:
-    stack = build_stack(raw_namespace_config(), catalog, with_hf_token=token is not None)
+    stack = build_stack(
+        raw_namespace_config(),
+        catalog,
+        with_hf_token=hf_token is not None,
+        with_ngc_key=ngc_api_key is not None,
+    )
 except ConfigError as error:  # refused before any resource is registered
     raise pulumi.RunError(f"invalid stack config:\n{error}") from None
 config = stack.config
 
-# The cluster: created on AWS, or an existing one reached through kubeconfig.
+# The cluster: created on AWS (with the model cache's file system), or an existing one.
+file_system, cluster_ready = None, []
 if config.cluster.create:
     region = pulumi.Config("aws").require("region")
     cluster = AwsCluster("gptoss", AwsClusterArgs(config=config, pools=stack.pools, region=region))
     provider = cluster.provider
+    cluster_ready = [cluster.ready]  # nodes and their add-ons (the CSI driver) before any workload
+    if config.model_cache.storage != "existing":
+        storage = ModelStorage(
+            "model-storage",
+            ModelStorageArgs(
+                config=config.model_cache,
+                name=config.cluster.name,
+                vpc_id=cluster.vpc_id,
+                subnet_ids=cluster.private_subnet_ids,
+                node_security_group_id=cluster.node_security_group_id,
+            ),
+        )
+        file_system = FileSystemRef(storage.file_system_id, storage.dns_name, storage.mount_name)
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export(
@@ -42,7 +63,7 @@ if config.cluster.create:
     )
 else:
     provider = existing_cluster_provider("kubernetes")
-k8s_opts = pulumi.ResourceOptions(providers=[provider])
+k8s_opts = pulumi.ResourceOptions(providers=[provider], depends_on=cluster_ready)
 
 GpuSoftware(
     "gpu-software",
@@ -54,19 +75,38 @@ GpuSoftware(
     ),
     opts=k8s_opts,
 )
+dynamo = DynamoPlatform(
+    "dynamo-platform",
+    DynamoPlatformArgs(objects=stack.platform, version=config.release.dynamo, ngc_api_key=ngc_api_key),
+    opts=k8s_opts,
+)
 
-# Serving: namespace, model cache, one DynamoGraphDeployment per deployment.
-workloads = k8s.core.v1.Namespace("workloads", **resource_args(stack.namespace), opts=k8s_opts)
+# Serving: namespace, model cache (filled before any worker starts), one graph per deployment.
+workloads = [k8s.core.v1.Namespace("workloads", **resource_args(stack.namespace), opts=k8s_opts)]
+if stack.workload_pull_secret is not None:
+    workloads.append(
+        k8s.core.v1.Secret(
+            "workloads-ngc-pull",
+            **resource_args(stack.workload_pull_secret),
+            string_data={".dockerconfigjson": docker_config_json(ngc_api_key)},
+            opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*cluster_ready, *workloads]),
+        )
+    )
 cache = ModelCache(
     "model-cache",
-    ModelCacheArgs(pvc=stack.model_cache_pvc, hf_token_secret=stack.hf_token_secret, hf_token=token),
-    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[workloads]),
+    ModelCacheArgs(
+        objects=stack.model_cache,
+        file_system=file_system,
+        hf_token=hf_token,
+        download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
+    ),
+    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*cluster_ready, *workloads]),
 )
 endpoints = {
     serving.deployment.name: DynamoServing(
         serving.deployment.name,
         serving,
-        opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache]),
+        opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache, dynamo.release]),
     ).endpoint
     for serving in stack.serving
 }

@@ -73,13 +73,17 @@ class AwsCluster(Component):
             opts=self.child_opts(depends_on=[base_addons]),
         )
         # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them.
-        EksAddons(
+        self.ready = EksAddons(
             f"{name}-node-addons",
             eks.cluster,
             [spec for spec in addons if spec.needs_nodes],
             opts=self.child_opts(depends_on=[nodes]),
         )
+        # `ready` (the add-ons that need nodes) completes last: depend on it to wait for a usable cluster.
         self.provider = eks.provider
+        self.vpc_id = eks.cluster.vpc_config.vpc_id
+        self.private_subnet_ids = subnet_ids
+        self.node_security_group_id = eks.cluster.vpc_config.cluster_security_group_id
         self.cluster_name = eks.cluster.name
         self.kubeconfig = eks.kubeconfig
         self.register_outputs({"clusterName": self.cluster_name, "kubeconfig": self.kubeconfig})

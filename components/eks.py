@@ -73,7 +73,7 @@ class EksCluster(Component):
                 opts=self.child_opts(),
             )
             aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{index}",
+                f"{name}-admin-{index}-policy",
                 cluster_name=self.cluster.name,
                 principal_arn=principal,
                 policy_arn="arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
@@ -109,7 +109,7 @@ class EksAddons(Component):
             identities = None
             if spec.managed_policy:
                 role = role_with_managed_policies(
-                    f"{name}-{spec.name}", infra.pod_identity_trust_policy(), [spec.managed_policy], self
+                    f"{name}-{spec.name}-role", infra.pod_identity_trust_policy(), [spec.managed_policy], self
                 )
                 identities = [{"role_arn": role.arn, "service_account": spec.service_account}]
             aws.eks.Addon(

@@ -18,3 +18,15 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
         for key, value in manifest.items()
         if key not in ("apiVersion", "kind")
     }
+
+
+def substitute(manifest: Any, values: dict[str, Any]) -> Any:
+    """A copy of `manifest` with every string equal to a key of `values` replaced by its value
+    (e.g. core.model_cache.FILE_SYSTEM_ID -> the file system's id Output)."""
+    if isinstance(manifest, dict):
+        return {key: substitute(value, values) for key, value in manifest.items()}
+    if isinstance(manifest, list):
+        return [substitute(item, values) for item in manifest]
+    if isinstance(manifest, str) and manifest in values:
+        return values[manifest]
+    return manifest

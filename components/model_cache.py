@@ -1,9 +1,9 @@
-"""Where the weights live: the model cache PVC and the HF token Secret."""
+"""Where the weights live in the cluster: StorageClass (and FSx PV), the PVC, the HF token Secret
+and the pinned download Job that fills the cache."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,29 +11,83 @@ import pulumi_kubernetes as k8s
 from components.base import Component
 from components.kube import resource_args
 from core import manifests
+from core.stack import ModelCacheObjects
+
+
+@dataclass(frozen=True)
+class FileSystemRef:
+    id: pulumi.Input[str]
+    dns_name: pulumi.Input[str] | None = None  # FSx for Lustre
+    mount_name: pulumi.Input[str] | None = None  # FSx for Lustre
 
 
 @dataclass(frozen=True)
 class ModelCacheArgs:
-    pvc: dict[str, Any]
-    hf_token_secret: dict[str, Any] | None  # the Secret without data
-    hf_token: pulumi.Output[str] | None  # a Pulumi secret, set when hf_token_secret is
+    objects: ModelCacheObjects
+    file_system: FileSystemRef | None  # None for `existing` storage
+    hf_token: pulumi.Output[str] | None  # a Pulumi secret, set when objects.hf_token_secret is
+    download_timeout: str  # how long `pulumi up` waits for the download Job
 
 
 class ModelCache(Component):
+    """`download` is the Job; depend on it (or on this component) to wait for a full cache."""
+
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:model:ModelCache", name, None, opts)
-        if args.hf_token_secret is not None:
-            k8s.core.v1.Secret(
-                f"{name}-hf-token",
-                **resource_args(args.hf_token_secret),
-                string_data={manifests.HF_TOKEN_KEY: args.hf_token},
-                opts=self.child_opts(),
-            )
+        objects = args.objects
         # The weights outlive every workload change: never deleted, never replaced by accident.
-        k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-pvc",
-            **resource_args(args.pvc),
-            opts=self.child_opts(protect=True, retain_on_delete=True),
+        keep = {"protect": True, "retain_on_delete": True}
+        storage = []
+        if objects.storage_class is not None:
+            storage_class = objects.storage_class
+            if storage_class["provisioner"] == "efs.csi.aws.com":
+                storage_class = storage_class | {
+                    "parameters": storage_class["parameters"] | {"fileSystemId": args.file_system.id}
+                }
+            storage.append(
+                k8s.storage.v1.StorageClass(
+                    f"{name}-storage-class", **resource_args(storage_class), opts=self.child_opts()
+                )
+            )
+        if objects.persistent_volume is not None:
+            volume = objects.persistent_volume
+            csi = volume["spec"]["csi"] | {
+                "volumeHandle": args.file_system.id,
+                "volumeAttributes": {
+                    "dnsname": args.file_system.dns_name,
+                    "mountname": args.file_system.mount_name,
+                },
+            }
+            storage.append(
+                k8s.core.v1.PersistentVolume(
+                    f"{name}-pv",
+                    **resource_args(volume | {"spec": volume["spec"] | {"csi": csi}}),
+                    opts=self.child_opts(depends_on=storage, **keep),
+                )
+            )
+        secrets = []
+        if objects.hf_token_secret is not None:
+            secrets.append(
+                k8s.core.v1.Secret(
+                    f"{name}-hf-token",
+                    **resource_args(objects.hf_token_secret),
+                    string_data={manifests.HF_TOKEN_KEY: args.hf_token},
+                    opts=self.child_opts(),
+                )
+            )
+        pvc = k8s.core.v1.PersistentVolumeClaim(
+            f"{name}-pvc", **resource_args(objects.pvc), opts=self.child_opts(depends_on=storage, **keep)
         )
-        self.register_outputs({})
+        # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
+        # on it starts only with a complete cache.
+        self.download = k8s.batch.v1.Job(
+            f"{name}-download",
+            **resource_args(objects.download_job),
+            opts=self.child_opts(
+                depends_on=[pvc, *secrets],
+                custom_timeouts=pulumi.CustomTimeouts(
+                    create=args.download_timeout, update=args.download_timeout
+                ),
+            ),
+        )
+        self.register_outputs({"downloadJob": self.download.metadata["name"]})

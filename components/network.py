@@ -58,13 +58,13 @@ class Network(Component):
                 opts=self.child_opts(),
             )
             aws.ec2.RouteTableAssociation(
-                f"{name}-public-{index}",
+                f"{name}-public-{index}-routes",
                 subnet_id=public.id,
                 route_table_id=public_routes.id,
                 opts=self.child_opts(),
             )
             if nat is None:  # one NAT gateway: egress to registries and Hugging Face, at one NAT's cost
-                address = aws.ec2.Eip(f"{name}-nat", domain="vpc", opts=self.child_opts())
+                address = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=self.child_opts())
                 nat = aws.ec2.NatGateway(
                     f"{name}-nat",
                     allocation_id=address.id,
@@ -89,7 +89,7 @@ class Network(Component):
                 opts=self.child_opts(),
             )
             aws.ec2.RouteTableAssociation(
-                f"{name}-private-{index}",
+                f"{name}-private-{index}-routes",
                 subnet_id=private.id,
                 route_table_id=private_routes.id,
                 opts=self.child_opts(),

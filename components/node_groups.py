@@ -43,7 +43,9 @@ class NodeGroups(Component):
             group_name = f"{name}-{spec.pool}"
             placement = None
             if spec.placement_group:
-                placement = aws.ec2.PlacementGroup(group_name, strategy="cluster", opts=self.child_opts())
+                placement = aws.ec2.PlacementGroup(
+                    f"{group_name}-placement", strategy="cluster", opts=self.child_opts()
+                )
             template = self._launch_template(group_name, spec, placement, interface_groups)
             self.node_groups[spec.pool] = aws.eks.NodeGroup(
                 group_name,
@@ -101,7 +103,7 @@ class NodeGroups(Component):
                 "capacity_reservation_target": {"capacity_reservation_id": spec.capacity_reservation_id}
             }
         return aws.ec2.LaunchTemplate(
-            name,
+            f"{name}-template",
             instance_type=spec.instance_type if spec.instance_type_in_launch_template else None,
             instance_market_options={"market_type": "capacity-block"}
             if spec.capacity_type == "CAPACITY_BLOCK"

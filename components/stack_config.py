@@ -27,16 +27,17 @@ def raw_namespace_config() -> dict[str, Any]:
     return raw
 
 
-def hf_token() -> pulumi.Output[str] | None:
-    """The HF token as a Pulumi secret; a token stored in plaintext is wrapped and warned about."""
-    config = pulumi.Config()
-    token = config.get_secret("hfToken")
-    if token is not None and not _stored_encrypted(f"{KEY_PREFIX}hfToken"):
+def secret_config(key: str) -> pulumi.Output[str] | None:
+    """A secret key (hfToken, ngcApiKey) as a Pulumi secret; one stored in plaintext is wrapped
+    all the same and warned about. Its value is never logged."""
+    assert key in SECRET_KEYS
+    value = pulumi.Config().get_secret(key)
+    if value is not None and not _stored_encrypted(f"{KEY_PREFIX}{key}"):
         pulumi.log.warn(
-            "gpt-oss-infra:hfToken is stored in plaintext in the stack file; it is handled as a "
-            "secret, but store it encrypted: pulumi config set --secret gpt-oss-infra:hfToken"
+            f"{KEY_PREFIX}{key} is stored in plaintext in the stack file; it is handled as a "
+            f"secret, but store it encrypted: pulumi config set --secret {KEY_PREFIX}{key}"
         )
-    return token
+    return value
 
 
 def _stored_encrypted(full_key: str) -> bool:

@@ -88,12 +88,24 @@ class Chart(StrictModel):
     namespace: str
 
 
+class ModelDownload(StrictModel):
+    image: str
+    huggingface_hub: str
+    excludes: list[str]
+    env: dict[str, str]
+    backoff_limit: int
+    active_deadline_seconds: int
+    ttl_seconds_after_finished: int
+    resources: dict[str, dict[str, str]]
+
+
 @dataclass(frozen=True)
 class Catalog:
     hardware: dict[str, Hardware]
     recipes: dict[str, Recipe]
     engine_fields: EngineFields
     charts: dict[str, Chart]
+    model_download: ModelDownload
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -120,7 +132,18 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         name: _parse(Chart, data, f"{config_dir / 'charts.yaml'}: {name}.")
         for name, data in _read_yaml(config_dir / "charts.yaml").items()
     }
-    return Catalog(hardware=hardware, recipes=recipes, engine_fields=engine_fields, charts=charts)
+    model_download = _parse(
+        ModelDownload,
+        _read_yaml(config_dir / "model-download.yaml"),
+        f"{config_dir / 'model-download.yaml'}: ",
+    )
+    return Catalog(
+        hardware=hardware,
+        recipes=recipes,
+        engine_fields=engine_fields,
+        charts=charts,
+        model_download=model_download,
+    )
 
 
 def _read_yaml(path: Path) -> dict:

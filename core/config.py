@@ -21,7 +21,11 @@ from core.schema import DNS_LABEL, StrictModel, problems_from
 
 NAMESPACE = "gpt-oss-infra"
 KEY_PREFIX = f"{NAMESPACE}:"
-SECRET_KEYS = ("hfToken",)  # read by the shell as Pulumi secrets, never parsed here
+SECRET_KEYS = ("hfToken", "ngcApiKey")  # read by the shell as Pulumi secrets, never parsed here
+
+# Dynamo platform chart versions whose values and CRDs this program renders for (the seeds use
+# 1.0.x-1.2.x). Later charts change defaults we set explicitly: see README "Dynamo versions".
+SUPPORTED_DYNAMO = ((1, 0), (1, 2))
 
 
 def _dns_label(value: str) -> str:
@@ -37,9 +41,15 @@ def _quantity(value: str) -> str:
     return value
 
 
-def _semver(value: str) -> str:
+def _dynamo_version(value: str) -> str:
     if not re.fullmatch(r"\d+\.\d+\.\d+", value):
         raise ValueError(f"{value!r} must be a chart version like 1.2.1")
+    lowest, highest = SUPPORTED_DYNAMO
+    if not lowest <= tuple(int(part) for part in value.split(".")[:2]) <= highest:
+        raise ValueError(
+            f"Dynamo {value} is not supported; supported: "
+            f"{lowest[0]}.{lowest[1]}.x to {highest[0]}.{highest[1]}.x"
+        )
     return value
 
 
@@ -71,7 +81,7 @@ Quantity = Annotated[str, AfterValidator(_quantity)]
 class Release(StrictModel):
     """Everything promotion moves between stacks, and nothing else."""
 
-    dynamo: Annotated[str, AfterValidator(_semver)]
+    dynamo: Annotated[str, AfterValidator(_dynamo_version)]
     runtime_image: Annotated[str, AfterValidator(_pinned_image)]
     model: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")]
     model_revision: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="40-hex Hugging Face commit")]
@@ -136,6 +146,17 @@ class ModelCache(StrictModel):
     storage: Literal["efs", "fsx-lustre", "existing"] = "efs"
     size: Quantity = "400Gi"
     storage_class_name: DnsLabel | None = None
+    # FSx for Lustre PERSISTENT_2 throughput per TiB: 125 | 250 | 500 | 1000 MB/s
+    fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(250, alias="fsxThroughputPerTiB")
+
+
+class Platform(StrictModel):
+    """The Dynamo platform Helm release (chart version: release.dynamo)."""
+
+    namespace: DnsLabel = "dynamo-system"
+    nats: bool = True  # on in 1.0-1.2 charts; the KV router's events travel over NATS
+    grove: bool = False  # multinode orchestration; needs Grove installed
+    kai_scheduler: bool = False
 
 
 class Deployment(StrictModel):
@@ -155,6 +176,7 @@ class StackConfig(StrictModel):
     model_cache: ModelCache = ModelCache()
     deployments: dict[DnsLabel, Deployment] = {}
     namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
+    platform: Platform = Platform()
 
 
 def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
@@ -166,6 +188,14 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
     problems = (
         _pool_problems(config, catalog) + _deployment_problems(config, catalog) + _cluster_problems(config)
     )
+    if config.model_cache.storage != "existing" and not config.cluster.create:
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}modelCache.storage",
+                "an existing cluster needs storage: existing (with storageClassName): "
+                "efs and fsx-lustre file systems are created with the cluster's network",
+            )
+        )
     if config.model_cache.storage == "existing" and not config.model_cache.storage_class_name:
         problems.append(
             Problem(

@@ -9,11 +9,12 @@ with HF_HOME pointing at it, and the HF token reaches pods only through a Secret
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from core.config import ModelCache, Release
+from core.config import Release
 from core.recipes import ResolvedDeployment, Worker
 
 PART_OF = "gpt-oss-infra"
@@ -38,11 +39,11 @@ def common_labels(component: str) -> dict[str, str]:
     }
 
 
-def namespace(name: str) -> dict[str, Any]:
+def namespace(name: str, component: str = "workloads") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": common_labels("workloads")},
+        "metadata": {"name": name, "labels": common_labels(component)},
     }
 
 
@@ -58,28 +59,6 @@ def hf_token_secret(namespace_name: str) -> dict[str, Any]:
         },
         "type": "Opaque",
     }
-
-
-def model_cache_pvc(namespace_name: str, size: str, storage_class: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": MODEL_CACHE_PVC,
-            "namespace": namespace_name,
-            "labels": common_labels("model-cache"),
-        },
-        "spec": {
-            "accessModes": ["ReadWriteMany"],
-            "storageClassName": storage_class,
-            "resources": {"requests": {"storage": size}},
-        },
-    }
-
-
-def storage_class_name(model_cache: ModelCache) -> str:
-    """The RWX StorageClass of the model cache: the user's for `existing`, else ours."""
-    return model_cache.storage_class_name or f"gpt-oss-{model_cache.storage}"
 
 
 def model_snapshot_path(release: Release) -> str:
@@ -105,16 +84,34 @@ def engine_config_map(deployment: ResolvedDeployment, namespace_name: str) -> di
     }
 
 
+def ngc_pull_secret(namespace_name: str, name: str) -> dict[str, Any]:
+    """An image pull secret for nvcr.io without its data (the NGC key is a secret the shell adds)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace_name, "labels": common_labels("image-pull")},
+        "type": "kubernetes.io/dockerconfigjson",
+    }
+
+
+@dataclass(frozen=True)
+class PodExtras:
+    """What every worker pod of a graph gets besides its recipe: node placement, the model-cache
+    gate (init container + its volume) and image pull secrets."""
+
+    node_selector: dict[str, str]
+    init_container: dict[str, Any]
+    init_volume: dict[str, Any]
+    image_pull_secrets: list[str]
+    with_hf_token: bool
+
+
 def dynamo_graph_deployment(
-    deployment: ResolvedDeployment,
-    release: Release,
-    namespace_name: str,
-    node_selector: dict[str, str],
-    with_hf_token: bool,
+    deployment: ResolvedDeployment, release: Release, namespace_name: str, extras: PodExtras
 ) -> dict[str, Any]:
-    services = {"Frontend": _frontend(deployment, release)}
+    services = {"Frontend": _frontend(deployment, release, extras)}
     for worker in deployment.workers:
-        services[worker.service_name] = _worker(worker, deployment, release, node_selector, with_hf_token)
+        services[worker.service_name] = _worker(worker, deployment, release, extras)
     return {
         "apiVersion": "nvidia.com/v1alpha1",
         "kind": "DynamoGraphDeployment",
@@ -136,11 +133,12 @@ def frontend_service_name(deployment_name: str) -> str:
     return f"{deployment_name}-frontend"
 
 
-def _frontend(deployment: ResolvedDeployment, release: Release) -> dict[str, Any]:
+def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> dict[str, Any]:
     return {
         "componentType": "frontend",
         "replicas": 1,
-        "extraPodSpec": {
+        "extraPodSpec": _pull_secrets(extras)
+        | {
             "mainContainer": {
                 "image": release.runtime_image,
                 "command": ["python3", "-m", "dynamo.frontend"],
@@ -156,11 +154,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release) -> dict[str, Any
 
 
 def _worker(
-    worker: Worker,
-    deployment: ResolvedDeployment,
-    release: Release,
-    node_selector: dict[str, str],
-    with_hf_token: bool,
+    worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras
 ) -> dict[str, Any]:
     args = [
         "--model-path",
@@ -184,10 +178,15 @@ def _worker(
         "extraPodMetadata": {
             "annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))}
         },
-        "extraPodSpec": {
-            "nodeSelector": node_selector,
+        "extraPodSpec": _pull_secrets(extras)
+        | {
+            "nodeSelector": extras.node_selector,
             "tolerations": [GPU_TAINT],
-            "volumes": [{"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}}],
+            "initContainers": [extras.init_container],
+            "volumes": [
+                {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
+                extras.init_volume,
+            ],
             "mainContainer": {
                 "image": release.runtime_image,
                 "command": ["python3", "-m", "dynamo.trtllm"],
@@ -201,9 +200,15 @@ def _worker(
     }
     if worker.role != "worker":
         service["subComponentType"] = worker.role
-    if with_hf_token:
+    if extras.with_hf_token:
         service["envFromSecret"] = HF_TOKEN_SECRET
     return service
+
+
+def _pull_secrets(extras: PodExtras) -> dict[str, Any]:
+    if not extras.image_pull_secrets:
+        return {}
+    return {"imagePullSecrets": [{"name": name} for name in extras.image_pull_secrets]}
 
 
 def _engine_file(worker: Worker) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import manifests
+from core import manifests, model_cache, platform
 from core.catalog import Catalog
 from core.config import StackConfig, parse_stack_config
 from core.errors import ConfigError, Problem
@@ -23,12 +23,29 @@ class Serving:
 
 
 @dataclass(frozen=True)
+class ModelCacheObjects:
+    storage_class: dict[str, Any] | None  # None: an existing StorageClass
+    persistent_volume: dict[str, Any] | None  # FSx for Lustre only: a static PV
+    pvc: dict[str, Any]
+    hf_token_secret: dict[str, Any] | None  # without data: the shell adds the secret value
+    download_job: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlatformObjects:
+    namespace: dict[str, Any]
+    values: dict[str, Any]  # dynamo-platform chart values
+    pull_secret: dict[str, Any] | None  # without data
+
+
+@dataclass(frozen=True)
 class Stack:
     config: StackConfig
     pools: dict[str, Pool]
+    platform: PlatformObjects
     namespace: dict[str, Any]
-    model_cache_pvc: dict[str, Any]
-    hf_token_secret: dict[str, Any] | None  # without its data: the shell adds the secret value
+    workload_pull_secret: dict[str, Any] | None
+    model_cache: ModelCacheObjects
     serving: list[Serving]
 
     @property
@@ -36,25 +53,58 @@ class Stack:
         return [serving.deployment for serving in self.serving]
 
     def objects(self) -> list[dict[str, Any]]:
-        fixed = [self.namespace, self.model_cache_pvc, self.hf_token_secret]
+        cache = self.model_cache
+        fixed = [
+            self.platform.namespace,
+            self.platform.pull_secret,
+            self.namespace,
+            self.workload_pull_secret,
+            cache.storage_class,
+            cache.persistent_volume,
+            cache.pvc,
+            cache.hf_token_secret,
+            cache.download_job,
+        ]
         return [obj for obj in fixed if obj] + [
             obj for serving in self.serving for obj in (serving.engine_config, serving.graph)
         ]
 
 
-def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool) -> Stack:
+def build_stack(
+    raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False
+) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
     config = parse_stack_config(raw_config, catalog)
     pools = resolve_pools(config, catalog)
     namespace = config.namespace
+    cache = config.model_cache
+    pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
+    init_container, init_volume = model_cache.wait_for_model(config.release)
     stack = Stack(
         config=config,
         pools=pools,
-        namespace=manifests.namespace(namespace),
-        model_cache_pvc=manifests.model_cache_pvc(
-            namespace, config.model_cache.size, manifests.storage_class_name(config.model_cache)
+        platform=PlatformObjects(
+            namespace=manifests.namespace(config.platform.namespace, "dynamo-platform"),
+            values=platform.platform_values(config.platform, with_ngc_key),
+            pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
+            if with_ngc_key
+            else None,
         ),
-        hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
+        namespace=manifests.namespace(namespace),
+        workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET)
+        if with_ngc_key
+        else None,
+        model_cache=ModelCacheObjects(
+            storage_class=model_cache.storage_class(cache),
+            persistent_volume=model_cache.fsx_persistent_volume(cache, namespace)
+            if cache.storage == "fsx-lustre"
+            else None,
+            pvc=model_cache.model_cache_pvc(cache, namespace),
+            hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
+            download_job=model_cache.model_download_job(
+                config.release, namespace, catalog.model_download, with_hf_token
+            ),
+        ),
         serving=[
             Serving(
                 deployment=deployment,
@@ -63,8 +113,13 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
                     deployment,
                     config.release,
                     namespace,
-                    node_selector(pools[deployment.config.node_pool]),
-                    with_hf_token,
+                    manifests.PodExtras(
+                        node_selector=node_selector(pools[deployment.config.node_pool]),
+                        init_container=init_container,
+                        init_volume=init_volume,
+                        image_pull_secrets=pull_secrets,
+                        with_hf_token=with_hf_token,
+                    ),
                 ),
             )
             for deployment in resolve_deployments(config, catalog, pools)

@@ -149,9 +149,9 @@ def test_existing_storage_needs_a_storage_class(dev_raw, catalog):
     dev_raw["modelCache"] = {"storage": "existing", "size": "1Ti"}
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storageClassName"]
     dev_raw["modelCache"]["storageClassName"] = "shared-rwx"
-    assert build_stack(dev_raw, catalog, with_hf_token=False).model_cache_pvc["spec"]["storageClassName"] == (
-        "shared-rwx"
-    )
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.model_cache.pvc["spec"]["storageClassName"] == "shared-rwx"
+    assert stack.model_cache.storage_class is None
 
 
 def test_worker_larger_than_a_node_is_refused(dev_raw, catalog):

@@ -47,7 +47,9 @@ def test_gpu_node_group_matches_the_catalog(aws_run):
     stack, run = aws_run
     pool, instance_type, ami_type, capacity_type = AWS_STACKS[stack]
     group = next(r for r in by_type(run, "aws:eks/nodeGroup:NodeGroup") if r.name.endswith(f"-{pool}"))
-    template = next(r for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate") if r.name == group.name)
+    template = next(
+        r for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate") if r.name == f"{group.name}-template"
+    )
     inputs = group.inputs
     assert inputs["amiType"] == ami_type
     assert inputs["capacityType"] == capacity_type
@@ -137,7 +139,7 @@ def test_efa_pools_get_all_interfaces_and_the_device_plugin(aws_run):
     releases = {r.inputs["chart"] for r in by_type(run, "kubernetes:helm.sh/v3:Release")}
     expected_efa = {"dev": 0, "h100": 0, "b200": 8, "gb200": 4, "h200": 32}[stack]
     pool = AWS_STACKS[stack][0]
-    interfaces = templates[f"gptoss-nodes-{pool}"].get("networkInterfaces", [])
+    interfaces = templates[f"gptoss-nodes-{pool}-template"].get("networkInterfaces", [])
     assert sum(i["interfaceType"] == "efa-only" for i in interfaces) == expected_efa
     assert ("aws-efa-k8s-device-plugin" in releases) == bool(expected_efa)
     assert "nvidia-device-plugin" in releases and "gpu-operator" not in releases
@@ -148,7 +150,7 @@ def test_b200_efa_without_reservation_uses_one_placement_group(runs):
     (group,) = by_type(run, "aws:ec2/placementGroup:PlacementGroup")
     assert group.inputs == {"strategy": "cluster"}
     template = next(
-        r for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("b200")
+        r for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("b200-template")
     )
     assert template.inputs["placement"] == {"groupName": group.name}
 
@@ -161,7 +163,9 @@ def test_existing_cluster_registers_no_aws_resource():
     graph = next(r for r in run.resources if r.type.endswith("DynamoGraphDeployment"))
     worker = graph.inputs["spec"]["services"]["TrtllmWorker"]
     assert worker["extraPodSpec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H200"}
-    assert [r.inputs["chart"] for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"] == []
+    # No GPU software on an existing cluster by default: only the Dynamo platform release.
+    charts = [r.inputs["chart"] for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
+    assert charts == ["oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"]
 
 
 def test_node_groups_wait_for_the_base_addons(aws_run):

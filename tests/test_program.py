@@ -24,7 +24,9 @@ def test_components_follow_the_conventions(dev_run):
         ("gpt-oss-infra:aws:EksAddons", "gptoss-addons"),
         ("gpt-oss-infra:aws:NodeGroups", "gptoss-nodes"),
         ("gpt-oss-infra:aws:EksAddons", "gptoss-node-addons"),
+        ("gpt-oss-infra:aws:ModelStorage", "model-storage"),
         ("gpt-oss-infra:gpu:GpuSoftware", "gpu-software"),
+        ("gpt-oss-infra:dynamo:DynamoPlatform", "dynamo-platform"),
         ("gpt-oss-infra:model:ModelCache", "model-cache"),
         ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
     }
@@ -38,14 +40,17 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
     by_name = {r.name: r for r in dev_run.resources}
     assert by_name["model-cache-hf-token"].parent == "model-cache"
     assert by_name["model-cache-hf-token"].inputs["stringData"] == "[secret]"
-    assert by_name["model-cache-pvc"].options == {
-        "protect": True,
-        "retainOnDelete": True,
-        "dependsOn": ["workloads"],
-    }
+    pvc_options = by_name["model-cache-pvc"].options
+    assert pvc_options["protect"] is pvc_options["retainOnDelete"] is True
     # Serving waits for the cache component, i.e. for every child of it, and so do its children.
-    assert by_name["gpt-oss"].options["dependsOn"] == ["model-cache-hf-token", "model-cache-pvc"]
-    assert set(by_name["gpt-oss-graph"].options["dependsOn"]) >= {"model-cache-hf-token", "model-cache-pvc"}
+    cache_children = {
+        "model-cache-hf-token",
+        "model-cache-pvc",
+        "model-cache-download",
+        "model-cache-storage-class",
+    }
+    assert set(by_name["gpt-oss"].options["dependsOn"]) == cache_children | {"dynamo-platform-release"}
+    assert set(by_name["gpt-oss-graph"].options["dependsOn"]) >= cache_children
 
 
 def test_stack_outputs_report_the_deployment(dev_run):

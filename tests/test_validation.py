@@ -44,13 +44,20 @@ def test_unknown_dgd_fields_are_rejected(dev_stack, path):
 
 def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):
     others = [obj for obj in dev_stack.objects() if obj["kind"] != "DynamoGraphDeployment"]
-    assert {obj["kind"] for obj in others} == {"Namespace", "PersistentVolumeClaim", "Secret", "ConfigMap"}
+    assert {obj["kind"] for obj in others} == {
+        "Namespace",
+        "StorageClass",
+        "PersistentVolumeClaim",
+        "Secret",
+        "Job",
+        "ConfigMap",
+    }
     for obj in others:
         assert kubernetes_validate.validate(obj, "1.33.0", strict=True) == "1.33"
 
 
 def test_kubernetes_validate_strict_rejects_an_unknown_field(dev_stack):
-    pvc = copy.deepcopy(dev_stack.model_cache_pvc)
+    pvc = copy.deepcopy(dev_stack.model_cache.pvc)
     pvc["spec"]["accessMode"] = ["ReadWriteMany"]
     (problem,) = object_problems(pvc, "1.33")
     assert "accessMode" in problem

@@ -157,7 +157,7 @@ def _registration(request) -> Registration:
     if request.retainOnDelete:
         options["retainOnDelete"] = True
     if explicit_deps:
-        options["dependsOn"] = sorted(_urn_name(urn) for urn in explicit_deps)
+        options["dependsOn"] = sorted({_urn_name(urn) for urn in explicit_deps})
     return Registration(
         type=request.type,
         name=request.name,

@@ -1,0 +1,86 @@
+"""The AWS file system behind the model cache: EFS (elastic throughput) or FSx for Lustre."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.base import Component
+from core import model_cache
+from core.config import ModelCache
+
+NFS_PORT = 2049
+LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports
+
+
+@dataclass(frozen=True)
+class ModelStorageArgs:
+    config: ModelCache
+    name: str  # cluster name, for tags
+    vpc_id: pulumi.Input[str]
+    subnet_ids: list[pulumi.Input[str]]  # private subnets (EFS: a mount target in each)
+    node_security_group_id: pulumi.Input[str]  # the EKS cluster security group nodes carry
+
+
+class ModelStorage(Component):
+    """Outputs: file_system_id, and for FSx dns_name and mount_name (the PV needs them)."""
+
+    def __init__(self, name: str, args: ModelStorageArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:aws:ModelStorage", name, None, opts)
+        efs = args.config.storage == "efs"
+        ports = [(NFS_PORT, NFS_PORT)] if efs else LUSTRE_PORTS
+        group = aws.ec2.SecurityGroup(
+            f"{name}-clients",
+            vpc_id=args.vpc_id,
+            description=f"model cache clients ({args.config.storage})",
+            ingress=[
+                {
+                    "protocol": "tcp",
+                    "from_port": low,
+                    "to_port": high,
+                    "security_groups": [args.node_security_group_id],
+                }
+                for low, high in ports
+            ]
+            + ([] if efs else [{"protocol": "tcp", "from_port": 988, "to_port": 1023, "self": True}]),
+            egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"]}],
+            tags={"Name": f"{args.name}-model-cache"},
+            opts=self.child_opts(),
+        )
+        self.dns_name: pulumi.Output[str] | None = None
+        self.mount_name: pulumi.Output[str] | None = None
+        if efs:
+            file_system = aws.efs.FileSystem(
+                f"{name}-efs",
+                encrypted=True,
+                performance_mode="generalPurpose",
+                throughput_mode="elastic",  # bursts to GB/s for the 60 GiB load without provisioning
+                tags={"Name": f"{args.name}-model-cache"},
+                opts=self.child_opts(protect=True, retain_on_delete=True),
+            )
+            for index, subnet in enumerate(args.subnet_ids):
+                aws.efs.MountTarget(
+                    f"{name}-efs-{index}",
+                    file_system_id=file_system.id,
+                    subnet_id=subnet,
+                    security_groups=[group.id],
+                    opts=self.child_opts(),
+                )
+        else:
+            file_system = aws.fsx.LustreFileSystem(
+                f"{name}-fsx",
+                deployment_type="PERSISTENT_2",
+                storage_capacity=model_cache.fsx_capacity_gib(args.config.size),
+                per_unit_storage_throughput=args.config.fsx_throughput_per_tib,
+                subnet_ids=args.subnet_ids[0],  # Lustre lives in one AZ: the first (pinned) one
+                security_group_ids=[group.id],
+                data_compression_type="LZ4",
+                tags={"Name": f"{args.name}-model-cache"},
+                opts=self.child_opts(protect=True, retain_on_delete=True),
+            )
+            self.dns_name = file_system.dns_name
+            self.mount_name = file_system.mount_name
+        self.file_system_id = file_system.id
+        self.register_outputs({"fileSystemId": self.file_system_id})

@@ -1,0 +1,60 @@
+"""The Dynamo platform: its namespace, an optional NGC pull secret, the pinned Helm release."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base import Component
+from components.kube import resource_args
+from core import platform
+from core.stack import PlatformObjects
+
+
+@dataclass(frozen=True)
+class DynamoPlatformArgs:
+    objects: PlatformObjects
+    version: str  # release.dynamo
+    ngc_api_key: pulumi.Output[str] | None
+
+
+def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
+    """nvcr.io credentials as a .dockerconfigjson value (NGC's user name is literally $oauthtoken)."""
+    return pulumi.Output.secret(ngc_api_key).apply(
+        lambda key: json.dumps({"auths": {"nvcr.io": {"username": "$oauthtoken", "password": key}}})
+    )
+
+
+class DynamoPlatform(Component):
+    def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
+        objects = args.objects
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace", **resource_args(objects.namespace), opts=self.child_opts()
+        )
+        waits_for = [namespace]
+        if objects.pull_secret is not None and args.ngc_api_key is not None:
+            waits_for.append(
+                k8s.core.v1.Secret(
+                    f"{name}-ngc-pull",
+                    **resource_args(objects.pull_secret),
+                    string_data={".dockerconfigjson": docker_config_json(args.ngc_api_key)},
+                    opts=self.child_opts(depends_on=[namespace]),
+                )
+            )
+        # helm.v3.Release (not v4.Chart): Helm runs the chart's hooks, including the CRD upgrade Job.
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name="dynamo-platform",
+            chart=f"{platform.CHART_REPOSITORY}/{platform.CHART}",
+            version=args.version,
+            namespace=objects.namespace["metadata"]["name"],
+            values=objects.values,
+            timeout=900,
+            max_history=10,
+            opts=self.child_opts(depends_on=waits_for),
+        )
+        self.register_outputs({"release": self.release.name})
