@@ -77,6 +77,8 @@ BAD_INPUT = [
         "release.runtimeImage",
     ),
     ("chart version not semver", ("release", "dynamo"), "latest", "release.dynamo"),
+    ("Dynamo newer than supported", ("release", "dynamo"), "1.3.0", "release.dynamo"),
+    ("Dynamo older than supported", ("release", "dynamo"), "0.9.1", "release.dynamo"),
     ("missing release key", ("release", "model"), _DELETE, "release.model"),
     (
         "unknown engine key in overrides",
@@ -131,6 +133,11 @@ def test_reservation_az_must_have_an_existing_subnet(dev_raw, catalog):
         "availabilityZone": "us-east-2c",
     }
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:nodePools.gpu.availabilityZone"]
+
+
+def test_existing_cluster_needs_existing_storage(dev_raw, catalog):
+    dev_raw["cluster"]["create"] = False
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storage"]
 
 
 def test_gb200_needs_kubernetes_1_33(dev_raw, catalog):

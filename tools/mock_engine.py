@@ -206,6 +206,8 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
             "vpcConfig": dict(inputs.get("vpcConfig", {}))
             | {"clusterSecurityGroupId": f"{name}-sg-id", "vpcId": f"{name}-vpc-id"},
         }
+    if type_ == "aws:fsx/lustreFileSystem:LustreFileSystem":
+        return {"dnsName": f"{name}.fsx.us-east-2.amazonaws.com", "mountName": "abcdefgh"}
     if type_ == "aws:ec2/launchTemplate:LaunchTemplate":
         return {"latestVersion": 1, "arn": f"arn:aws:ec2:us-east-2:{ACCOUNT_ID}:launch-template/{name}"}
     if type_.startswith("aws:"):  # auto-named resources get their logical name, as a stand-in

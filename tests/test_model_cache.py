@@ -1,0 +1,205 @@
+"""Dynamo platform and model cache: pinned install, protected RWX cache, pinned download Job."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from core.model_cache import completion_marker
+from core.stack import build_stack
+from tests.conftest import run_entries, stack_entries
+from tests.test_infra import example_entries
+from tools import plan
+
+
+def registered(run, name):
+    return next(r for r in run.resources if r.name == name)
+
+
+@pytest.fixture(scope="module")
+def dev_run():
+    run = run_entries(
+        stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:ngcApiKey": "nvapi-x"}
+    )
+    assert run.error is None, run.error
+    return run
+
+
+def test_platform_release_is_pinned_with_explicit_values(dev_run):
+    release = registered(dev_run, "dynamo-platform-release").inputs
+    assert release["chart"] == "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"
+    assert release["version"] == "1.2.1"
+    assert release["namespace"] == "dynamo-system"
+    values = release["values"]
+    assert values["global"]["etcd"] == {"install": False}
+    assert values["global"]["grove"] == {"install": False, "enabled": False}
+    assert values["global"]["kai-scheduler"] == {"install": False, "enabled": False}
+    operator = values["dynamo-operator"]
+    assert operator["discoveryBackend"] == "kubernetes"
+    assert operator["upgradeCRD"] is True
+    assert operator["nats"] == {"enabled": True} and values["nats"]["enabled"] is True
+    assert operator["imagePullSecrets"] == [{"name": "ngc-pull"}]
+    assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == "[secret]"
+
+
+def test_every_graph_waits_for_the_platform_release_and_the_download(dev_run):
+    graph = registered(dev_run, "gpt-oss-graph")
+    assert {"dynamo-platform-release", "model-cache-download"} <= set(graph.options["dependsOn"])
+
+
+def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
+    storage_class = registered(dev_run, "model-cache-storage-class").inputs
+    assert storage_class["provisioner"] == "efs.csi.aws.com"
+    assert storage_class["parameters"]["fileSystemId"] == "model-storage-efs-id"  # the EFS created here
+    assert storage_class["parameters"]["provisioningMode"] == "efs-ap"
+    assert storage_class["reclaimPolicy"] == "Retain"
+    pvc = registered(dev_run, "model-cache-pvc")
+    assert pvc.inputs["spec"] == {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": "400Gi"}},
+        "storageClassName": "gpt-oss-efs",
+    }
+    assert pvc.options["protect"] is True and pvc.options["retainOnDelete"] is True
+    efs = registered(dev_run, "model-storage-efs")
+    assert efs.inputs["encrypted"] is True and efs.options["protect"] is True
+    mount_targets = [r for r in dev_run.resources if r.type == "aws:efs/mountTarget:MountTarget"]
+    assert len(mount_targets) == 3  # one per private subnet
+    assert registered(dev_run, "model-cache-hf-token").inputs["stringData"] == "[secret]"
+
+
+def test_download_job_is_pinned_to_the_revision(dev_run):
+    job = registered(dev_run, "model-cache-download").inputs
+    assert job["metadata"]["name"] == "model-download-b5c939de8f75"
+    assert (
+        job["metadata"]["annotations"]["gpt-oss-infra/model-revision"]
+        == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+    )
+    spec = job["spec"]
+    assert spec["backoffLimit"] == 4 and spec["ttlSecondsAfterFinished"] == 604800
+    (container,) = spec["template"]["spec"]["containers"]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    assert env["MODEL"] == "openai/gpt-oss-120b"
+    assert env["MODEL_REVISION"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+    assert env["EXCLUDES"] == "original/*,metal/*"
+    assert env["HF_HOME"] == "/opt/models"
+    assert env["HF_XET_HIGH_PERFORMANCE"] == "1"
+    assert container["image"] == "python:3.12.11-slim-bookworm"
+    assert container["resources"]["requests"] == {"cpu": "2", "memory": "8Gi"}
+    assert container["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
+    affinity = spec["template"]["spec"]["affinity"]["nodeAffinity"]
+    preferred = affinity["preferredDuringSchedulingIgnoredDuringExecution"][0]["preference"]
+    assert preferred["matchExpressions"][0]["values"] == ["system"]
+
+
+def test_workers_wait_for_the_marker_the_job_writes(dev_run, dev_raw, catalog):
+    graph = registered(dev_run, "gpt-oss-graph").inputs
+    worker = graph["spec"]["services"]["TrtllmWorker"]
+    (init,) = worker["extraPodSpec"]["initContainers"]
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    marker = completion_marker(stack.config.release)
+    job_env = registered(dev_run, "model-cache-download").inputs["spec"]["template"]["spec"]["containers"][0][
+        "env"
+    ]
+    assert {"name": "MARKER", "value": marker} in job_env
+    assert init["env"] == [{"name": "MARKER", "value": marker}]
+    assert init["volumeMounts"] == [
+        {"name": "model-cache-marker", "mountPath": "/opt/models", "readOnly": True}
+    ]
+    assert {
+        "name": "model-cache-marker",
+        "persistentVolumeClaim": {"claimName": "model-cache", "readOnly": True},
+    } in (worker["extraPodSpec"]["volumes"])
+    assert graph["spec"]["pvcs"] == [{"name": "model-cache", "create": False}]
+    assert worker["extraPodSpec"]["imagePullSecrets"] == [{"name": "ngc-pull"}]
+
+
+def _plan_resources(entries, stack="variant"):
+    run = run_entries(entries, stack=stack)
+    assert run.error is None, run.error
+    return {r.name: r for r in run.resources}
+
+
+def test_changing_only_the_revision_changes_the_job_not_the_pvc():
+    entries = stack_entries("dev")
+    before = _plan_resources(entries)
+    changed = copy.deepcopy(entries)
+    changed["gpt-oss-infra:release"]["modelRevision"] = "0" * 40
+    after = _plan_resources(changed)
+    assert after["model-cache-download"].inputs != before["model-cache-download"].inputs
+    assert after["model-cache-download"].inputs["metadata"]["name"] == "model-download-000000000000"
+    for unchanged in (
+        "model-cache-pvc",
+        "model-cache-storage-class",
+        "model-storage-efs",
+        "dynamo-platform-release",
+    ):
+        assert after[unchanged].inputs == before[unchanged].inputs, unchanged
+
+
+def test_changing_a_deployment_never_touches_the_cache():
+    entries = stack_entries("dev")
+    before = _plan_resources(entries)
+    changed = copy.deepcopy(entries)
+    changed["gpt-oss-infra:deployments"]["gpt-oss"] |= {
+        "gpus": 4,
+        "overrides": {"cuda_graph_config": {"max_batch_size": 16}},
+    }
+    after = _plan_resources(changed)
+    assert after["gpt-oss-graph"].inputs != before["gpt-oss-graph"].inputs
+    for unchanged in ("model-cache-pvc", "model-cache-download", "model-cache-storage-class"):
+        assert after[unchanged].inputs == before[unchanged].inputs, unchanged
+        assert after[unchanged].options == before[unchanged].options, unchanged
+
+
+def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
+    resources = _plan_resources(example_entries("gb200"), stack="gb200")
+    lustre = resources["model-storage-fsx"].inputs
+    assert lustre["deploymentType"] == "PERSISTENT_2"
+    assert lustre["storageCapacity"] == 1200  # 1200Gi asked: the smallest PERSISTENT_2 size
+    assert lustre["perUnitStorageThroughput"] == 250
+    volume = resources["model-cache-pv"]
+    assert volume.options["protect"] is True
+    spec = volume.inputs["spec"]
+    assert spec["csi"] == {
+        "driver": "fsx.csi.aws.com",
+        "volumeHandle": "model-storage-fsx-id",
+        "volumeAttributes": {
+            "dnsname": "model-storage-fsx.fsx.us-east-2.amazonaws.com",
+            "mountname": "abcdefgh",
+        },
+    }
+    assert spec["claimRef"] == {"namespace": "gpt-oss", "name": "model-cache"}
+    assert spec["storageClassName"] == resources["model-cache-pvc"].inputs["spec"]["storageClassName"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "b200", "gb200", "h100", "h200", "existing-cluster"])
+def test_every_kubernetes_object_of_every_stack_passes_strict_validation(stack):
+    files, _ = plan.plan_files(stack)
+    manifests = [yaml.safe_load(text) for path, text in files.items() if path.startswith("manifests/")]
+    assert manifests
+    checked = 0
+    for manifest in manifests:
+        if manifest["kind"] == "DynamoGraphDeployment":
+            continue  # checked against the Dynamo CRD schemas (test_validation.py)
+        if manifest.get("stringData") == "[secret]":
+            manifest = manifest | {"stringData": {}}  # the plan hides the values, not the shape
+        assert kubernetes_validate.validate(manifest, "1.33.0", strict=True) == "1.33"
+        checked += 1
+    assert checked >= 4
+
+
+def test_hf_token_reaches_the_job_only_through_the_secret():
+    sentinel = "hf_SENTINEL_model_cache_0123456789"
+    run = run_entries(stack_entries("dev") | {"gpt-oss-infra:hfToken": sentinel})
+    assert run.error is None
+    job = next(r for r in run.resources if r.name == "model-cache-download")
+    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [
+        {"secretRef": {"name": "hf-token"}}
+    ]
+    assert sentinel not in json.dumps([r.as_json() for r in run.resources])
+    assert sentinel not in json.dumps(run.outputs)
+    assert sentinel not in "\n".join(run.log)
