@@ -22,7 +22,7 @@ class NetworkArgs:
 class Network(Component):
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:Network", name, None, opts)
-        cluster_tag = {f"kubernetes.io/cluster/{args.cluster_name}": "shared"}
+        self._args = args
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=args.vpc_cidr,
@@ -34,66 +34,68 @@ class Network(Component):
         gateway = aws.ec2.InternetGateway(
             f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{args.cluster_name}-igw"}, opts=self.child_opts()
         )
-        public_routes = aws.ec2.RouteTable(
-            f"{name}-public",
-            vpc_id=vpc.id,
-            routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": gateway.id}],
-            tags={"Name": f"{args.cluster_name}-public"},
-            opts=self.child_opts(),
+        public_routes = self._route_table(f"{name}-public", vpc, {"gateway_id": gateway.id})
+        cidrs = infra.subnet_cidrs(args.vpc_cidr, args.zone_count)
+        public = [
+            self._subnet(
+                f"{name}-public-{i}", vpc, public_cidr, i, public_routes, {"kubernetes.io/role/elb": "1"}
+            )
+            for i, (_, public_cidr) in enumerate(cidrs)
+        ]
+        # One NAT gateway: egress to image registries and Hugging Face at one NAT's cost.
+        address = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=self.child_opts())
+        nat = aws.ec2.NatGateway(
+            f"{name}-nat",
+            allocation_id=address.id,
+            subnet_id=public[0].id,
+            tags={"Name": f"{args.cluster_name}-nat"},
+            opts=self.child_opts(depends_on=[gateway]),
         )
-        self.private_subnet_ids: list[pulumi.Output[str]] = []
-        nat = None
-        for index, (private_cidr, public_cidr) in enumerate(
-            infra.subnet_cidrs(args.vpc_cidr, args.zone_count)
-        ):
-            zone = args.zones.apply(lambda zones, i=index: zones[i])
-            public = aws.ec2.Subnet(
-                f"{name}-public-{index}",
-                vpc_id=vpc.id,
-                cidr_block=public_cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=True,
-                tags={"Name": f"{args.cluster_name}-public-{index}", "kubernetes.io/role/elb": "1"}
-                | cluster_tag,
-                opts=self.child_opts(),
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{index}-routes",
-                subnet_id=public.id,
-                route_table_id=public_routes.id,
-                opts=self.child_opts(),
-            )
-            if nat is None:  # one NAT gateway: egress to registries and Hugging Face, at one NAT's cost
-                address = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=self.child_opts())
-                nat = aws.ec2.NatGateway(
-                    f"{name}-nat",
-                    allocation_id=address.id,
-                    subnet_id=public.id,
-                    tags={"Name": f"{args.cluster_name}-nat"},
-                    opts=self.child_opts(depends_on=[gateway]),
-                )
-                private_routes = aws.ec2.RouteTable(
-                    f"{name}-private",
-                    vpc_id=vpc.id,
-                    routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
-                    tags={"Name": f"{args.cluster_name}-private"},
-                    opts=self.child_opts(),
-                )
-            private = aws.ec2.Subnet(
-                f"{name}-private-{index}",
-                vpc_id=vpc.id,
-                cidr_block=private_cidr,
-                availability_zone=zone,
-                tags={"Name": f"{args.cluster_name}-private-{index}", "kubernetes.io/role/internal-elb": "1"}
-                | cluster_tag,
-                opts=self.child_opts(),
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{index}-routes",
-                subnet_id=private.id,
-                route_table_id=private_routes.id,
-                opts=self.child_opts(),
-            )
-            self.private_subnet_ids.append(private.id)
+        private_routes = self._route_table(f"{name}-private", vpc, {"nat_gateway_id": nat.id})
+        self.private_subnet_ids = [
+            self._subnet(
+                f"{name}-private-{i}",
+                vpc,
+                private_cidr,
+                i,
+                private_routes,
+                {"kubernetes.io/role/internal-elb": "1"},
+            ).id
+            for i, (private_cidr, _) in enumerate(cidrs)
+        ]
         self.vpc_id = vpc.id
         self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids})
+
+    def _route_table(self, name: str, vpc: aws.ec2.Vpc, default_route: dict) -> aws.ec2.RouteTable:
+        return aws.ec2.RouteTable(
+            name,
+            vpc_id=vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", **default_route}],
+            tags={"Name": name},
+            opts=self.child_opts(),
+        )
+
+    def _subnet(
+        self,
+        name: str,
+        vpc: aws.ec2.Vpc,
+        cidr: str,
+        zone_index: int,
+        routes: aws.ec2.RouteTable,
+        role_tag: dict[str, str],
+    ) -> aws.ec2.Subnet:
+        """A subnet in the zone_index-th AZ, tagged for EKS load balancers, with its route table."""
+        public = "kubernetes.io/role/elb" in role_tag
+        subnet = aws.ec2.Subnet(
+            name,
+            vpc_id=vpc.id,
+            cidr_block=cidr,
+            availability_zone=self._args.zones.apply(lambda zones: zones[zone_index]),
+            map_public_ip_on_launch=public or None,
+            tags={"Name": name, f"kubernetes.io/cluster/{self._args.cluster_name}": "shared"} | role_tag,
+            opts=self.child_opts(),
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-routes", subnet_id=subnet.id, route_table_id=routes.id, opts=self.child_opts()
+        )
+        return subnet
