@@ -65,12 +65,25 @@ class WorkerRole(StrictModel):
     args: list[str] = []  # extra `python3 -m dynamo.trtllm` flags
 
 
+class Traffic(StrictModel):
+    """The traffic shape a recipe is tuned for: the benchmark's and the GPU-fit check's."""
+
+    input_tokens: PositiveInt
+    output_tokens: PositiveInt
+    concurrency_per_gpu: PositiveInt
+
+    @property
+    def sequence_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
 class Recipe(StrictModel):
     description: str
     hardware: str
     mode: Literal["aggregated", "disaggregated"]
     sources: Annotated[list[str], Field(min_length=1)]
     decisions: list[str] = []  # where and why the recipe departs from its sources
+    traffic: Traffic
     workers: dict[Role, WorkerRole]
 
     @model_validator(mode="after")
@@ -99,6 +112,24 @@ class ModelDownload(StrictModel):
     resources: dict[str, dict[str, str]]
 
 
+class ModelSpec(StrictModel):
+    name: str
+    checkpoint_gib: Annotated[float, Field(alias="checkpointGiB")]
+    dense_gib: Annotated[float, Field(alias="denseGiB")]
+    layers: PositiveInt
+    kv_heads: PositiveInt
+    head_dim: PositiveInt
+    sliding_window: PositiveInt
+    sliding_window_layers: int
+    max_position_embeddings: PositiveInt
+    kv_bytes_per_element: dict[str, PositiveInt]
+
+
+class Performance(StrictModel):
+    source: str
+    tokens_per_gpu_second: dict[str, dict[str, PositiveInt]]  # "1k/1k" -> hardware -> tok/s/GPU
+
+
 @dataclass(frozen=True)
 class Catalog:
     hardware: dict[str, Hardware]
@@ -106,6 +137,8 @@ class Catalog:
     engine_fields: EngineFields
     charts: dict[str, Chart]
     model_download: ModelDownload
+    model: ModelSpec
+    performance: Performance
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -143,6 +176,10 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         engine_fields=engine_fields,
         charts=charts,
         model_download=model_download,
+        model=_parse(ModelSpec, _read_yaml(config_dir / "model.yaml"), f"{config_dir / 'model.yaml'}: "),
+        performance=_parse(
+            Performance, _read_yaml(config_dir / "performance.yaml"), f"{config_dir / 'performance.yaml'}: "
+        ),
     )
 
 
