@@ -112,5 +112,7 @@ endpoints = {
 }
 
 pulumi.export("nodePools", sorted(stack.pools))
-pulumi.export("report", stack_report(stack))
+for warning in stack.warnings:
+    pulumi.log.warn(warning)
+pulumi.export("report", stack_report(stack, catalog.performance))
 pulumi.export("endpoints", endpoints)

@@ -62,14 +62,10 @@ class AwsCluster(Component):
             [spec for spec in addons if not spec.needs_nodes],
             opts=self.child_opts(),
         )
-        specs = [infra.system_node_group(config)] + [
-            infra.gpu_node_group(pool) for pool in args.pools.values()
-        ]
+        specs = [infra.system_node_group(config)] + [infra.gpu_node_group(pool) for pool in args.pools.values()]
         nodes = NodeGroups(
             f"{name}-nodes",
-            NodeGroupsArgs(
-                cluster=eks.cluster, specs=specs, subnet_ids=subnet_ids, subnet_by_zone=subnet_by_zone
-            ),
+            NodeGroupsArgs(cluster=eks.cluster, specs=specs, subnet_ids=subnet_ids, subnet_by_zone=subnet_by_zone),
             opts=self.child_opts(depends_on=[base_addons]),
         )
         # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them.

@@ -21,8 +21,6 @@ class Component(pulumi.ComponentResource):
             list(depends_on) if isinstance(depends_on, list | tuple) else ([depends_on] if depends_on else [])
         )
 
-    def child_opts(
-        self, *, depends_on: list[pulumi.Resource] | None = None, **extra: Any
-    ) -> pulumi.ResourceOptions:
+    def child_opts(self, *, depends_on: list[pulumi.Resource] | None = None, **extra: Any) -> pulumi.ResourceOptions:
         waits_for = [*self._inherited_depends_on, *(depends_on or [])]
         return pulumi.ResourceOptions(parent=self, depends_on=waits_for or None, **extra)

@@ -85,9 +85,7 @@ class ModelCache(Component):
             **resource_args(objects.download_job),
             opts=self.child_opts(
                 depends_on=[pvc, *secrets],
-                custom_timeouts=pulumi.CustomTimeouts(
-                    create=args.download_timeout, update=args.download_timeout
-                ),
+                custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
             ),
         )
         self.register_outputs({"downloadJob": self.download.metadata["name"]})

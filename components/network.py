@@ -37,9 +37,7 @@ class Network(Component):
         public_routes = self._route_table(f"{name}-public", vpc, {"gateway_id": gateway.id})
         cidrs = infra.subnet_cidrs(args.vpc_cidr, args.zone_count)
         public = [
-            self._subnet(
-                f"{name}-public-{i}", vpc, public_cidr, i, public_routes, {"kubernetes.io/role/elb": "1"}
-            )
+            self._subnet(f"{name}-public-{i}", vpc, public_cidr, i, public_routes, {"kubernetes.io/role/elb": "1"})
             for i, (_, public_cidr) in enumerate(cidrs)
         ]
         # One NAT gateway: egress to image registries and Hugging Face at one NAT's cost.

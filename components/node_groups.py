@@ -99,9 +99,7 @@ class NodeGroups(Component):
             ]
         reservation = None
         if spec.capacity_reservation_id:
-            reservation = {
-                "capacity_reservation_target": {"capacity_reservation_id": spec.capacity_reservation_id}
-            }
+            reservation = {"capacity_reservation_target": {"capacity_reservation_id": spec.capacity_reservation_id}}
         return aws.ec2.LaunchTemplate(
             f"{name}-template",
             instance_type=spec.instance_type if spec.instance_type_in_launch_template else None,

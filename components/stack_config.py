@@ -41,9 +41,7 @@ def secret_config(key: str) -> pulumi.Output[str] | None:
 
 
 def _stored_encrypted(full_key: str) -> bool:
-    return runtime_config.is_config_secret(full_key) or full_key in (
-        runtime_config.get_config_secret_keys_env()
-    )
+    return runtime_config.is_config_secret(full_key) or full_key in (runtime_config.get_config_secret_keys_env())
 
 
 def _decode(value: Any) -> Any:

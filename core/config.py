@@ -30,9 +30,7 @@ SUPPORTED_DYNAMO = ((1, 0), (1, 2))
 
 def _dns_label(value: str) -> str:
     if len(value) > 63 or not DNS_LABEL.match(value):
-        raise ValueError(
-            f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters"
-        )
+        raise ValueError(f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters")
     return value
 
 
@@ -47,8 +45,7 @@ def _dynamo_version(value: str) -> str:
     lowest, highest = SUPPORTED_DYNAMO
     if not lowest <= tuple(int(part) for part in value.split(".")[:2]) <= highest:
         raise ValueError(
-            f"Dynamo {value} is not supported; supported: "
-            f"{lowest[0]}.{lowest[1]}.x to {highest[0]}.{highest[1]}.x"
+            f"Dynamo {value} is not supported; supported: {lowest[0]}.{lowest[1]}.x to {highest[0]}.{highest[1]}.x"
         )
     return value
 
@@ -100,9 +97,7 @@ class Network(StrictModel):
 
     vpc_cidr: Annotated[str, AfterValidator(_cidr)] = "10.0.0.0/16"
     availability_zones: Annotated[int, Field(ge=2, le=6)] = 3
-    existing_private_subnets: dict[str, Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] | None = (
-        None
-    )
+    existing_private_subnets: dict[str, Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] | None = None
 
 
 class Cluster(StrictModel):
@@ -134,9 +129,7 @@ class NodePool(StrictModel):
     # Required with CAPACITY_BLOCK: the reservation's AZ, whose private subnet alone the pool uses.
     availability_zone: Annotated[str | None, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")] = None
     efa: bool | None = None  # default: on when the instance has EFA and the pool has > 1 node
-    disk_size_gib: Annotated[int, Field(ge=100, alias="diskSizeGiB")] = (
-        500  # root volume: runtime images are ~30 GB
-    )
+    disk_size_gib: Annotated[int, Field(ge=100, alias="diskSizeGiB")] = 500  # root volume: runtime images are ~30 GB
     # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
     # our node groups carry. Set it to target GPU nodes of an existing cluster.
     node_selector: dict[str, str] | None = None
@@ -185,9 +178,7 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
         config = StackConfig.model_validate(raw)
     except ValidationError as error:
         raise ConfigError(problems_from(error, KEY_PREFIX)) from None
-    problems = (
-        _pool_problems(config, catalog) + _deployment_problems(config, catalog) + _cluster_problems(config)
-    )
+    problems = _pool_problems(config, catalog) + _deployment_problems(config, catalog) + _cluster_problems(config)
     if config.model_cache.storage != "existing" and not config.cluster.create:
         problems.append(
             Problem(
@@ -227,8 +218,7 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             problems.append(
                 Problem(
                     f"{key}.instanceType",
-                    f"{instance_type!r} does not carry {pool.hardware}; "
-                    f"one of {', '.join(hardware.instance_types)}",
+                    f"{instance_type!r} does not carry {pool.hardware}; one of {', '.join(hardware.instance_types)}",
                 )
             )
             continue
@@ -293,9 +283,7 @@ def _cluster_problems(config: StackConfig) -> list[Problem]:
     existing = cluster.network.existing_private_subnets
     if existing is not None:
         if len(existing) < 2:
-            problems.append(
-                Problem(f"{key}.network.existingPrivateSubnets", "EKS needs subnets in at least 2 AZs")
-            )
+            problems.append(Problem(f"{key}.network.existingPrivateSubnets", "EKS needs subnets in at least 2 AZs"))
         for name, pool in config.node_pools.items():
             if pool.availability_zone and pool.availability_zone not in existing:
                 problems.append(

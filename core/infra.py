@@ -99,8 +99,7 @@ def efa_network_interfaces(count: int) -> list[dict[str, Any]]:
         {"network_card_index": 0, "device_index": 1, "interface_type": "efa-only"},
     ]
     interfaces += [
-        {"network_card_index": card, "device_index": 0, "interface_type": "efa-only"}
-        for card in range(1, count)
+        {"network_card_index": card, "device_index": 0, "interface_type": "efa-only"} for card in range(1, count)
     ]
     return interfaces
 
@@ -153,9 +152,7 @@ def addons(config: StackConfig) -> list[AddonSpec]:
             )
         )
     elif storage == "fsx-lustre":
-        specs.append(
-            AddonSpec("aws-fsx-csi-driver", "fsx-csi-controller-sa", "AmazonFSxFullAccess", needs_nodes=True)
-        )
+        specs.append(AddonSpec("aws-fsx-csi-driver", "fsx-csi-controller-sa", "AmazonFSxFullAccess", needs_nodes=True))
     return specs
 
 

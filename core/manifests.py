@@ -153,9 +153,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
     }
 
 
-def _worker(
-    worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras
-) -> dict[str, Any]:
+def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> dict[str, Any]:
     args = [
         "--model-path",
         model_snapshot_path(release),
@@ -175,9 +173,7 @@ def _worker(
         "sharedMemory": {"size": WORKER_SHARED_MEMORY},
         "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPoint": MODEL_CACHE_MOUNT}],
         # A changed engine config rolls the workers: the ConfigMap alone would not.
-        "extraPodMetadata": {
-            "annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))}
-        },
+        "extraPodMetadata": {"annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))}},
         "extraPodSpec": _pull_secrets(extras)
         | {
             "nodeSelector": extras.node_selector,
@@ -192,9 +188,7 @@ def _worker(
                 "command": ["python3", "-m", "dynamo.trtllm"],
                 "args": args,
                 "env": [{"name": name, "value": value} for name, value in env.items()],
-                "volumeMounts": [
-                    {"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}
-                ],
+                "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
             },
         },
     }

@@ -27,9 +27,7 @@ SYSTEM_POOL_AFFINITY = {
         "preferredDuringSchedulingIgnoredDuringExecution": [
             {
                 "weight": 100,
-                "preference": {
-                    "matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["system"]}]
-                },
+                "preference": {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["system"]}]},
             }
         ]
     }
@@ -192,9 +190,7 @@ def model_download_job(
                     "restartPolicy": "Never",
                     "affinity": SYSTEM_POOL_AFFINITY,
                     "containers": [container],
-                    "volumes": [
-                        {"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}}
-                    ],
+                    "volumes": [{"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}}],
                 },
             },
         },

@@ -74,9 +74,7 @@ def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, Pool]:
     return pools
 
 
-def resolve_deployments(
-    config: StackConfig, catalog: Catalog, pools: dict[str, Pool]
-) -> list[ResolvedDeployment]:
+def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, Pool]) -> list[ResolvedDeployment]:
     """Resolve every deployment; ConfigError lists every problem found in any of them."""
     resolved, problems = [], []
     for name, deployment in config.deployments.items():
@@ -128,17 +126,14 @@ def _gpus_problems(deployment: Deployment, recipe: Recipe, pool: Pool, key: str)
     sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpus.allowed) > 1}
     fixed = ", ".join(f"{role} {spec.gpus.default}" for role, spec in recipe.workers.items())
     if deployment.gpus is not None and not sizable:
-        return [
-            Problem(f"{key}.gpus", f"recipe {deployment.recipe} has fixed GPU counts ({fixed}); remove gpus")
-        ]
+        return [Problem(f"{key}.gpus", f"recipe {deployment.recipe} has fixed GPU counts ({fixed}); remove gpus")]
     problems = []
     for role, spec in sizable.items():
         if deployment.gpus is not None and deployment.gpus not in spec.gpus.allowed:
             problems.append(
                 Problem(
                     f"{key}.gpus",
-                    f"recipe {deployment.recipe} allows {spec.gpus.allowed} GPUs per {role}, "
-                    f"not {deployment.gpus}",
+                    f"recipe {deployment.recipe} allows {spec.gpus.allowed} GPUs per {role}, not {deployment.gpus}",
                 )
             )
     per_node = pool.instance.gpus_per_node
@@ -155,9 +150,7 @@ def _gpus_problems(deployment: Deployment, recipe: Recipe, pool: Pool, key: str)
     return problems
 
 
-def _split_overrides(
-    deployment: Deployment, recipe: Recipe, key: str
-) -> tuple[dict[str, dict], list[Problem]]:
+def _split_overrides(deployment: Deployment, recipe: Recipe, key: str) -> tuple[dict[str, dict], list[Problem]]:
     """One role: overrides are its engine keys. Several: overrides are keyed by role."""
     if len(recipe.workers) == 1:
         return {next(iter(recipe.workers)): deployment.overrides}, []
@@ -182,26 +175,19 @@ def _parallel_sizes(spec: WorkerRole, gpus: int) -> dict[str, int]:
     }
 
 
-def _consistency_problems(
-    engine: dict, gpus: int, overrides: dict, overrides_key: str, key: str
-) -> list[Problem]:
+def _consistency_problems(engine: dict, gpus: int, overrides: dict, overrides_key: str, key: str) -> list[Problem]:
     tensor = engine.get("tensor_parallel_size", 1)
     pipeline = engine.get("pipeline_parallel_size", 1)
     if tensor * pipeline == gpus:
         return []
     culprit = next(
-        (
-            f"{overrides_key}.{name}"
-            for name in ("tensor_parallel_size", "pipeline_parallel_size")
-            if name in overrides
-        ),
+        (f"{overrides_key}.{name}" for name in ("tensor_parallel_size", "pipeline_parallel_size") if name in overrides),
         f"{key}.gpus",
     )
     return [
         Problem(
             culprit,
-            f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline} "
-            f"must equal the worker's {gpus} GPUs",
+            f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline} must equal the worker's {gpus} GPUs",
         )
     ]
 

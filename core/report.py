@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from core.manifests import frontend_service_name
-from core.recipes import Pool, ResolvedDeployment, Worker
-from core.stack import Stack
+from core.catalog import Performance, Traffic
+from core.manifests import FRONTEND_PORT, frontend_service_name
+from core.recipes import Pool, Worker
+from core.sizing import WorkerFit
+from core.stack import Serving, Stack
 
 
-def stack_report(stack: Stack) -> dict[str, Any]:
+def stack_report(stack: Stack, performance: Performance) -> dict[str, Any]:
     """Node pools and deployments with their topology; exported as stack outputs."""
     config = stack.config
     return {
@@ -30,9 +32,10 @@ def stack_report(stack: Stack) -> dict[str, Any]:
             for name, pool in stack.pools.items()
         },
         "deployments": {
-            deployment.name: _deployment_report(deployment, config.namespace)
-            for deployment in stack.deployments
+            serving.deployment.name: _deployment_report(serving, config.namespace, config.release.model, performance)
+            for serving in stack.serving
         },
+        "warnings": stack.warnings,
     }
 
 
@@ -41,19 +44,66 @@ def _pool_usd_per_hour(pool: Pool) -> float | None:
     return None if price is None else round(price * pool.config.nodes, 2)
 
 
-def _deployment_report(deployment: ResolvedDeployment, namespace: str) -> dict[str, Any]:
+def _deployment_report(serving: Serving, namespace: str, model: str, performance: Performance) -> dict[str, Any]:
+    deployment = serving.deployment
+    pool, traffic = deployment.pool, deployment.recipe.traffic
+    gpus = deployment.total_gpus
+    service = frontend_service_name(deployment.name)
+    price = pool.instance.on_demand_usd_per_hour
+    usd_per_hour = None if price is None else round(price / pool.instance.gpus_per_node * gpus, 2)
     return {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
-        "nodePool": deployment.pool.name,
-        "gpus": deployment.total_gpus,
+        "nodePool": pool.name,
+        "gpus": gpus,
+        "nodes": -(-gpus // pool.instance.gpus_per_node),  # at least; placement may use more
+        "usdPerHour": usd_per_hour,
+        "traffic": {
+            "inputTokens": traffic.input_tokens,
+            "outputTokens": traffic.output_tokens,
+            "concurrency": traffic.concurrency_per_gpu * gpus,
+        },
+        "estimate": _throughput_estimate(performance, pool.config.hardware, traffic, gpus, usd_per_hour),
         "routerMode": deployment.config.router_mode,
-        "frontend": f"{frontend_service_name(deployment.name)}.{namespace}",
-        "workers": {worker.service_name: _worker_report(worker) for worker in deployment.workers},
+        "frontend": f"{service}.{namespace}",
+        "endpoint": f"http://{service}.{namespace}.svc.cluster.local:{FRONTEND_PORT}",
+        "smokeTest": (
+            f"kubectl port-forward svc/{service} {FRONTEND_PORT}:{FRONTEND_PORT} -n {namespace} & "
+            f"curl -s http://localhost:{FRONTEND_PORT}/v1/chat/completions -H 'Content-Type: application/json' "
+            f'-d \'{{"model":"{model}","messages":[{{"role":"user","content":"Ready?"}}],"max_tokens":64}}\''
+        ),
+        "health": f"curl -s http://localhost:{FRONTEND_PORT}/health",
+        "workers": {
+            worker.service_name: _worker_report(worker, fit)
+            for worker, fit in zip(deployment.workers, serving.fits, strict=True)
+        },
     }
 
 
-def _worker_report(worker: Worker) -> dict[str, Any]:
+def _throughput_estimate(
+    performance: Performance, hardware: str, traffic: Traffic, gpus: int, usd_per_hour: float | None
+) -> dict[str, Any]:
+    """Published max-load tokens/s/GPU for the nearest traffic shape; an estimate, labelled so."""
+    shape = min(performance.tokens_per_gpu_second, key=lambda name: abs(_input_tokens(name) - traffic.input_tokens))
+    per_gpu = performance.tokens_per_gpu_second[shape].get(hardware)
+    per_second = None if per_gpu is None else per_gpu * gpus
+    usd_per_million = None
+    if per_second and usd_per_hour is not None:
+        usd_per_million = round(usd_per_hour / (per_second * 3600) * 1e6, 3)
+    return {
+        "basis": f"{performance.source}, {shape}: an estimate, not a measurement of this recipe",
+        "tokensPerGpuSecond": per_gpu,
+        "tokensPerSecond": per_second,
+        "usdPerMillionTokens": usd_per_million,
+    }
+
+
+def _input_tokens(shape: str) -> int:
+    """'8k/1k' -> 8192."""
+    return int(shape.split("/")[0].removesuffix("k")) * 1024
+
+
+def _worker_report(worker: Worker, fit: WorkerFit) -> dict[str, Any]:
     engine = worker.engine
     return {
         "role": worker.role,
@@ -63,6 +113,11 @@ def _worker_report(worker: Worker) -> dict[str, Any]:
         "expertParallel": engine.get("moe_expert_parallel_size"),
         "attentionDataParallel": engine.get("enable_attention_dp", False),
         "moeBackend": engine.get("moe_config", {}).get("backend"),
+        "weightsGiBPerGpu": fit.weights_gib_per_gpu,
+        "kvCacheGiBPerGpu": fit.kv_budget_gib_per_gpu,
+        "kvTokenCapacity": fit.kv_token_capacity,
+        "maxConcurrency": fit.max_concurrency,
+        "maxBatchSize": fit.max_batch_size,
     }
 
 
@@ -81,7 +136,7 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         "|---|---|---|---:|---:|---:|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
-        cost = "n/a (no on-demand price)" if pool["usdPerHour"] is None else f"{pool['usdPerHour']:,.2f}"
+        cost = _money(pool["usdPerHour"]).removeprefix("$")
         lines.append(
             f"| {name} | {pool['hardware']} | {pool['instanceType']} | {pool['nodes']} "
             f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} | {cost} |"
@@ -95,23 +150,41 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
     if not report["deployments"]:
         lines.append("(none)")
     for name, deployment in report["deployments"].items():
+        estimate, traffic = deployment["estimate"], deployment["traffic"]
         lines += [
             f"### {name}",
             "",
             f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
-            f"{deployment['gpus']} GPUs",
-            f"- frontend: {deployment['frontend']} (router {deployment['routerMode']})",
+            f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s), "
+            f"{_money(deployment['usdPerHour'])}/hour (est.)",
+            f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
+            f"concurrency {traffic['concurrency']}",
+            f"- throughput (estimate): {_number(estimate['tokensPerGpuSecond'])} tok/s/GPU, "
+            f"{_number(estimate['tokensPerSecond'])} tok/s, {_money(estimate['usdPerMillionTokens'])} per million "
+            f"tokens ({estimate['basis']})",
+            f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
+            f"- smoke test: `{deployment['smokeTest']}`; health: `{deployment['health']}`",
             "",
-            "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend |",
-            "|---|---|---:|---:|---:|---:|---|---|",
+            "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend "
+            "| weights GiB/GPU | KV GiB/GPU | KV tokens | max concurrency | max batch |",
+            "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|",
         ]
         for service, worker in deployment["workers"].items():
             lines.append(
                 f"| {service} | {worker['role']} | {worker['replicas']} | {worker['gpusPerWorker']} "
                 f"| {worker['tensorParallel']} | {worker['expertParallel']} "
-                f"| {'on' if worker['attentionDataParallel'] else 'off'} | {worker['moeBackend']} |"
+                f"| {'on' if worker['attentionDataParallel'] else 'off'} | {worker['moeBackend']} "
+                f"| {worker['weightsGiBPerGpu']} | {worker['kvCacheGiBPerGpu']} | {worker['kvTokenCapacity']:,} "
+                f"| {worker['maxConcurrency']:,} | {worker['maxBatchSize']:,} |"
             )
         lines.append("")
+    if report["warnings"]:
+        lines += ["## Warnings", "", *(f"- {warning}" for warning in report["warnings"]), ""]
+    lines += [
+        "KV and concurrency figures are estimates from weights and KV cache alone (core/sizing.py); "
+        "activations and CUDA graphs use part of the same memory.",
+        "",
+    ]
     counts = Counter(resource_types)
     lines += [
         f"## Resources ({len(resource_types)})",
@@ -120,3 +193,11 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         "",
     ]
     return "\n".join(lines)
+
+
+def _money(value: float | None) -> str:
+    return "n/a (no on-demand price)" if value is None else f"${value:,.2f}" if value >= 1 else f"${value:.3f}"
+
+
+def _number(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"

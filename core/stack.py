@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import manifests, model_cache, platform
+from core import manifests, model_cache, platform, sizing
 from core.catalog import Catalog
-from core.config import StackConfig, parse_stack_config
+from core.config import KEY_PREFIX, StackConfig, parse_stack_config
 from core.errors import ConfigError, Problem
 from core.recipes import Pool, ResolvedDeployment, resolve_deployments, resolve_pools
 from core.validation import object_problems
@@ -15,11 +15,12 @@ from core.validation import object_problems
 
 @dataclass(frozen=True)
 class Serving:
-    """One deployment and the objects that serve it."""
+    """One deployment, the objects that serve it, and how its workers fit their GPUs."""
 
     deployment: ResolvedDeployment
     engine_config: dict[str, Any]
     graph: dict[str, Any]
+    fits: list[sizing.WorkerFit]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Stack:
     workload_pull_secret: dict[str, Any] | None
     model_cache: ModelCacheObjects
     serving: list[Serving]
+    warnings: list[str]  # the shell logs these; nothing is refused for them
 
     @property
     def deployments(self) -> list[ResolvedDeployment]:
@@ -70,9 +72,7 @@ class Stack:
         ]
 
 
-def build_stack(
-    raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False
-) -> Stack:
+def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
     config = parse_stack_config(raw_config, catalog)
     pools = resolve_pools(config, catalog)
@@ -80,6 +80,22 @@ def build_stack(
     cache = config.model_cache
     pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
     init_container, init_volume = model_cache.wait_for_model(config.release)
+    deployments = resolve_deployments(config, catalog, pools)
+    problems = sizing.placement_problems(deployments, pools)
+    fits, warnings = {}, []
+    default_batch = int(catalog.engine_fields.default("max_batch_size"))
+    for deployment in deployments:
+        fits[deployment.name] = [
+            sizing.worker_fit(worker, deployment.pool, catalog.model, deployment.recipe.traffic, default_batch)
+            for worker in deployment.workers
+        ]
+        found, warned = sizing.fit_problems(
+            deployment, fits[deployment.name], f"{KEY_PREFIX}deployments.{deployment.name}"
+        )
+        problems += found
+        warnings += warned
+    if problems:
+        raise ConfigError(problems)
     stack = Stack(
         config=config,
         pools=pools,
@@ -91,9 +107,7 @@ def build_stack(
             else None,
         ),
         namespace=manifests.namespace(namespace),
-        workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET)
-        if with_ngc_key
-        else None,
+        workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET) if with_ngc_key else None,
         model_cache=ModelCacheObjects(
             storage_class=model_cache.storage_class(cache),
             persistent_volume=model_cache.fsx_persistent_volume(cache, namespace)
@@ -121,9 +135,11 @@ def build_stack(
                         with_hf_token=with_hf_token,
                     ),
                 ),
+                fits=fits[deployment.name],
             )
-            for deployment in resolve_deployments(config, catalog, pools)
+            for deployment in deployments
         ],
+        warnings=warnings,
     )
     problems = [
         Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)

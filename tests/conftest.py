@@ -27,9 +27,7 @@ def stack_entries(stack: str = "dev") -> dict[str, Any]:
 
 def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
     """The `gpt-oss-infra:` keys without their prefix: what the core's parser receives."""
-    return {
-        key.removeprefix(KEY_PREFIX): value for key, value in entries.items() if key.startswith(KEY_PREFIX)
-    }
+    return {key.removeprefix(KEY_PREFIX): value for key, value in entries.items() if key.startswith(KEY_PREFIX)}
 
 
 @pytest.fixture

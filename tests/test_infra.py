@@ -87,15 +87,9 @@ def test_iam_grants_no_wildcard_actions_on_wildcard_resources(aws_run):
                 "ec2.amazonaws.com",
                 "pods.eks.amazonaws.com",
             }
-    policies = [
-        r.inputs["policyArn"] for r in by_type(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    ]
-    assert policies and all(
-        arn.startswith("arn:aws:iam::aws:policy/") for arn in policies
-    )  # AWS-managed only
-    inline = [
-        r for r in run.resources if r.type in ("aws:iam/policy:Policy", "aws:iam/rolePolicy:RolePolicy")
-    ]
+    policies = [r.inputs["policyArn"] for r in by_type(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")]
+    assert policies and all(arn.startswith("arn:aws:iam::aws:policy/") for arn in policies)  # AWS-managed only
+    inline = [r for r in run.resources if r.type in ("aws:iam/policy:Policy", "aws:iam/rolePolicy:RolePolicy")]
     assert inline == []
 
 
@@ -113,9 +107,7 @@ def test_cluster_is_api_authenticated_encrypted_and_logged(aws_run):
         "controllerManager",
         "scheduler",
     ]
-    assert inputs["version"] == example_entries(stack)["gpt-oss-infra:cluster"].get(
-        "kubernetesVersion", "1.33"
-    )
+    assert inputs["version"] == example_entries(stack)["gpt-oss-infra:cluster"].get("kubernetesVersion", "1.33")
     if inputs["vpcConfig"]["endpointPublicAccess"]:
         assert inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
     assert run.outputs["kubeconfig"] == "[secret]"

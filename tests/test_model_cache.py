@@ -22,9 +22,7 @@ def registered(run, name):
 
 @pytest.fixture(scope="module")
 def dev_run():
-    run = run_entries(
-        stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:ngcApiKey": "nvapi-x"}
-    )
+    run = run_entries(stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:ngcApiKey": "nvapi-x"})
     assert run.error is None, run.error
     return run
 
@@ -74,10 +72,7 @@ def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
 def test_download_job_is_pinned_to_the_revision(dev_run):
     job = registered(dev_run, "model-cache-download").inputs
     assert job["metadata"]["name"] == "model-download-b5c939de8f75"
-    assert (
-        job["metadata"]["annotations"]["gpt-oss-infra/model-revision"]
-        == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
-    )
+    assert job["metadata"]["annotations"]["gpt-oss-infra/model-revision"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
     spec = job["spec"]
     assert spec["backoffLimit"] == 4 and spec["ttlSecondsAfterFinished"] == 604800
     (container,) = spec["template"]["spec"]["containers"]
@@ -101,14 +96,10 @@ def test_workers_wait_for_the_marker_the_job_writes(dev_run, dev_raw, catalog):
     (init,) = worker["extraPodSpec"]["initContainers"]
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
     marker = completion_marker(stack.config.release)
-    job_env = registered(dev_run, "model-cache-download").inputs["spec"]["template"]["spec"]["containers"][0][
-        "env"
-    ]
+    job_env = registered(dev_run, "model-cache-download").inputs["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "MARKER", "value": marker} in job_env
     assert init["env"] == [{"name": "MARKER", "value": marker}]
-    assert init["volumeMounts"] == [
-        {"name": "model-cache-marker", "mountPath": "/opt/models", "readOnly": True}
-    ]
+    assert init["volumeMounts"] == [{"name": "model-cache-marker", "mountPath": "/opt/models", "readOnly": True}]
     assert {
         "name": "model-cache-marker",
         "persistentVolumeClaim": {"claimName": "model-cache", "readOnly": True},
@@ -197,9 +188,7 @@ def test_hf_token_reaches_the_job_only_through_the_secret():
     run = run_entries(stack_entries("dev") | {"gpt-oss-infra:hfToken": sentinel})
     assert run.error is None
     job = next(r for r in run.resources if r.name == "model-cache-download")
-    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [
-        {"secretRef": {"name": "hf-token"}}
-    ]
+    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
     assert sentinel not in json.dumps([r.as_json() for r in run.resources])
     assert sentinel not in json.dumps(run.outputs)
     assert sentinel not in "\n".join(run.log)

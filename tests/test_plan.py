@@ -30,9 +30,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     graph = yaml.safe_load((dev_plan / "manifests/dynamographdeployment_gpt-oss_gpt-oss.yaml").read_text())
     worker = graph["spec"]["services"]["TrtllmWorker"]
     assert worker["resources"]["limits"]["gpu"] == "8"
-    config_map = yaml.safe_load(
-        (dev_plan / "manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml").read_text()
-    )
+    config_map = yaml.safe_load((dev_plan / "manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml").read_text())
     engine = yaml.safe_load(config_map["data"]["worker.yaml"])
     assert engine["moe_config"] == {"backend": "TRITON"}
     assert engine["tensor_parallel_size"] == engine["moe_expert_parallel_size"] == 8

@@ -54,19 +54,27 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
 
 
 def test_stack_outputs_report_the_deployment(dev_run):
-    assert dev_run.outputs["endpoints"] == {
-        "gpt-oss": "http://gpt-oss-frontend.gpt-oss.svc.cluster.local:8000"
-    }
-    worker = dev_run.outputs["report"]["deployments"]["gpt-oss"]["workers"]["TrtllmWorker"]
-    assert worker == {
+    assert dev_run.outputs["endpoints"] == {"gpt-oss": "http://gpt-oss-frontend.gpt-oss.svc.cluster.local:8000"}
+    deployment = dev_run.outputs["report"]["deployments"]["gpt-oss"]
+    worker = deployment["workers"]["TrtllmWorker"]
+    assert {key: worker[key] for key in ("role", "replicas", "gpusPerWorker", "tensorParallel", "expertParallel")} == {
         "role": "worker",
         "replicas": 1,
         "gpusPerWorker": 8,
         "tensorParallel": 8,
         "expertParallel": 8,
-        "attentionDataParallel": False,
-        "moeBackend": "TRITON",
     }
+    assert worker["attentionDataParallel"] is False and worker["moeBackend"] == "TRITON"
+    # 60.8 GiB checkpoint, experts over 8 ranks, dense part over 8 ranks: 7.6 GiB per GPU.
+    assert worker["weightsGiBPerGpu"] == 7.6
+    assert worker["kvTokenCapacity"] > 1_000_000 and worker["maxConcurrency"] >= worker["maxBatchSize"]
+    # $63.296/h for a p5en.48xlarge, all 8 GPUs used; 6,798 tok/s/GPU published for H200 at 1k/1k.
+    assert deployment["usdPerHour"] == 63.3
+    assert deployment["estimate"]["tokensPerSecond"] == 6798 * 8
+    assert deployment["estimate"]["usdPerMillionTokens"] == round(63.3 / (6798 * 8 * 3600) * 1e6, 3)
+    assert "an estimate" in deployment["estimate"]["basis"]
+    assert deployment["smokeTest"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")
+    assert deployment["health"] == "curl -s http://localhost:8000/health"
 
 
 def test_invalid_config_registers_no_resource():

@@ -72,8 +72,6 @@ def test_changed_engine_config_rolls_the_workers(dev_raw, catalog):
 
     before = annotation(resolve(dev_raw, catalog, "h200-agg-low-latency"))
     after = annotation(
-        resolve(
-            dev_raw, catalog, "h200-agg-low-latency", overrides={"cuda_graph_config": {"max_batch_size": 16}}
-        )
+        resolve(dev_raw, catalog, "h200-agg-low-latency", overrides={"cuda_graph_config": {"max_batch_size": 16}})
     )
     assert before != after

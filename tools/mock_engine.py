@@ -89,9 +89,7 @@ class _LogCollector(logging.Handler):
         self.run.log.append(f"{record.levelname.lower()}: {record.getMessage()}")
 
 
-def run_program(
-    program: Path, project: str, stack: str, config: dict[str, str], secret_keys: list[str]
-) -> ProgramRun:
+def run_program(program: Path, project: str, stack: str, config: dict[str, str], secret_keys: list[str]) -> ProgramRun:
     """Run `program` once, in a fresh context so runs never share Pulumi's global state.
 
     What the program raises is kept in `ProgramRun.error`, beside what it registered before.
@@ -200,9 +198,7 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
             "arn": f"arn:aws:eks:us-east-2:{ACCOUNT_ID}:cluster/{inputs.get('name', name)}",
             "endpoint": f"https://{name}.example.eks.amazonaws.com",
             "certificateAuthority": {"data": "bW9jay1jYQ=="},
-            "identities": [
-                {"oidcs": [{"issuer": f"https://oidc.eks.us-east-2.amazonaws.com/id/{name.upper()}"}]}
-            ],
+            "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.us-east-2.amazonaws.com/id/{name.upper()}"}]}],
             "vpcConfig": dict(inputs.get("vpcConfig", {}))
             | {"clusterSecurityGroupId": f"{name}-sg-id", "vpcId": f"{name}-vpc-id"},
         }
@@ -245,8 +241,8 @@ def _policy_document(args: dict) -> dict:
         for principal in statement.get("principals") or []:
             rendered.setdefault("Principal", {})[principal["type"]] = principal["identifiers"]
         for condition in statement.get("conditions") or []:
-            rendered.setdefault("Condition", {}).setdefault(condition["test"], {})[condition["variable"]] = (
-                condition["values"]
-            )
+            rendered.setdefault("Condition", {}).setdefault(condition["test"], {})[condition["variable"]] = condition[
+                "values"
+            ]
         statements.append(rendered)
     return {"Version": "2012-10-17", "Statement": statements}

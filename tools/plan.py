@@ -42,9 +42,7 @@ def load_stack_files(stack: str, stack_dir: Path | None = None) -> StackFiles:
     the project root or configs/examples/."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     candidates = [stack_dir] if stack_dir else [ROOT, EXAMPLES]
-    stack_file = next(
-        (d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").exists()), None
-    )
+    stack_file = next((d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").exists()), None)
     if stack_file is None:
         raise FileNotFoundError(f"no stack file Pulumi.{stack}.yaml in {', '.join(map(str, candidates))}")
     entries = _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
@@ -97,9 +95,7 @@ def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
         "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
-        "summary.md": render_summary(
-            files.project, stack, run.outputs["report"], [r["type"] for r in resources]
-        ),
+        "summary.md": render_summary(files.project, stack, run.outputs["report"], [r["type"] for r in resources]),
     }
     for registration in run.resources:
         manifest = _manifest(registration.inputs)
@@ -132,9 +128,7 @@ class _ManifestDumper(yaml.SafeDumper):
 
 _ManifestDumper.add_representer(
     str,
-    lambda dumper, text: dumper.represent_scalar(
-        "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None
-    ),
+    lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None),
 )
 
 

@@ -1,0 +1,129 @@
+"""Will it fit? Placement of workers on a pool's nodes, and weights + KV cache in GPU memory.
+
+An estimate, before an hour of GPU time finds out: it ignores activations, CUDA graphs and
+runtime buffers, which come out of the same memory, so a config it passes can still need a
+smaller KV fraction; a config it refuses cannot work.
+
+Weights per GPU: the experts (MXFP4) are split over all tensor-parallel ranks (TRT-LLM's
+moe_tp x moe_ep = tp); the dense BF16 part is split over TP, or replicated with attention data
+parallel. KV per token and layer = 2 (K and V) x KV heads x head_dim x bytes(dtype); full-attention
+layers keep every token, sliding-window layers the last `window`; without attention data parallel
+the KV heads are split over min(TP, KV heads) ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.catalog import ModelSpec, Traffic
+from core.config import KEY_PREFIX
+from core.errors import Problem
+from core.recipes import Pool, ResolvedDeployment, Worker
+
+GIB = 2**30
+GB = 10**9
+
+
+@dataclass(frozen=True)
+class WorkerFit:
+    service: str
+    weights_gib_per_gpu: float
+    kv_budget_gib_per_gpu: float
+    kv_token_capacity: int  # per worker (all its GPUs)
+    sequence_tokens: int  # input + output of the recipe's traffic shape
+    max_concurrency: int  # sequences of that shape the KV cache holds, per worker
+    max_batch_size: int  # per worker, as configured (per rank x ranks with attention DP)
+
+
+def worker_fit(worker: Worker, pool: Pool, model: ModelSpec, traffic: Traffic, default_batch: int) -> WorkerFit:
+    engine = worker.engine
+    tensor = engine.get("tensor_parallel_size", 1)
+    attention_dp = bool(engine.get("enable_attention_dp", False))
+    weights = model.checkpoint_gib - model.dense_gib
+    weights_per_gpu = weights / tensor + model.dense_gib / (1 if attention_dp else tensor)
+
+    gpu_gib = pool.instance.gpu_memory_gb * GB / GIB
+    kv_config = engine.get("kv_cache_config", {})
+    fraction = kv_config.get("free_gpu_memory_fraction", 0.9)
+    budget_per_gpu = max(gpu_gib - weights_per_gpu, 0.0) * fraction
+
+    kv_dtype = kv_config.get("dtype", "auto")
+    head_ranks = 1 if attention_dp else min(tensor, model.kv_heads)
+    token_layer_bytes = 2 * model.kv_heads * model.head_dim * model.kv_bytes_per_element[kv_dtype] / head_ranks
+    full_layers = model.layers - model.sliding_window_layers
+    sequence = min(traffic.sequence_tokens, engine.get("max_seq_len") or model.max_position_embeddings)
+    sequence_bytes = token_layer_bytes * (
+        full_layers * sequence + model.sliding_window_layers * min(sequence, model.sliding_window)
+    )
+    # With attention DP each GPU holds its own sequences; otherwise one sequence spans the ranks.
+    kv_pools = worker.gpus if attention_dp else 1
+    budget_bytes = budget_per_gpu * GIB * kv_pools
+    per_token_bytes = token_layer_bytes * full_layers  # capacity counted in full-attention tokens
+    batch = engine.get("max_batch_size", default_batch)
+    return WorkerFit(
+        service=worker.service_name,
+        weights_gib_per_gpu=round(weights_per_gpu, 2),
+        kv_budget_gib_per_gpu=round(budget_per_gpu, 2),
+        kv_token_capacity=int(budget_bytes // per_token_bytes),
+        sequence_tokens=sequence,
+        max_concurrency=int(budget_bytes // sequence_bytes),
+        max_batch_size=batch * kv_pools,
+    )
+
+
+def fit_problems(deployment: ResolvedDeployment, fits: list[WorkerFit], key: str) -> tuple[list[Problem], list[str]]:
+    """Refuse what cannot load, or a batch size the user asked for that the KV cache cannot hold;
+    warn when a recipe's own batch size cannot be reached (TRT-LLM then caps concurrency)."""
+    problems, warnings = [], []
+    gpu_gib = deployment.pool.instance.gpu_memory_gb * GB / GIB
+    for worker, fit in zip(deployment.workers, fits, strict=True):
+        role_key = f"{key}.overrides" + (f".{worker.role}" if len(deployment.workers) > 1 else "")
+        if fit.kv_budget_gib_per_gpu <= 0 or fit.max_concurrency < 1:
+            problems.append(
+                Problem(
+                    f"{key}.gpus",
+                    f"{fit.service}: {fit.weights_gib_per_gpu} GiB of weights per GPU leave no KV cache for one "
+                    f"{fit.sequence_tokens}-token sequence on {gpu_gib:.0f} GiB GPUs; use more GPUs per worker",
+                )
+            )
+        elif fit.max_concurrency < fit.max_batch_size:
+            message = (
+                f"{fit.service}: max_batch_size {fit.max_batch_size} needs KV for {fit.max_batch_size} "
+                f"{fit.sequence_tokens}-token sequences; the cache holds about {fit.max_concurrency} "
+                f"({fit.kv_token_capacity} tokens)"
+            )
+            overrides = deployment.config.overrides
+            asked = overrides.get(worker.role, {}) if len(deployment.workers) > 1 else overrides
+            if "max_batch_size" in asked:
+                problems.append(Problem(f"{role_key}.max_batch_size", message))
+            else:
+                warnings.append(f"{key}: {message} (estimate; TRT-LLM will cap concurrency)")
+    return problems, warnings
+
+
+def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, Pool]) -> list[Problem]:
+    """First-fit decreasing of every worker pod (GPUs x replicas) of every deployment of a pool
+    onto its nodes: a total that fits can still leave no node with room for one worker."""
+    problems = []
+    for pool_name, pool in pools.items():
+        on_pool = [d for d in deployments if d.pool.name == pool_name]
+        pods = sorted(
+            ((worker.gpus, d.name) for d in on_pool for worker in d.workers for _ in range(worker.replicas)),
+            reverse=True,
+        )
+        free = [pool.instance.gpus_per_node] * pool.config.nodes
+        for gpus, name in pods:
+            node = next((i for i, room in enumerate(free) if room >= gpus), None)
+            if node is None:
+                need = sum(g for g, _ in pods)
+                problems.append(
+                    Problem(
+                        f"{KEY_PREFIX}deployments.{name}.nodePool",
+                        f"pool {pool_name} ({pool.config.nodes} x {pool.instance_type}, "
+                        f"{pool.instance.gpus_per_node} GPUs each) cannot place a {gpus}-GPU worker: the pool's "
+                        f"deployments need {need} GPUs as {[g for g, _ in pods]}; add nodes or reduce replicas",
+                    )
+                )
+                break
+            free[node] -= gpus
+    return problems
