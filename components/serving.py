@@ -22,7 +22,7 @@ class DynamoServing(Component):
             opts=self.child_opts(),
         )
         graph = args.graph
-        k8s.apiextensions.CustomResource(
+        graph_resource = k8s.apiextensions.CustomResource(
             f"{name}-graph",
             api_version=graph["apiVersion"],
             kind=graph["kind"],
@@ -30,6 +30,12 @@ class DynamoServing(Component):
             spec=graph["spec"],
             opts=self.child_opts(depends_on=[engine_config]),
         )
+        if args.benchmark_job is not None:
+            k8s.batch.v1.Job(
+                f"{name}-benchmark",
+                **resource_args(args.benchmark_job),
+                opts=self.child_opts(depends_on=[graph_resource]),
+            )
         service = manifests.frontend_service_name(args.deployment.name)
         namespace = graph["metadata"]["namespace"]
         self.endpoint = pulumi.Output.from_input(

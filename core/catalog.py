@@ -112,6 +112,15 @@ class ModelDownload(StrictModel):
     resources: dict[str, dict[str, str]]
 
 
+class BenchmarkSettings(StrictModel):
+    image: str
+    aiperf: str
+    requests_per_concurrency: PositiveInt
+    backoff_limit: int
+    ttl_seconds_after_finished: int
+    resources: dict[str, dict[str, str]]
+
+
 class ModelSpec(StrictModel):
     name: str
     checkpoint_gib: Annotated[float, Field(alias="checkpointGiB")]
@@ -139,6 +148,7 @@ class Catalog:
     model_download: ModelDownload
     model: ModelSpec
     performance: Performance
+    benchmark: BenchmarkSettings
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -179,6 +189,9 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         model=_parse(ModelSpec, _read_yaml(config_dir / "model.yaml"), f"{config_dir / 'model.yaml'}: "),
         performance=_parse(
             Performance, _read_yaml(config_dir / "performance.yaml"), f"{config_dir / 'performance.yaml'}: "
+        ),
+        benchmark=_parse(
+            BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "
         ),
     )
 

@@ -152,6 +152,16 @@ class Platform(StrictModel):
     kai_scheduler: bool = False
 
 
+class Benchmark(StrictModel):
+    """Opt-in aiperf Job against the deployment's frontend; the recipe's traffic shape by default
+    (seed 002's long-context run: inputTokens 32000, outputTokens 256)."""
+
+    enabled: bool = False
+    input_tokens: PositiveInt | None = None
+    output_tokens: PositiveInt | None = None
+    concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count
+
+
 class Deployment(StrictModel):
     recipe: str
     node_pool: str
@@ -159,6 +169,7 @@ class Deployment(StrictModel):
     replicas: PositiveInt = 1
     router_mode: Literal["round-robin", "kv"] = "round-robin"
     overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
+    benchmark: Benchmark = Benchmark()
 
 
 class StackConfig(StrictModel):

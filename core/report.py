@@ -156,7 +156,7 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
             "",
             f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
             f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s), "
-            f"{_money(deployment['usdPerHour'])}/hour (est.)",
+            f"cost {_money(deployment['usdPerHour'])} per hour (est.)",
             f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
             f"concurrency {traffic['concurrency']}",
             f"- throughput (estimate): {_number(estimate['tokensPerGpuSecond'])} tok/s/GPU, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import manifests, model_cache, platform, sizing
+from core import benchmark, manifests, model_cache, platform, sizing
 from core.catalog import Catalog
 from core.config import KEY_PREFIX, StackConfig, parse_stack_config
 from core.errors import ConfigError, Problem
@@ -21,6 +21,7 @@ class Serving:
     engine_config: dict[str, Any]
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
+    benchmark_job: dict[str, Any] | None  # only when deployments.<name>.benchmark.enabled
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Stack:
 
     def objects(self) -> list[dict[str, Any]]:
         cache = self.model_cache
-        fixed = [
+        fixed: list[dict[str, Any] | None] = [
             self.platform.namespace,
             self.platform.pull_secret,
             self.namespace,
@@ -67,9 +68,10 @@ class Stack:
             cache.hf_token_secret,
             cache.download_job,
         ]
-        return [obj for obj in fixed if obj] + [
-            obj for serving in self.serving for obj in (serving.engine_config, serving.graph)
+        per_deployment = [
+            obj for serving in self.serving for obj in (serving.engine_config, serving.graph, serving.benchmark_job)
         ]
+        return [obj for obj in fixed + per_deployment if obj]
 
 
 def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False) -> Stack:
@@ -136,6 +138,9 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
                     ),
                 ),
                 fits=fits[deployment.name],
+                benchmark_job=benchmark.benchmark_job(deployment, config.release, namespace, catalog.benchmark)
+                if deployment.config.benchmark.enabled
+                else None,
             )
             for deployment in deployments
         ],

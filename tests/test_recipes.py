@@ -75,3 +75,170 @@ def test_changed_engine_config_rolls_the_workers(dev_raw, catalog):
         resolve(dev_raw, catalog, "h200-agg-low-latency", overrides={"cuda_graph_config": {"max_batch_size": 16}})
     )
     assert before != after
+
+
+# Per recipe, the settings its seeds give, quoted from the seed text (role -> engine keys / env).
+SEED_SETTINGS = {
+    "b200-agg-low-latency": {  # seed 001 low-latency config + launch flags
+        "worker": {
+            "enable_attention_dp": False,
+            "moe_config": {"backend": "TRTLLM"},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 720},
+            "stream_interval": 20,
+            "num_postprocess_workers": 4,
+            "max_batch_size": 720,
+            "max_num_tokens": 16384,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+            "tensor_parallel_size": 8,
+            "moe_expert_parallel_size": 8,
+        }
+    },
+    "b200-agg-max-throughput": {  # seed 001 max-throughput config + launch flags
+        "worker": {
+            "enable_attention_dp": True,
+            "moe_config": {"backend": "CUTLASS"},
+            "cuda_graph_config": {"enable_padding": True, "max_batch_size": 720},
+            "attention_dp_config": {"enable_balance": True, "batching_wait_iters": 50, "timeout_iters": 1},
+            "max_batch_size": 720,
+            "max_num_tokens": 16384,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+            "tensor_parallel_size": 8,
+            "moe_expert_parallel_size": 8,
+        }
+    },
+    "gb200-agg-low-latency": {  # seed 000 low_latency.yaml, 4x GB200 command
+        "worker": {
+            "enable_attention_dp": False,
+            "cuda_graph_config": {"max_batch_size": 8, "enable_padding": True},
+            "moe_config": {"backend": "TRTLLM"},
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.75},
+            "tensor_parallel_size": 4,
+            "moe_expert_parallel_size": 4,
+        }
+    },
+    "gb200-agg-max-throughput": {  # seed 004 aggregated target: TP4, EP4 + attention-DP; recipe's engine config
+        "worker": {
+            "enable_attention_dp": True,
+            "cuda_graph_config": {"max_batch_size": 800, "enable_padding": True},
+            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.9},
+            "stream_interval": 20,
+            "moe_config": {"backend": "CUTLASS"},
+            "max_batch_size": 800,
+            "tensor_parallel_size": 4,
+            "moe_expert_parallel_size": 4,
+        }
+    },
+    "h200-agg-max-throughput": {  # seed 000 max_throughput.yaml with the H200 TRITON note
+        "worker": {
+            "enable_attention_dp": True,
+            "cuda_graph_config": {"max_batch_size": 640, "enable_padding": True},
+            "stream_interval": 10,
+            "moe_config": {"backend": "TRITON"},
+            "max_batch_size": 640,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+        }
+    },
+    "h100-agg-long-context": {  # seed 003 runtime and patch_kwargs tables
+        "worker": {
+            "tensor_parallel_size": 2,
+            "moe_expert_parallel_size": 2,
+            "max_batch_size": 64,
+            "max_seq_len": 98304,
+            "enable_chunked_prefill": True,
+            "max_num_tokens": 8192,
+            "cuda_graph_config": {"enable_padding": True},
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.8, "enable_block_reuse": True},
+        }
+    },
+    "b200-disagg-4p4d": {  # seed 002 'Understanding the Configuration' and launch commands
+        "prefill": {
+            "enable_attention_dp": False,
+            "enable_chunked_prefill": True,
+            "disable_overlap_scheduler": True,
+            "moe_config": {"backend": "CUTLASS"},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 65536},
+            "cuda_graph_config": {"max_batch_size": 32, "enable_padding": True},
+            "max_num_tokens": 20000,
+            "max_batch_size": 32,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+            "tensor_parallel_size": 4,
+            "moe_expert_parallel_size": 4,
+        },
+        "decode": {
+            "enable_attention_dp": True,
+            "disable_overlap_scheduler": False,
+            "moe_config": {"backend": "CUTLASS"},
+            "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 65536},
+            "cuda_graph_config": {"max_batch_size": 128, "enable_padding": True},
+            "max_num_tokens": 16384,
+            "max_batch_size": 128,
+            "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
+            "tensor_parallel_size": 4,
+            "moe_expert_parallel_size": 4,
+        },
+    },
+}
+ONE_P_FOUR_D = {  # seed 004 disaggregated target: TP1 prefill + TP4 decode, UCX 9216, overlap off/on
+    "prefill": {
+        "tensor_parallel_size": 1,
+        "moe_expert_parallel_size": 1,
+        "max_batch_size": 64,
+        "disable_overlap_scheduler": True,
+        "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+        "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.8},
+    },
+    "decode": {
+        "tensor_parallel_size": 4,
+        "moe_expert_parallel_size": 1,
+        "max_batch_size": 1280,
+        "disable_overlap_scheduler": False,
+        "cache_transceiver_config": {"backend": "UCX", "max_tokens_in_buffer": 9216},
+        "kv_cache_config": {"dtype": "fp8", "enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+    },
+}
+SEED_SETTINGS |= {"b200-disagg-1p4d": ONE_P_FOUR_D, "gb200-disagg-1p4d": ONE_P_FOUR_D}
+SEED_ENV = {"TRTLLM_ENABLE_PDL": "1", "TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL": "True"}
+
+
+def resolve_on_its_hardware(dev_raw, catalog, recipe_name: str):
+    recipe = catalog.recipes[recipe_name]
+    dev_raw["nodePools"]["gpu"] = {"hardware": recipe.hardware, "nodes": 2}
+    if recipe.hardware == "gb200":
+        dev_raw["nodePools"]["gpu"] |= {
+            "capacityType": "CAPACITY_BLOCK",
+            "capacityReservationId": "cr-0123456789abcdef0",
+            "availabilityZone": "us-east-2b",
+        }
+    return resolve(dev_raw, catalog, recipe_name)
+
+
+@pytest.mark.parametrize("recipe_name", sorted(SEED_SETTINGS))
+def test_recipe_reproduces_its_seed(dev_raw, catalog, recipe_name):
+    serving = resolve_on_its_hardware(dev_raw, catalog, recipe_name)
+    workers = {worker.role: worker for worker in serving.deployment.workers}
+    assert set(workers) == set(SEED_SETTINGS[recipe_name])
+    for role, expected in SEED_SETTINGS[recipe_name].items():
+        engine = workers[role].engine
+        assert {key: engine.get(key) for key in expected} == expected, role
+        assert SEED_ENV.items() <= workers[role].env.items()
+        assert workers[role].gpus == engine["tensor_parallel_size"]
+    services = serving.graph["spec"]["services"]
+    for role, worker in workers.items():
+        args = services[worker.service_name]["extraPodSpec"]["mainContainer"]["args"]
+        assert args[args.index("--dyn-reasoning-parser") + 1] == "gpt_oss"
+        if role != "worker":  # disaggregated workers carry their mode and a KV cache transceiver
+            assert args[args.index("--disaggregation-mode") + 1] == role
+            assert services[worker.service_name]["subComponentType"] == role
+            assert worker.engine["cache_transceiver_config"]["backend"] == "UCX"
+
+
+@pytest.mark.parametrize("recipe_name", ["b200-disagg-1p4d", "gb200-disagg-1p4d"])
+def test_one_p_four_d_uses_the_blackwell_quantization(dev_raw, catalog, recipe_name):
+    serving = resolve_on_its_hardware(dev_raw, catalog, recipe_name)
+    for worker in serving.deployment.workers:
+        assert worker.env["OVERRIDE_QUANT_ALGO"] == "W4A8_MXFP4_MXFP8"  # seed 004
+    assert serving.deployment.total_gpus == 5
+
+
+def test_every_recipe_is_in_the_seed_table(catalog):
+    assert set(catalog.recipes) == set(SEED_SETTINGS) | {"h200-agg-low-latency"}
