@@ -23,6 +23,9 @@ plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in conf
 test: lint  ## lint, then every test (pure core, mock-engine runs, schema validation)
 	$(PY) -m pytest
 
+bench: $(VENV)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments
+	$(PY) -m tools.bench
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
