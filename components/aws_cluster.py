@@ -65,7 +65,13 @@ class AwsCluster(Component):
         specs = [infra.system_node_group(config)] + [infra.gpu_node_group(pool) for pool in args.pools.values()]
         nodes = NodeGroups(
             f"{name}-nodes",
-            NodeGroupsArgs(cluster=eks.cluster, specs=specs, subnet_ids=subnet_ids, subnet_by_zone=subnet_by_zone),
+            NodeGroupsArgs(
+                cluster=eks.cluster,
+                specs=specs,
+                subnet_ids=subnet_ids,
+                subnet_by_zone=subnet_by_zone,
+                environment=config.environment,
+            ),
             opts=self.child_opts(depends_on=[base_addons]),
         )
         # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them.

@@ -22,6 +22,7 @@ class NodeGroupsArgs:
     specs: list[infra.NodeGroupSpec]
     subnet_ids: list[pulumi.Input[str]]  # private subnets, in availability_zone_order
     subnet_by_zone: dict[str, pulumi.Input[str]]  # the private subnet of each pinned AZ
+    environment: str  # tagged on every group: policies and cost reports read it
 
 
 class NodeGroups(Component):
@@ -60,6 +61,7 @@ class NodeGroups(Component):
                 taints=spec.taints,
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
                 node_repair_config={"enabled": True},
+                tags=infra.node_group_tags(spec, args.environment),
                 update_config={"max_unavailable": 1},
                 opts=self.child_opts(),
             )

@@ -66,6 +66,13 @@ def system_node_group(config: StackConfig) -> NodeGroupSpec:
     )
 
 
+def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
+    tags = {"gpt-oss-infra/environment": environment, POOL_LABEL: spec.pool}
+    if spec.capacity_reservation_id:
+        tags["gpt-oss-infra/capacity-reservation"] = spec.capacity_reservation_id
+    return tags
+
+
 def gpu_node_group(pool: Pool) -> NodeGroupSpec:
     config = pool.config
     instance = pool.instance
