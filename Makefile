@@ -4,7 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 
-.PHONY: plan plan-all test lint format bench clean
+BASE ?= origin/main
+
+.PHONY: plan plan-all plan-diff promote test lint format bench clean
 
 # The venv is rebuilt whenever a requirements file changes.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -19,6 +21,12 @@ plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in conf
 	for file in Pulumi.*.yaml configs/examples/Pulumi.*.yaml; do \
 	  stack=$$(basename $$file .yaml); $(PY) -m tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
 	done
+
+plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
+	@$(PY) -m tools.plan_diff --stack $(STACK) --base $(BASE)
+
+promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: copy the release block
+	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix)
 
 test: lint  ## lint, then every test (pure core, mock-engine runs, schema validation)
 	$(PY) -m pytest

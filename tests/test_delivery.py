@@ -1,0 +1,112 @@
+"""Delivery: plan-diff, promotion between environments, and the GitHub workflows' schema."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import promote
+from tools.plan import ROOT
+
+NEW_REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def envs(tmp_path: Path) -> Path:
+    for stack in ("dev", "staging", "prod"):
+        shutil.copy(ROOT / f"Pulumi.{stack}.yaml", tmp_path)
+    dev = tmp_path / "Pulumi.dev.yaml"
+    dev.write_text(
+        dev.read_text()
+        .replace("b5c939de8f754692c1647ca79fbf85e8c1e70f8a", f"{NEW_REVISION}   # candidate")
+        .replace("dynamo: 1.2.1", "dynamo: 1.2.0")
+    )
+    return tmp_path
+
+
+def outside_release(text: str) -> list[str]:
+    start, end = promote.release_lines(text, "test")
+    lines = text.splitlines()
+    return lines[:start] + lines[end:]
+
+
+def test_promote_moves_the_release_block_and_only_it(envs):
+    before = (envs / "Pulumi.staging.yaml").read_text()
+    diff = promote.promote("dev", "staging", root=envs)
+    after = (envs / "Pulumi.staging.yaml").read_text()
+    assert promote.release_of(after) == promote.release_of((envs / "Pulumi.dev.yaml").read_text())
+    assert f"modelRevision: {NEW_REVISION}   # candidate" in after  # the block's own comments travel with it
+    assert outside_release(after) == outside_release(before)  # every other line and comment untouched
+    assert "# staging: prod's shape at smaller scale" in after
+    # The plan diff shows the new revision reaching the download Job.
+    assert f"-      name: model-download-b5c939de8f75\n+      name: model-download-{NEW_REVISION[:12]}" in diff
+    assert promote.promote("dev", "staging", root=envs) == "nothing to promote"
+
+
+def test_promotion_must_be_adjacent_unless_hotfix(envs):
+    with pytest.raises(promote.PromotionError, match="skips or reverses"):
+        promote.promote("dev", "prod", root=envs)
+    with pytest.raises(promote.PromotionError, match="skips or reverses"):
+        promote.promote("staging", "dev", root=envs)
+    promote.promote("dev", "prod", hotfix=True, root=envs)
+    assert promote.release_of((envs / "Pulumi.prod.yaml").read_text())["modelRevision"] == NEW_REVISION
+
+
+def test_an_invalid_source_is_refused_and_nothing_is_written(envs):
+    dev = envs / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("hardware: h200", "hardware: a100"))
+    before = (envs / "Pulumi.staging.yaml").read_text()
+    with pytest.raises(promote.PromotionError, match="Pulumi.dev.yaml does not validate"):
+        promote.promote("dev", "staging", root=envs)
+    assert (envs / "Pulumi.staging.yaml").read_text() == before
+
+
+def test_the_target_is_validated_with_the_new_release(envs):
+    staging = envs / "Pulumi.staging.yaml"
+    staging.write_text(staging.read_text().replace("nodes: 1", "nodes: -1"))
+    before = staging.read_text()
+    with pytest.raises(promote.PromotionError, match="does not validate; nothing written"):
+        promote.promote("dev", "staging", root=envs)
+    assert staging.read_text() == before
+
+
+def test_plan_diff_shows_a_changed_recipe_value_and_nothing_without_a_change(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+
+    def plan_diff() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "tools.plan_diff", "--stack", "dev", "--base", "HEAD"],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+        )
+
+    unchanged = plan_diff()
+    assert (unchanged.returncode, unchanged.stdout) == (0, "")
+    recipe = clone / "configs/recipes/h200-agg-low-latency.yaml"
+    recipe.write_text(recipe.read_text().replace("max_batch_size: 8\n", "max_batch_size: 16\n"))
+    changed = plan_diff()
+    assert changed.returncode == 0
+    assert "--- HEAD/manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml" in changed.stdout
+    assert "-      max_batch_size: 8\n+      max_batch_size: 16\n" in changed.stdout
+
+
+def test_workflows_pass_the_github_workflow_schema():
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert {path.name for path in workflows} >= {"preview.yml", "deploy.yml", "promote.yml"}
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "check-jsonschema"),
+            "--builtin-schema",
+            "vendor.github-workflows",
+            *map(str, workflows),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,81 @@
+"""`make plan-diff STACK=<s> BASE=<git ref>`: what a change does to a stack's plan, offline.
+
+Renders the plan at BASE (from `git archive`, run with this checkout's venv) and at the working
+tree, and prints a unified diff of resources.json and manifests/. No output and exit 0 when
+nothing changed; exit 1 when either side cannot be planned. Works for forks and with no cloud.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import io
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from tools.plan import ROOT
+
+COMPARED = ("resources.json", "manifests/")
+
+
+def render(tree: Path, stack: str, out: Path) -> dict[str, str]:
+    """Plan `stack` with the code and stack files of `tree`; the compared files by relative path."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.plan", "--stack", stack, "--out", str(out)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"plan of {stack} in {tree} failed:\n{result.stderr.strip()}")
+    root = out / stack
+    return {
+        str(path.relative_to(root)): path.read_text()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and str(path.relative_to(root)).startswith(COMPARED)
+    }
+
+
+def checkout(ref: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "archive", "--format=tar", ref], cwd=ROOT, capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def unified_diff(before: dict[str, str], after: dict[str, str], base: str) -> str:
+    chunks = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, ""), after.get(name, "")
+        if old != new:
+            chunks += difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=f"{base}/{name}" if name in before else "/dev/null",
+                tofile=f"working-tree/{name}" if name in after else "/dev/null",
+            )
+    return "".join(chunks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--base", default="HEAD", help="git ref to compare the working tree with")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        try:
+            before = render(checkout(args.base, work / "base"), args.stack, work / "base-plan")
+            after = render(ROOT, args.stack, work / "head-plan")
+        except (RuntimeError, subprocess.CalledProcessError) as error:
+            print(f"plan-diff: {error}", file=sys.stderr)
+            return 1
+    sys.stdout.write(unified_diff(before, after, args.base))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
