@@ -42,8 +42,10 @@ def test_promote_moves_the_release_block_and_only_it(envs):
     assert f"modelRevision: {NEW_REVISION}   # candidate" in after  # the block's own comments travel with it
     assert outside_release(after) == outside_release(before)  # every other line and comment untouched
     assert "# staging: prod's shape at smaller scale" in after
-    # The plan diff shows the new revision reaching the download Job.
-    assert f"-      name: model-download-b5c939de8f75\n+      name: model-download-{NEW_REVISION[:12]}" in diff
+    # The plan diff shows the new revision reaching the download Job (a new Job, named by revision).
+    assert "--- staging-before/manifests/job_gpt-oss_model-download-b5c939de8f75.yaml" in diff
+    assert f"+++ staging-after/manifests/job_gpt-oss_model-download-{NEW_REVISION[:12]}.yaml" in diff
+    assert '+      "version": "1.2.0"' in diff  # the platform chart follows release.dynamo
     assert promote.promote("dev", "staging", root=envs) == "nothing to promote"
 
 
@@ -60,7 +62,7 @@ def test_an_invalid_source_is_refused_and_nothing_is_written(envs):
     dev = envs / "Pulumi.dev.yaml"
     dev.write_text(dev.read_text().replace("hardware: h200", "hardware: a100"))
     before = (envs / "Pulumi.staging.yaml").read_text()
-    with pytest.raises(promote.PromotionError, match="Pulumi.dev.yaml does not validate"):
+    with pytest.raises(promote.PromotionError, match=r"Pulumi\.dev\.yaml does not validate"):
         promote.promote("dev", "staging", root=envs)
     assert (envs / "Pulumi.staging.yaml").read_text() == before
 

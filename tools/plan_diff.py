@@ -46,7 +46,7 @@ def checkout(ref: str, into: Path) -> Path:
     return into
 
 
-def unified_diff(before: dict[str, str], after: dict[str, str], base: str) -> str:
+def unified_diff(before: dict[str, str], after: dict[str, str], base: str, head: str = "working-tree") -> str:
     chunks = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, ""), after.get(name, "")
@@ -55,7 +55,7 @@ def unified_diff(before: dict[str, str], after: dict[str, str], base: str) -> st
                 old.splitlines(keepends=True),
                 new.splitlines(keepends=True),
                 fromfile=f"{base}/{name}" if name in before else "/dev/null",
-                tofile=f"working-tree/{name}" if name in after else "/dev/null",
+                tofile=f"{head}/{name}" if name in after else "/dev/null",
             )
     return "".join(chunks)
 

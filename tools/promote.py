@@ -91,7 +91,7 @@ def promote(source: str, target: str, hotfix: bool = False, root: Path = ROOT) -
     if after is None:
         raise PromotionError(f"{target_file.name} with {source}'s release does not validate; nothing written")
     target_file.write_text(promoted)
-    return unified_diff(before, after, f"{target}-before") or f"{target}: release updated, plan unchanged"
+    return unified_diff(before, after, f"{target}-before", f"{target}-after") or f"{target}: plan unchanged"
 
 
 def main(argv: list[str] | None = None) -> int:
