@@ -81,7 +81,7 @@ class Release(StrictModel):
     dynamo: Annotated[str, AfterValidator(_dynamo_version)]
     runtime_image: Annotated[str, AfterValidator(_pinned_image)]
     model: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")]
-    model_revision: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$", description="40-hex Hugging Face commit")]
+    model_revision: Annotated[str, AfterValidator(_commit_id)]
 
 
 class SystemNodes(StrictModel):

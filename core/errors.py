@@ -20,7 +20,3 @@ class ConfigError(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
-
-    @classmethod
-    def single(cls, key: str, message: str) -> ConfigError:
-        return cls([Problem(key, message)])

@@ -36,12 +36,11 @@ _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
 @dataclass(frozen=True)
 class EngineFields:
     classes: dict[str, dict[str, dict[str, Any]]]
-    version: str
 
     @classmethod
     def load(cls, path: Path) -> EngineFields:
         data = json.loads(path.read_text())
-        return cls(classes=data["classes"], version=data["tensorrt_llm_version"])
+        return cls(classes=data["classes"])
 
     def default(self, key: str) -> str | None:
         """The default TRT-LLM uses for a top-level field, as annotation text (e.g. "2048")."""
