@@ -9,7 +9,7 @@ BASE ?= origin/main
 .PHONY: plan plan-all plan-diff promote test lint format bench clean
 
 # The venv is rebuilt whenever a requirements file changes.
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt policy/requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
