@@ -27,7 +27,7 @@ class AwsCluster(Component):
     def __init__(self, name: str, args: AwsClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:AwsCluster", name, None, opts)
         config = args.config
-        pinned = sorted({p.availability_zone for p in config.node_pools.values() if p.availability_zone})
+        pinned = config.pinned_zones
         existing = config.cluster.network.existing_private_subnets
         if existing is not None:
             subnet_by_zone = dict(existing)
@@ -49,7 +49,8 @@ class AwsCluster(Component):
                 opts=self.child_opts(),
             )
             subnet_ids = network.private_subnet_ids
-            subnet_by_zone = {zone: subnet_ids[infra.pinned_zone_index(config, zone)] for zone in pinned}
+            # Pinned AZs come first in availability_zone_order: their subnets' indexes are known now.
+            subnet_by_zone = {zone: subnet_ids[index] for index, zone in enumerate(pinned)}
         eks = EksCluster(
             f"{name}-eks",
             EksClusterArgs(config=config.cluster, region=args.region, subnet_ids=subnet_ids),

@@ -182,6 +182,11 @@ class StackConfig(StrictModel):
     namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
     platform: Platform = Platform()
 
+    @property
+    def pinned_zones(self) -> list[str]:
+        """The AZs node pools pin (their reservations live there), once each, in config order."""
+        return list(dict.fromkeys(p.availability_zone for p in self.node_pools.values() if p.availability_zone))
+
 
 def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
     """Validate the `gpt-oss-infra:` keys (prefix stripped) and every cross-field rule."""
@@ -290,7 +295,7 @@ def _cluster_problems(config: StackConfig) -> list[Problem]:
         )
     if any(ipaddress.ip_network(cidr).prefixlen == 0 for cidr in cluster.public_access_cidrs):
         problems.append(Problem(f"{key}.publicAccessCidrs", "0.0.0.0/0 opens the API to the internet"))
-    pinned = sorted({p.availability_zone for p in config.node_pools.values() if p.availability_zone})
+    pinned = config.pinned_zones
     existing = cluster.network.existing_private_subnets
     if existing is not None:
         if len(existing) < 2:

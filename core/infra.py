@@ -113,15 +113,9 @@ def efa_network_interfaces(count: int) -> list[dict[str, Any]]:
 
 def availability_zone_order(config: StackConfig, available: list[str]) -> list[str]:
     """The VPC's AZs: those node pools pin first (their reservations live there), then others."""
-    pinned = [p.availability_zone for p in config.node_pools.values() if p.availability_zone]
-    ordered = list(dict.fromkeys(pinned + [zone for zone in available if zone not in pinned]))
+    pinned = config.pinned_zones
+    ordered = pinned + [zone for zone in available if zone not in pinned]
     return ordered[: config.cluster.network.availability_zones]
-
-
-def pinned_zone_index(config: StackConfig, zone: str) -> int:
-    """Index of a pinned AZ in `availability_zone_order`, known before any AWS lookup."""
-    pinned = [p.availability_zone for p in config.node_pools.values() if p.availability_zone]
-    return list(dict.fromkeys(pinned)).index(zone)
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:

@@ -35,6 +35,11 @@ class WorkerFit:
     max_batch_size: int  # per worker, as configured (per rank x ranks with attention DP)
 
 
+def gpu_memory_gib(pool: Pool) -> float:
+    """The catalog's published GB (10^9 bytes) per GPU, in GiB: conservative against nvidia-smi."""
+    return pool.instance.gpu_memory_gb * GB / GIB
+
+
 def worker_fit(worker: Worker, pool: Pool, model: ModelSpec, traffic: Traffic, default_batch: int) -> WorkerFit:
     engine = worker.engine
     tensor = engine.get("tensor_parallel_size", 1)
@@ -42,7 +47,7 @@ def worker_fit(worker: Worker, pool: Pool, model: ModelSpec, traffic: Traffic, d
     weights = model.checkpoint_gib - model.dense_gib
     weights_per_gpu = weights / tensor + model.dense_gib / (1 if attention_dp else tensor)
 
-    gpu_gib = pool.instance.gpu_memory_gb * GB / GIB
+    gpu_gib = gpu_memory_gib(pool)
     kv_config = engine.get("kv_cache_config", {})
     fraction = kv_config.get("free_gpu_memory_fraction", 0.9)
     budget_per_gpu = max(gpu_gib - weights_per_gpu, 0.0) * fraction
@@ -75,7 +80,7 @@ def fit_problems(deployment: ResolvedDeployment, fits: list[WorkerFit], key: str
     """Refuse what cannot load, or a batch size the user asked for that the KV cache cannot hold;
     warn when a recipe's own batch size cannot be reached (TRT-LLM then caps concurrency)."""
     problems, warnings = [], []
-    gpu_gib = deployment.pool.instance.gpu_memory_gb * GB / GIB
+    gpu_gib = gpu_memory_gib(deployment.pool)
     for worker, fit in zip(deployment.workers, fits, strict=True):
         role_key = f"{key}.overrides" + (f".{worker.role}" if len(deployment.workers) > 1 else "")
         if fit.kv_budget_gib_per_gpu <= 0 or fit.max_concurrency < 1:
