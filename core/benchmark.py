@@ -12,15 +12,8 @@ from typing import Any
 
 from core.catalog import BenchmarkSettings
 from core.config import Release
-from core.manifests import (
-    FRONTEND_PORT,
-    MODEL_CACHE_MOUNT,
-    MODEL_CACHE_PVC,
-    common_labels,
-    frontend_service_name,
-    model_snapshot_path,
-)
-from core.model_cache import SYSTEM_POOL_AFFINITY
+from core.manifests import FRONTEND_PORT, MODEL_CACHE_MOUNT, frontend_service_name, model_snapshot_path
+from core.model_cache import cache_job
 from core.recipes import ResolvedDeployment
 
 _SCRIPT = """set -eu
@@ -82,36 +75,20 @@ def benchmark_job(
         "HF_HOME": MODEL_CACHE_MOUNT,
         "PYTHONUNBUFFERED": "1",
     }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": common_labels("benchmark") | {"gpt-oss-infra/deployment": deployment.name},
-            # `pulumi up` does not wait hours for a benchmark: follow it with kubectl logs -f job/<name>.
-            "annotations": {"pulumi.com/skipAwait": "true"},
+    return cache_job(
+        name=name,
+        namespace=namespace,
+        component="benchmark",
+        container={
+            "name": "aiperf",
+            "image": settings.image,
+            "command": ["sh", "-c", _SCRIPT],
+            "env": [{"name": key, "value": value} for key, value in env.items()],
+            "resources": settings.resources,
         },
-        "spec": {
-            "backoffLimit": settings.backoff_limit,
-            "ttlSecondsAfterFinished": settings.ttl_seconds_after_finished,
-            "template": {
-                "metadata": {"labels": common_labels("benchmark")},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "affinity": SYSTEM_POOL_AFFINITY,
-                    "containers": [
-                        {
-                            "name": "aiperf",
-                            "image": settings.image,
-                            "command": ["sh", "-c", _SCRIPT],
-                            "env": [{"name": key, "value": value} for key, value in env.items()],
-                            "resources": settings.resources,
-                            "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}],
-                        }
-                    ],
-                    "volumes": [{"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}}],
-                },
-            },
-        },
-    }
+        backoff_limit=settings.backoff_limit,
+        ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
+        # `pulumi up` does not wait hours for a benchmark: follow it with kubectl logs -f job/<name>.
+        annotations={"pulumi.com/skipAwait": "true"},
+        labels={"gpt-oss-infra/deployment": deployment.name},
+    )

@@ -164,32 +164,55 @@ def model_download_job(
             "capabilities": {"drop": ["ALL"]},
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}],
     }
     if with_hf_token:
         container["envFrom"] = [{"secretRef": {"name": HF_TOKEN_SECRET}}]
+    job = cache_job(
+        name=download_job_name(release),
+        namespace=namespace,
+        component="model-download",
+        container=container,
+        backoff_limit=settings.backoff_limit,
+        ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
+        annotations={"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
+    )
+    job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
+    return job
+
+
+def cache_job(
+    *,
+    name: str,
+    namespace: str,
+    component: str,
+    container: dict[str, Any],
+    backoff_limit: int,
+    ttl_seconds_after_finished: int,
+    annotations: dict[str, str],
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A run-once Job on the system pool with the model cache mounted at MODEL_CACHE_MOUNT
+    (the download Job and the benchmark Job)."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": download_job_name(release),
+            "name": name,
             "namespace": namespace,
-            "labels": common_labels("model-download"),
-            "annotations": {
-                "gpt-oss-infra/model": release.model,
-                "gpt-oss-infra/model-revision": release.model_revision,
-            },
+            "labels": common_labels(component) | (labels or {}),
+            "annotations": annotations,
         },
         "spec": {
-            "backoffLimit": settings.backoff_limit,
-            "activeDeadlineSeconds": settings.active_deadline_seconds,
-            "ttlSecondsAfterFinished": settings.ttl_seconds_after_finished,
+            "backoffLimit": backoff_limit,
+            "ttlSecondsAfterFinished": ttl_seconds_after_finished,
             "template": {
-                "metadata": {"labels": common_labels("model-download")},
+                "metadata": {"labels": common_labels(component)},
                 "spec": {
                     "restartPolicy": "Never",
                     "affinity": SYSTEM_POOL_AFFINITY,
-                    "containers": [container],
+                    "containers": [
+                        container | {"volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}]}
+                    ],
                     "volumes": [{"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}}],
                 },
             },
