@@ -113,42 +113,38 @@ def prod_gpus_are_reserved(args: StackValidationArgs, report: Report) -> None:
             )
 
 
+def _mandatory(name: str, description: str, validate) -> ResourceValidationPolicy:
+    return ResourceValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=EnforcementLevel.MANDATORY
+    )
+
+
 POLICIES = [
-    ResourceValidationPolicy(
-        name="gpu-node-groups-tainted",
-        description="GPU node groups carry the nvidia.com/gpu NoSchedule taint.",
-        validate=gpu_node_groups_are_tainted,
-        enforcement_level=EnforcementLevel.MANDATORY,
+    _mandatory(
+        "gpu-node-groups-tainted",
+        "GPU node groups carry the nvidia.com/gpu NoSchedule taint.",
+        gpu_node_groups_are_tainted,
     ),
-    ResourceValidationPolicy(
-        name="images-pinned",
-        description="Container images have a version tag (not latest) or a digest.",
-        validate=images_are_pinned,
-        enforcement_level=EnforcementLevel.MANDATORY,
+    _mandatory("images-pinned", "Container images have a version tag (not latest) or a digest.", images_are_pinned),
+    _mandatory(
+        "hf-token-through-secret",
+        "The HF token (and NGC key) reach pods only through a Secret.",
+        hf_token_only_through_secrets,
     ),
-    ResourceValidationPolicy(
-        name="hf-token-through-secret",
-        description="The HF token (and NGC key) reach pods only through a Secret.",
-        validate=hf_token_only_through_secrets,
-        enforcement_level=EnforcementLevel.MANDATORY,
+    _mandatory(
+        "model-cache-rwx-protected",
+        "The model cache PVC is ReadWriteMany and protected.",
+        model_cache_is_rwx_and_protected,
     ),
-    ResourceValidationPolicy(
-        name="model-cache-rwx-protected",
-        description="The model cache PVC is ReadWriteMany and protected.",
-        validate=model_cache_is_rwx_and_protected,
-        enforcement_level=EnforcementLevel.MANDATORY,
+    _mandatory(
+        "no-unapproved-load-balancer",
+        "No Service of type LoadBalancer without the explicit allow annotation.",
+        no_unapproved_load_balancers,
     ),
-    ResourceValidationPolicy(
-        name="no-unapproved-load-balancer",
-        description="No Service of type LoadBalancer without the explicit allow annotation.",
-        validate=no_unapproved_load_balancers,
-        enforcement_level=EnforcementLevel.MANDATORY,
-    ),
-    ResourceValidationPolicy(
-        name="eks-public-endpoint-restricted",
-        description="The EKS public endpoint is off or restricted to CIDRs.",
-        validate=eks_public_endpoint_is_restricted,
-        enforcement_level=EnforcementLevel.MANDATORY,
+    _mandatory(
+        "eks-public-endpoint-restricted",
+        "The EKS public endpoint is off or restricted to CIDRs.",
+        eks_public_endpoint_is_restricted,
     ),
     StackValidationPolicy(
         name="prod-gpus-reserved",
