@@ -13,7 +13,7 @@ from components.kubernetes import existing_cluster_provider
 from components.model_cache import FileSystemRef, ModelCache, ModelCacheArgs
 from components.model_storage import ModelStorage, ModelStorageArgs
 from components.platform import DynamoPlatform, DynamoPlatformArgs, docker_config_json
-from components.serving import DynamoServing
+from components.serving import DynamoServing, DynamoServingArgs
 from components.stack_config import raw_namespace_config, secret_config
 from core import infra
 from core.catalog import load_catalog
@@ -36,12 +36,16 @@ except ConfigError as error:  # refused before any resource is registered
 config = stack.config
 
 # The cluster: created on AWS (with the model cache's file system), or an existing one.
-file_system, cluster_ready = None, []
+# Everything but GPU workloads waits for `system_ready` only; GPU workloads also for their pool's nodes.
+file_system, system_ready, gpu_node_groups, storage_ready = None, [], {}, []
 if config.cluster.create:
     region = pulumi.Config("aws").require("region")
-    cluster = AwsCluster("gptoss", AwsClusterArgs(config=config, pools=stack.pools, region=region))
+    cluster = AwsCluster(
+        "gptoss",
+        AwsClusterArgs(config=config, pools=stack.pools, region=region, block_storage_class=stack.block_storage_class),
+    )
     provider = cluster.provider
-    cluster_ready = [cluster.ready]  # nodes and their add-ons (the CSI driver) before any workload
+    system_ready, gpu_node_groups = cluster.system_ready, cluster.gpu_node_groups
     if config.model_cache.storage != "existing":
         storage = ModelStorage(
             "model-storage",
@@ -54,6 +58,7 @@ if config.cluster.create:
             ),
         )
         file_system = FileSystemRef(storage.file_system_id, storage.dns_name, storage.mount_name)
+        storage_ready = storage.ready
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export(
@@ -63,7 +68,7 @@ if config.cluster.create:
     )
 else:
     provider = existing_cluster_provider("kubernetes")
-k8s_opts = pulumi.ResourceOptions(providers=[provider], depends_on=cluster_ready)
+k8s_opts = pulumi.ResourceOptions(providers=[provider], depends_on=system_ready)
 
 GpuSoftware(
     "gpu-software",
@@ -89,7 +94,7 @@ if stack.workload_pull_secret is not None:
             "workloads-ngc-pull",
             **resource_args(stack.workload_pull_secret),
             string_data={".dockerconfigjson": docker_config_json(ngc_api_key)},
-            opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*cluster_ready, *workloads]),
+            opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*system_ready, *workloads]),
         )
     )
 cache = ModelCache(
@@ -100,12 +105,12 @@ cache = ModelCache(
         hf_token=hf_token,
         download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
     ),
-    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*cluster_ready, *workloads]),
+    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*system_ready, *storage_ready, *workloads]),
 )
 endpoints = {
     serving.deployment.name: DynamoServing(
         serving.deployment.name,
-        serving,
+        DynamoServingArgs(serving=serving, gpu_nodes=gpu_node_groups.get(serving.deployment.pool.name)),
         opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache, dynamo.release]),
     ).endpoint
     for serving in stack.serving

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from components.base import Component
 from components.eks import EksAddons, EksCluster, EksClusterArgs
+from components.kube import resource_args
 from components.network import Network, NetworkArgs
 from components.node_groups import NodeGroups, NodeGroupsArgs
 from core import infra
@@ -21,9 +24,16 @@ class AwsClusterArgs:
     config: StackConfig
     pools: dict[str, Pool]
     region: str
+    block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.infra.gp3_storage_class)
 
 
 class AwsCluster(Component):
+    """Outputs for what runs on the cluster:
+    - `system_ready`: the system node group's add-ons (CoreDNS, CSI drivers) and the block StorageClass:
+      everything but GPU workloads waits for these, and only these;
+    - `gpu_node_groups`: the node group of each GPU pool, for the GPU workloads alone to wait for.
+    """
+
     def __init__(self, name: str, args: AwsClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:AwsCluster", name, None, opts)
         config = args.config
@@ -63,7 +73,8 @@ class AwsCluster(Component):
             [spec for spec in addons if not spec.needs_nodes],
             opts=self.child_opts(),
         )
-        specs = [infra.system_node_group(config)] + [infra.gpu_node_group(pool) for pool in args.pools.values()]
+        system = infra.system_node_group(config)
+        specs = [system] + [infra.gpu_node_group(pool) for pool in args.pools.values()]
         nodes = NodeGroups(
             f"{name}-nodes",
             NodeGroupsArgs(
@@ -75,14 +86,21 @@ class AwsCluster(Component):
             ),
             opts=self.child_opts(depends_on=[base_addons]),
         )
-        # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them.
-        self.ready = EksAddons(
+        # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them: the system
+        # nodes, never the GPU ones (which may wait for a Capacity Block, or take long to boot).
+        node_addons = EksAddons(
             f"{name}-node-addons",
             eks.cluster,
             [spec for spec in addons if spec.needs_nodes],
-            opts=self.child_opts(depends_on=[nodes]),
+            opts=self.child_opts(depends_on=[nodes.node_groups[system.pool]]),
         )
-        # `ready` (the add-ons that need nodes) completes last: depend on it to wait for a usable cluster.
+        storage_class = k8s.storage.v1.StorageClass(
+            f"{name}-block-storage",
+            **resource_args(args.block_storage_class),
+            opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
+        )
+        self.system_ready: list[pulumi.Resource] = [node_addons, storage_class]
+        self.gpu_node_groups = {pool: nodes.node_groups[pool] for pool in args.pools}
         self.provider = eks.provider
         self.vpc_id = eks.cluster.vpc_config.vpc_id
         self.private_subnet_ids = subnet_ids

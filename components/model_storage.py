@@ -1,4 +1,10 @@
-"""The AWS file system behind the model cache: EFS (elastic throughput) or FSx for Lustre."""
+"""The AWS file system behind the model cache: EFS (elastic throughput) or FSx for Lustre.
+
+FSx for Lustre access control [fsx-sg]: the file system's security group admits TCP 988 and
+1018-1023 from itself and from the clients' groups, and the clients' group (the EKS cluster
+security group every node carries) admits the same ports from the file system's group.
+  [fsx-sg] https://docs.aws.amazon.com/fsx/latest/LustreGuide/limit-access-security-groups.html
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from core import model_cache
 from core.config import ModelCache
 
 NFS_PORT = 2049
-LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports
+LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports [fsx-sg]
+LUSTRE_VERSION = "2.15"  # FSx's recommended Lustre version; the one every PERSISTENT_2 option supports
 
 
 @dataclass(frozen=True)
@@ -25,7 +32,9 @@ class ModelStorageArgs:
 
 
 class ModelStorage(Component):
-    """Outputs: file_system_id, and for FSx dns_name and mount_name (the PV needs them)."""
+    """Outputs: file_system_id, for FSx dns_name and mount_name (the PV needs them), and `ready`:
+    what a pod mounting the file system waits for (EFS mount targets, or the FSx file system and
+    the node-side Lustre rules)."""
 
     def __init__(self, name: str, args: ModelStorageArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:ModelStorage", name, None, opts)
@@ -41,10 +50,10 @@ class ModelStorage(Component):
                     "from_port": low,
                     "to_port": high,
                     "security_groups": [args.node_security_group_id],
+                    "self": not efs,  # Lustre servers talk to each other on the same ports
                 }
                 for low, high in ports
-            ]
-            + ([] if efs else [{"protocol": "tcp", "from_port": 988, "to_port": 1023, "self": True}]),
+            ],
             egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"]}],
             tags={"Name": f"{args.name}-model-cache"},
             opts=self.child_opts(),
@@ -60,7 +69,8 @@ class ModelStorage(Component):
                 tags={"Name": f"{args.name}-model-cache"},
                 opts=self.child_opts(protect=True, retain_on_delete=True),
             )
-            for index, subnet in enumerate(args.subnet_ids):
+            # Pulumi waits for each mount target to become available; pods mount through them.
+            self.ready: list[pulumi.Resource] = [
                 aws.efs.MountTarget(
                     f"{name}-efs-{index}",
                     file_system_id=file_system.id,
@@ -68,6 +78,8 @@ class ModelStorage(Component):
                     security_groups=[group.id],
                     opts=self.child_opts(),
                 )
+                for index, subnet in enumerate(args.subnet_ids)
+            ]
         else:
             file_system = aws.fsx.LustreFileSystem(
                 f"{name}-fsx",
@@ -77,9 +89,26 @@ class ModelStorage(Component):
                 subnet_ids=args.subnet_ids[0],  # Lustre lives in one AZ: the first (pinned) one
                 security_group_ids=[group.id],
                 data_compression_type="LZ4",
+                file_system_type_version=LUSTRE_VERSION,
                 tags={"Name": f"{args.name}-model-cache"},
                 opts=self.child_opts(protect=True, retain_on_delete=True),
             )
+            # The clients' side of [fsx-sg]: nodes admit Lustre traffic from the file system.
+            node_rules = [
+                aws.vpc.SecurityGroupIngressRule(
+                    f"{name}-nodes-lustre-{low}",
+                    security_group_id=args.node_security_group_id,
+                    referenced_security_group_id=group.id,
+                    ip_protocol="tcp",
+                    from_port=low,
+                    to_port=high,
+                    description=f"FSx for Lustre {low}-{high} from the model cache file system",
+                    opts=self.child_opts(),
+                )
+                for low, high in LUSTRE_PORTS
+            ]
+            # Pulumi waits for the file system to become AVAILABLE.
+            self.ready = [file_system, *node_rules]
             self.dns_name = file_system.dns_name
             self.mount_name = file_system.mount_name
         self.file_system_id = file_system.id

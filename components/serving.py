@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -11,32 +13,40 @@ from core import manifests
 from core.stack import Serving
 
 
+@dataclass(frozen=True)
+class DynamoServingArgs:
+    serving: Serving
+    gpu_nodes: pulumi.Resource | None  # the pool's node group (created clusters): the graph alone waits for it
+
+
 class DynamoServing(Component):
     """One DynamoGraphDeployment with a Frontend and the recipe's TRT-LLM workers."""
 
-    def __init__(self, name: str, args: Serving, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: DynamoServingArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:serving:DynamoServing", name, None, opts)
+        serving = args.serving
         engine_config = k8s.core.v1.ConfigMap(
             f"{name}-engine-config",
-            **resource_args(args.engine_config),
+            **resource_args(serving.engine_config),
             opts=self.child_opts(),
         )
-        graph = args.graph
+        graph = serving.graph
+        gpu_nodes = [args.gpu_nodes] if args.gpu_nodes is not None else []
         graph_resource = k8s.apiextensions.CustomResource(
             f"{name}-graph",
             api_version=graph["apiVersion"],
             kind=graph["kind"],
             metadata=graph["metadata"],
             spec=graph["spec"],
-            opts=self.child_opts(depends_on=[engine_config]),
+            opts=self.child_opts(depends_on=[engine_config, *gpu_nodes]),
         )
-        if args.benchmark_job is not None:
+        if serving.benchmark_job is not None:
             k8s.batch.v1.Job(
                 f"{name}-benchmark",
-                **resource_args(args.benchmark_job),
+                **resource_args(serving.benchmark_job),
                 opts=self.child_opts(depends_on=[graph_resource]),
             )
-        service = manifests.frontend_service_name(args.deployment.name)
+        service = manifests.frontend_service_name(serving.deployment.name)
         namespace = graph["metadata"]["namespace"]
         self.endpoint = pulumi.Output.from_input(
             f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}"

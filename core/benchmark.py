@@ -87,7 +87,6 @@ def benchmark_job(
             "resources": settings.resources,
         },
         backoff_limit=settings.backoff_limit,
-        ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
         # `pulumi up` does not wait hours for a benchmark: follow it with kubectl logs -f job/<name>.
         annotations={"pulumi.com/skipAwait": "true"},
         labels={"gpt-oss-infra/deployment": deployment.name},

@@ -108,7 +108,6 @@ class ModelDownload(StrictModel):
     env: dict[str, str]
     backoff_limit: int
     active_deadline_seconds: int
-    ttl_seconds_after_finished: int
     resources: dict[str, dict[str, str]]
 
 
@@ -117,7 +116,6 @@ class BenchmarkSettings(StrictModel):
     aiperf: str
     requests_per_concurrency: PositiveInt
     backoff_limit: int
-    ttl_seconds_after_finished: int
     resources: dict[str, dict[str, str]]
 
 

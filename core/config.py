@@ -72,6 +72,10 @@ def _pinned_image(value: str) -> str:
 
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+
+# The encrypted gp3 StorageClass a created cluster gets (EBS CSI driver add-on): EKS 1.30 and
+# later mark no StorageClass as the default, so every PVC we render names one.
+CREATED_BLOCK_STORAGE_CLASS = "gpt-oss-gp3"
 Quantity = Annotated[str, AfterValidator(_quantity)]
 
 
@@ -114,10 +118,18 @@ class Cluster(StrictModel):
     # Operator, or nothing (an existing cluster that has one already). Never two of them.
     gpu_software: Literal["device-plugin", "gpu-operator", "none"] | None = None
     dcgm_exporter: bool = False
+    # The ReadWriteOnce StorageClass for the platform's volumes (NATS JetStream) on an existing
+    # cluster. Created clusters get their own (CREATED_BLOCK_STORAGE_CLASS).
+    block_storage_class_name: DnsLabel | None = None
 
     @property
     def resolved_gpu_software(self) -> str:
         return self.gpu_software or ("device-plugin" if self.create else "none")
+
+    @property
+    def block_storage_class(self) -> str | None:
+        """The StorageClass every platform PVC names: ours on created clusters, else the configured one."""
+        return CREATED_BLOCK_STORAGE_CLASS if self.create else self.block_storage_class_name
 
 
 class NodePool(StrictModel):
@@ -194,7 +206,12 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
         config = StackConfig.model_validate(raw)
     except ValidationError as error:
         raise ConfigError(problems_from(error, KEY_PREFIX)) from None
-    problems = _pool_problems(config, catalog) + _deployment_problems(config, catalog) + _cluster_problems(config)
+    problems = (
+        _pool_problems(config, catalog)
+        + _deployment_problems(config, catalog)
+        + _cluster_problems(config)
+        + _block_storage_problems(config)
+    )
     if config.model_cache.storage != "existing" and not config.cluster.create:
         problems.append(
             Problem(
@@ -277,6 +294,28 @@ MIN_GB200_KUBERNETES_MINOR = 33
 
 def _minor(kubernetes_version: str) -> int:
     return int(kubernetes_version.split(".")[1])
+
+
+def _block_storage_problems(config: StackConfig) -> list[Problem]:
+    """Platform volumes (NATS JetStream's file store) need a block StorageClass that exists."""
+    cluster, key = config.cluster, f"{KEY_PREFIX}cluster.blockStorageClassName"
+    if cluster.create and cluster.block_storage_class_name:
+        return [
+            Problem(
+                key,
+                f"only for existing clusters (create: false); a created cluster gets its own encrypted gp3 "
+                f"StorageClass {CREATED_BLOCK_STORAGE_CLASS}: remove it",
+            )
+        ]
+    if not cluster.create and config.platform.nats and not cluster.block_storage_class_name:
+        return [
+            Problem(
+                key,
+                "required on an existing cluster while platform.nats is on: the ReadWriteOnce StorageClass for "
+                "NATS JetStream's volume (e.g. gp3 or gp2 on EKS; EKS 1.30+ marks no class as default)",
+            )
+        ]
+    return []
 
 
 def _cluster_problems(config: StackConfig) -> list[Problem]:

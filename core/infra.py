@@ -4,6 +4,9 @@ Sources for the shapes below:
   [eks-efa]  https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html
   [eks-cb]   https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html
   [eks-addons] https://docs.aws.amazon.com/eks/latest/userguide/workloads-add-ons-available-eks.html
+  [ebs-csi]  https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html (add-on, Pod Identity role,
+             AWS-managed AmazonEBSCSIDriverPolicy)
+  [ebs-csi-params] https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/parameters.md
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.config import StackConfig
-from core.manifests import GPU_TAINT, HARDWARE_LABEL, POOL_LABEL
+from core.manifests import GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, common_labels
 from core.recipes import Pool
 
 SYSTEM_POOL = "system"
@@ -126,6 +129,26 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
     return [(str(subnets[i]), str(subnets[zones + i])) for i in range(zones)]
 
 
+def gp3_storage_class(name: str) -> dict[str, Any]:
+    """The block StorageClass of a created cluster: encrypted gp3 through the EBS CSI driver, bound
+    where the pod lands (WaitForFirstConsumer keeps the volume in the pod's AZ) [ebs-csi-params].
+    Marked default, since EKS 1.30+ marks none and other charts' PVCs would otherwise stay Pending."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {
+            "name": name,
+            "labels": common_labels("block-storage"),
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
+        "provisioner": "ebs.csi.aws.com",
+        "parameters": {"type": "gp3", "encrypted": "true", "csi.storage.k8s.io/fstype": "ext4"},
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowVolumeExpansion": True,
+    }
+
+
 @dataclass(frozen=True)
 class AddonSpec:
     name: str
@@ -141,6 +164,13 @@ def addons(config: StackConfig) -> list[AddonSpec]:
         AddonSpec("kube-proxy"),
         AddonSpec("eks-pod-identity-agent"),
         AddonSpec("coredns", needs_nodes=True),
+        # Block volumes (the platform's NATS JetStream store) on the gp3 StorageClass.
+        AddonSpec(
+            "aws-ebs-csi-driver",
+            "ebs-csi-controller-sa",
+            "service-role/AmazonEBSCSIDriverPolicy",
+            needs_nodes=True,
+        ),
     ]
     storage = config.model_cache.storage
     if storage == "efs":

@@ -43,6 +43,10 @@ FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
 FSX_MIN_GIB, FSX_STEP_GIB = 1200, 2400
 
 _DOWNLOAD_SCRIPT = """set -eu
+if [ -f "$MARKER" ]; then  # a complete snapshot of this revision is there: nothing to do
+  echo "already complete: $(cat "$MARKER")"
+  exit 0
+fi
 pip install --no-cache-dir --quiet "huggingface_hub==${HF_HUB_VERSION}"
 python3 - <<'PY'
 import os, pathlib
@@ -173,7 +177,6 @@ def model_download_job(
         component="model-download",
         container=container,
         backoff_limit=settings.backoff_limit,
-        ttl_seconds_after_finished=settings.ttl_seconds_after_finished,
         annotations={"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
     )
     job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
@@ -187,12 +190,14 @@ def cache_job(
     component: str,
     container: dict[str, Any],
     backoff_limit: int,
-    ttl_seconds_after_finished: int,
     annotations: dict[str, str],
     labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """A run-once Job on the system pool with the model cache mounted at MODEL_CACHE_MOUNT
-    (the download Job and the benchmark Job)."""
+    (the download Job and the benchmark Job).
+
+    No ttlSecondsAfterFinished: Pulumi keeps these Jobs in its state, and a Job Kubernetes deleted
+    after its TTL would vanish at the next `pulumi refresh` and be created (run) again by `up`."""
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -204,7 +209,6 @@ def cache_job(
         },
         "spec": {
             "backoffLimit": backoff_limit,
-            "ttlSecondsAfterFinished": ttl_seconds_after_finished,
             "template": {
                 "metadata": {"labels": common_labels(component)},
                 "spec": {

@@ -17,8 +17,16 @@ CHART_REPOSITORY = "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts"
 NGC_PULL_SECRET = "ngc-pull"
 
 
-def platform_values(platform: Platform, with_pull_secret: bool) -> dict[str, Any]:
+def platform_values(platform: Platform, block_storage_class: str | None, with_pull_secret: bool) -> dict[str, Any]:
+    """`block_storage_class`: named by every PVC the chart creates (NATS JetStream's file store).
+    Left empty, the chart's PVC asks for the cluster's default class, which EKS 1.30+ does not set."""
     pull_secrets = [{"name": NGC_PULL_SECRET}] if with_pull_secret else []
+    nats: dict[str, Any] = {
+        "enabled": platform.nats,
+        "podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}},
+    }
+    if platform.nats:
+        nats["config"] = {"jetstream": {"fileStore": {"pvc": {"storageClassName": block_storage_class}}}}
     return {
         "global": {
             "etcd": {"install": False},  # discovery goes through the Kubernetes API
@@ -33,8 +41,5 @@ def platform_values(platform: Platform, with_pull_secret: bool) -> dict[str, Any
             "imagePullSecrets": pull_secrets,
             "controllerManager": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY},
         },
-        "nats": {
-            "enabled": platform.nats,
-            "podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}},
-        },
+        "nats": nats,
     }

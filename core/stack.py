@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import benchmark, manifests, model_cache, platform, sizing
+from core import benchmark, infra, manifests, model_cache, platform, sizing
 from core.catalog import Catalog
 from core.config import KEY_PREFIX, StackConfig, parse_stack_config
 from core.errors import ConfigError, Problem
@@ -44,6 +44,7 @@ class PlatformObjects:
 class Stack:
     config: StackConfig
     pools: dict[str, Pool]
+    block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
     platform: PlatformObjects
     namespace: dict[str, Any]
     workload_pull_secret: dict[str, Any] | None
@@ -58,6 +59,7 @@ class Stack:
     def objects(self) -> list[dict[str, Any]]:
         cache = self.model_cache
         fixed: list[dict[str, Any] | None] = [
+            self.block_storage_class,
             self.platform.namespace,
             self.platform.pull_secret,
             self.namespace,
@@ -101,9 +103,12 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     stack = Stack(
         config=config,
         pools=pools,
+        block_storage_class=infra.gp3_storage_class(config.cluster.block_storage_class)
+        if config.cluster.create
+        else None,
         platform=PlatformObjects(
             namespace=manifests.namespace(config.platform.namespace, "dynamo-platform"),
-            values=platform.platform_values(config.platform, with_ngc_key),
+            values=platform.platform_values(config.platform, config.cluster.block_storage_class, with_ngc_key),
             pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
             if with_ngc_key
             else None,

@@ -8,6 +8,7 @@ import pytest
 
 from core.catalog import Recipe
 from core.errors import ConfigError
+from core.model_cache import SYSTEM_POOL_AFFINITY
 from core.stack import build_stack
 
 
@@ -136,8 +137,43 @@ def test_reservation_az_must_have_an_existing_subnet(dev_raw, catalog):
 
 
 def test_existing_cluster_needs_existing_storage(dev_raw, catalog):
-    dev_raw["cluster"]["create"] = False
+    dev_raw["cluster"] |= {"create": False, "blockStorageClassName": "gp3"}
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storage"]
+
+
+def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, catalog):
+    dev_raw["cluster"]["create"] = False
+    dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.blockStorageClassName"
+    assert "platform.nats" in problem.message and "StorageClass" in problem.message
+    # NATS off: no platform volume, nothing to name.
+    dev_raw["platform"] = {"nats": False}
+    assert build_stack(dev_raw, catalog, with_hf_token=False).platform.values["nats"] == {
+        "enabled": False,
+        "podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}},
+    }
+    # Named: every PVC the chart creates asks for it.
+    dev_raw["platform"] = {"nats": True}
+    dev_raw["cluster"]["blockStorageClassName"] = "gp3"
+    values = build_stack(dev_raw, catalog, with_hf_token=False).platform.values
+    assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"]["storageClassName"] == "gp3"
+
+
+def test_created_cluster_gets_its_own_default_gp3_class(dev_raw, catalog):
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    storage_class = stack.block_storage_class
+    assert storage_class["metadata"]["name"] == "gpt-oss-gp3"
+    assert storage_class["provisioner"] == "ebs.csi.aws.com"
+    assert storage_class["parameters"]["type"] == "gp3" and storage_class["parameters"]["encrypted"] == "true"
+    assert storage_class["volumeBindingMode"] == "WaitForFirstConsumer"
+    assert storage_class["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
+    nats_pvc = stack.platform.values["nats"]["config"]["jetstream"]["fileStore"]["pvc"]
+    assert nats_pvc == {"storageClassName": "gpt-oss-gp3"}
+    dev_raw["cluster"]["blockStorageClassName"] = "gp2"
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:cluster.blockStorageClassName"]
 
 
 def test_gb200_needs_kubernetes_1_33(dev_raw, catalog):

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import run_entries, stack_entries
-from tools.plan import EXAMPLES
+from tools.plan import EXAMPLES, ROOT
 
 AWS_STACKS = {
     # stack: (pool, instance type, AMI type, capacity type)
@@ -21,8 +21,9 @@ AWS_STACKS = {
 
 
 def example_entries(stack: str) -> dict:
-    if stack == "dev":
-        return stack_entries("dev")
+    """The config entries of a root stack (dev, staging, prod) or of an example stack."""
+    if (ROOT / f"Pulumi.{stack}.yaml").exists():
+        return stack_entries(stack)
     return yaml.safe_load((EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
@@ -119,9 +120,20 @@ def test_addons_have_their_own_roles_and_the_storage_driver(aws_run):
     addons = {r.inputs["addonName"]: r for r in by_type(run, "aws:eks/addon:Addon")}
     storage = example_entries(stack).get("gpt-oss-infra:modelCache", {}).get("storage", "efs")
     driver = {"efs": "aws-efs-csi-driver", "fsx-lustre": "aws-fsx-csi-driver"}[storage]
-    assert set(addons) == {"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", driver}
-    roles = [addons[name].inputs["podIdentityAssociations"][0]["roleArn"] for name in ("vpc-cni", driver)]
-    assert len(set(roles)) == 2
+    assert set(addons) == {"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "coredns", "aws-ebs-csi-driver", driver}
+    roles = [
+        addons[name].inputs["podIdentityAssociations"][0]["roleArn"]
+        for name in ("vpc-cni", "aws-ebs-csi-driver", driver)
+    ]
+    assert len(set(roles)) == 3
+    ebs_identity = addons["aws-ebs-csi-driver"].inputs["podIdentityAssociations"][0]
+    assert ebs_identity["serviceAccount"] == "ebs-csi-controller-sa"
+    attached = {
+        r.inputs["policyArn"]
+        for r in by_type(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("gptoss-node-addons-aws-ebs-csi-driver-role")
+    }
+    assert attached == {"arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"}
     assert "podIdentityAssociations" not in addons["coredns"].inputs
 
 

@@ -14,6 +14,7 @@ from core.stack import build_stack
 from tests.conftest import run_entries, stack_entries
 from tests.test_infra import example_entries
 from tools import plan
+from tools.dependencies import transitive_waits
 
 
 def registered(run, name):
@@ -74,7 +75,8 @@ def test_download_job_is_pinned_to_the_revision(dev_run):
     assert job["metadata"]["name"] == "model-download-b5c939de8f75"
     assert job["metadata"]["annotations"]["gpt-oss-infra/model-revision"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
     spec = job["spec"]
-    assert spec["backoffLimit"] == 4 and spec["ttlSecondsAfterFinished"] == 604800
+    assert spec["backoffLimit"] == 4
+    assert "ttlSecondsAfterFinished" not in spec  # refresh-safe: the Job stays while Pulumi tracks it
     (container,) = spec["template"]["spec"]["containers"]
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["MODEL"] == "openai/gpt-oss-120b"
@@ -192,3 +194,32 @@ def test_hf_token_reaches_the_job_only_through_the_secret():
     assert sentinel not in json.dumps([r.as_json() for r in run.resources])
     assert sentinel not in json.dumps(run.outputs)
     assert sentinel not in "\n".join(run.log)
+
+
+def test_fsx_lustre_is_reachable_from_the_nodes_and_version_2_15():
+    run = run_entries(example_entries("gb200"), stack="gb200")
+    assert run.error is None, run.error
+    resources = {r.name: r for r in run.resources}
+    assert resources["model-storage-fsx"].inputs["fileSystemTypeVersion"] == "2.15"
+    node_group = resources["gptoss-eks-cluster"].name
+    rules = [r for r in run.resources if r.type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"]
+    assert {(r.inputs["fromPort"], r.inputs["toPort"]) for r in rules} == {(988, 988), (1018, 1023)}
+    for rule in rules:
+        assert rule.inputs["ipProtocol"] == "tcp"
+        assert rule.inputs["securityGroupId"] == f"{node_group}-sg-id"  # the cluster SG every node carries
+        assert rule.inputs["referencedSecurityGroupId"] == "model-storage-clients-id"  # from the file system
+    file_system_side = resources["model-storage-clients"].inputs["ingress"]
+    assert {(i["fromPort"], i["toPort"], i["self"]) for i in file_system_side} == {(988, 988, True), (1018, 1023, True)}
+    waits = transitive_waits(run.resources)
+    for name in ("model-cache-pv", "model-cache-pvc", "model-cache-download"):
+        assert {"model-storage-fsx", *(r.name for r in rules)} <= waits[name], name
+
+
+def test_cache_objects_wait_for_every_efs_mount_target(dev_run):
+    waits = transitive_waits(dev_run.resources)
+    mount_targets = {r.name for r in dev_run.resources if r.type == "aws:efs/mountTarget:MountTarget"}
+    assert len(mount_targets) == 3
+    for name in ("model-cache-storage-class", "model-cache-pvc", "model-cache-download"):
+        assert mount_targets <= waits[name], name
+    # The platform does not wait for the model's file system.
+    assert not mount_targets & waits["dynamo-platform-release"]

@@ -43,6 +43,9 @@ class Registration:
     parent: str | None
     inputs: dict[str, Any]
     options: dict[str, Any]
+    # Every resource this one waits for, by name: explicit dependsOn, the resources its inputs
+    # come from, and its provider. Not in the plan files; the dependency-graph checks read it.
+    waits_for: frozenset[str] = frozenset()
 
     def as_json(self) -> dict[str, Any]:
         entry = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -162,7 +165,17 @@ def _registration(request) -> Registration:
         parent=None if _is_stack(request.parent) else _urn_name(request.parent),
         inputs=_plain(json_format.MessageToDict(request.object)),
         options=options,
+        waits_for=frozenset(
+            {_urn_name(urn) for urn in [*request.dependencies, *property_deps]} | {_provider_name(request.provider)}
+        )
+        - {""},
     )
+
+
+def _provider_name(reference: str) -> str:
+    """The name of the provider in a provider reference `<urn>::<id>` ("" for the default one)."""
+    urn = reference.rsplit("::", 1)[0] if reference else ""
+    return "" if not urn or urn.split("::")[-1] == "default" or "::default_" in urn else _urn_name(urn)
 
 
 def _is_stack(urn: str) -> bool:
