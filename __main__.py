@@ -82,7 +82,7 @@ GpuSoftware(
 )
 dynamo = DynamoPlatform(
     "dynamo-platform",
-    DynamoPlatformArgs(objects=stack.platform, version=config.release.dynamo, ngc_api_key=ngc_api_key),
+    DynamoPlatformArgs(objects=stack.platform, ngc_api_key=ngc_api_key),
     opts=k8s_opts,
 )
 
@@ -111,7 +111,7 @@ endpoints = {
     serving.deployment.name: DynamoServing(
         serving.deployment.name,
         DynamoServingArgs(serving=serving, gpu_nodes=gpu_node_groups.get(serving.deployment.pool.name)),
-        opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache, dynamo.release]),
+        opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache, dynamo]),
     ).endpoint
     for serving in stack.serving
 }

@@ -1,4 +1,5 @@
-"""The Dynamo platform: its namespace, an optional NGC pull secret, the pinned Helm release."""
+"""The Dynamo platform: the release's CRDs, its namespace, an optional NGC pull secret, the pinned
+Helm release. Depend on the component to wait for all of it (every graph does)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,13 @@ import pulumi_kubernetes as k8s
 
 from components.base import Component
 from components.kube import resource_args
-from core import platform
+from core.dynamo import CHART
 from core.stack import PlatformObjects
 
 
 @dataclass(frozen=True)
 class DynamoPlatformArgs:
     objects: PlatformObjects
-    version: str  # release.dynamo
     ngc_api_key: pulumi.Output[str] | None
 
 
@@ -32,6 +32,18 @@ class DynamoPlatform(Component):
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
         objects = args.objects
+        # One owner for the CRDs: the program applies the pinned release's CRDs itself, so that a
+        # preview of an existing cluster knows them and a Dynamo upgrade updates them before the
+        # operator and the graphs. The operator patches spec.conversion (its conversion webhook)
+        # at run time, which Pulumi leaves to it.
+        crds = [
+            k8s.apiextensions.v1.CustomResourceDefinition(
+                f"{name}-crd-{crd['spec']['names']['plural']}",
+                **resource_args(crd),
+                opts=self.child_opts(ignore_changes=["spec.conversion"]),
+            )
+            for crd in objects.crds
+        ]
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace", **resource_args(objects.namespace), opts=self.child_opts()
         )
@@ -45,16 +57,18 @@ class DynamoPlatform(Component):
                     opts=self.child_opts(depends_on=[namespace]),
                 )
             )
-        # helm.v3.Release (not v4.Chart): Helm runs the chart's hooks, including the CRD upgrade Job.
+        # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks. The chart's
+        # crds/ folder is skipped (skipCrds) and its CRD init container is off (upgradeCRD: false).
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
-            name="dynamo-platform",
-            chart=f"{platform.CHART_REPOSITORY}/{platform.CHART}",
-            version=args.version,
+            name=CHART,
+            chart=objects.dynamo.chart_reference,
+            version=objects.dynamo.version,
             namespace=objects.namespace["metadata"]["name"],
             values=objects.values,
+            skip_crds=True,
             timeout=900,
             max_history=10,
-            opts=self.child_opts(depends_on=waits_for),
+            opts=self.child_opts(depends_on=[*crds, *waits_for]),
         )
         self.register_outputs({"release": self.release.name})

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import Field, PositiveInt, ValidationError, model_validator
 
+from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
 from core.schema import StrictModel, problems_from
 from core.trtllm import EngineFields
@@ -147,6 +148,7 @@ class Catalog:
     model: ModelSpec
     performance: Performance
     benchmark: BenchmarkSettings
+    dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -191,6 +193,14 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "
         ),
+        dynamo_versions={
+            version: DynamoVersion(
+                version=version,
+                spec=_parse(DynamoVersionSpec, data, f"{config_dir / 'dynamo' / 'versions.yaml'}: {version}."),
+                directory=config_dir / "dynamo" / version,
+            )
+            for version, data in _read_yaml(config_dir / "dynamo" / "versions.yaml").items()
+        },
     )
 
 

@@ -23,10 +23,6 @@ NAMESPACE = "gpt-oss-infra"
 KEY_PREFIX = f"{NAMESPACE}:"
 SECRET_KEYS = ("hfToken", "ngcApiKey")  # read by the shell as Pulumi secrets, never parsed here
 
-# Dynamo platform chart versions whose values and CRDs this program renders for (the seeds use
-# 1.0.x-1.2.x). Later charts change defaults we set explicitly: see README "Dynamo versions".
-SUPPORTED_DYNAMO = ((1, 0), (1, 2))
-
 
 def _dns_label(value: str) -> str:
     if len(value) > 63 or not DNS_LABEL.match(value):
@@ -36,17 +32,6 @@ def _dns_label(value: str) -> str:
 
 def _quantity(value: str) -> str:
     parse_quantity(value)
-    return value
-
-
-def _dynamo_version(value: str) -> str:
-    if not re.fullmatch(r"\d+\.\d+\.\d+", value):
-        raise ValueError(f"{value!r} must be a chart version like 1.2.1")
-    lowest, highest = SUPPORTED_DYNAMO
-    if not lowest <= tuple(int(part) for part in value.split(".")[:2]) <= highest:
-        raise ValueError(
-            f"Dynamo {value} is not supported; supported: {lowest[0]}.{lowest[1]}.x to {highest[0]}.{highest[1]}.x"
-        )
     return value
 
 
@@ -82,7 +67,7 @@ Quantity = Annotated[str, AfterValidator(_quantity)]
 class Release(StrictModel):
     """Everything promotion moves between stacks, and nothing else."""
 
-    dynamo: Annotated[str, AfterValidator(_dynamo_version)]
+    dynamo: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]  # one of configs/dynamo/versions.yaml
     runtime_image: Annotated[str, AfterValidator(_pinned_image)]
     model: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")]
     model_revision: Annotated[str, AfterValidator(_commit_id)]
@@ -207,7 +192,8 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
     except ValidationError as error:
         raise ConfigError(problems_from(error, KEY_PREFIX)) from None
     problems = (
-        _pool_problems(config, catalog)
+        _release_problems(config, catalog)
+        + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
         + _cluster_problems(config)
         + _block_storage_problems(config)
@@ -294,6 +280,18 @@ MIN_GB200_KUBERNETES_MINOR = 33
 
 def _minor(kubernetes_version: str) -> int:
     return int(kubernetes_version.split(".")[1])
+
+
+def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    if config.release.dynamo in catalog.dynamo_versions:
+        return []
+    return [
+        Problem(
+            f"{KEY_PREFIX}release.dynamo",
+            f"Dynamo {config.release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
+            "(each needs its CRDs and chart values in configs/dynamo/)",
+        )
+    ]
 
 
 def _block_storage_problems(config: StackConfig) -> list[Problem]:

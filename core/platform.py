@@ -1,8 +1,9 @@
-"""Helm values of the Dynamo platform chart (dynamo-platform 1.0.x-1.2.x), set explicitly.
+"""Helm values of the Dynamo platform chart, set explicitly for the pinned release.
 
-Chart defaults move between releases (etcd install off since early 2026, NATS off from 1.3), so
-every switch we depend on is written here rather than inherited. Keys follow
-../shared/reference/dynamo/at-v1.0.0/deploy/helm/charts/platform/values.yaml.
+Chart defaults move between releases (etcd install off since early 2026, the NATS switch moved
+to global.nats.install in 1.1 and NATS off by default from 1.3), so every switch we depend on is
+written here rather than inherited, and `core.dynamo.undeclared_values` checks every path against
+the release's own chart values before anything is deployed.
 """
 
 from __future__ import annotations
@@ -10,24 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from core.config import Platform
+from core.dynamo import DynamoVersion
+from core.mappings import deep_merge
 from core.model_cache import SYSTEM_POOL_AFFINITY
 
-CHART = "dynamo-platform"
-CHART_REPOSITORY = "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts"
 NGC_PULL_SECRET = "ngc-pull"
 
 
-def platform_values(platform: Platform, block_storage_class: str | None, with_pull_secret: bool) -> dict[str, Any]:
+def platform_values(
+    platform: Platform, dynamo: DynamoVersion, block_storage_class: str | None, with_pull_secret: bool
+) -> dict[str, Any]:
     """`block_storage_class`: named by every PVC the chart creates (NATS JetStream's file store).
     Left empty, the chart's PVC asks for the cluster's default class, which EKS 1.30+ does not set."""
     pull_secrets = [{"name": NGC_PULL_SECRET}] if with_pull_secret else []
-    nats: dict[str, Any] = {
-        "enabled": platform.nats,
-        "podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}},
-    }
+    nats: dict[str, Any] = {"podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}}}
     if platform.nats:
         nats["config"] = {"jetstream": {"fileStore": {"pvc": {"storageClassName": block_storage_class}}}}
-    return {
+    values = {
         "global": {
             "etcd": {"install": False},  # discovery goes through the Kubernetes API
             "grove": {"install": platform.grove, "enabled": platform.grove},
@@ -35,11 +35,21 @@ def platform_values(platform: Platform, block_storage_class: str | None, with_pu
         },
         "dynamo-operator": {
             "enabled": True,
-            "upgradeCRD": True,  # the operator's hook Job applies the CRDs (no separate CRD chart)
+            # The program applies the release's CRDs itself (core.dynamo), before this chart and every
+            # graph: the operator's init container must not re-apply them (the chart's crds/ folder is
+            # skipped by the Release's skipCrds).
+            "upgradeCRD": False,
             "discoveryBackend": "kubernetes",
-            "nats": {"enabled": platform.nats},
             "imagePullSecrets": pull_secrets,
             "controllerManager": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY},
         },
         "nats": nats,
     }
+    for path in dynamo.spec.nats_switch:  # where this release reads the NATS on/off switch
+        values = deep_merge(values, _nested(path.split("."), platform.nats))
+    return values
+
+
+def _nested(keys: list[str], value: Any) -> dict[str, Any]:
+    """{"a": {"b": value}} for ["a", "b"]."""
+    return {keys[0]: _nested(keys[1:], value) if len(keys) > 1 else value}

@@ -7,13 +7,13 @@ worker's GPU count implies, the deployment's `overrides`. The result must still 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
 from core.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
 from core.config import KEY_PREFIX, Deployment, NodePool, StackConfig
 from core.errors import ConfigError, Problem
+from core.mappings import deep_merge
 
 # Dynamo service name per role, as in the upstream gpt-oss-120b recipes
 # (../shared/reference/dynamo/recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
@@ -190,14 +190,3 @@ def _consistency_problems(engine: dict, gpus: int, overrides: dict, overrides_ke
             f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline} must equal the worker's {gpus} GPUs",
         )
     ]
-
-
-def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    """A new dict: `update` merged into `base`, nested mappings merged key by key."""
-    merged = copy.deepcopy(base)
-    for name, value in update.items():
-        if isinstance(value, dict) and isinstance(merged.get(name), dict):
-            merged[name] = deep_merge(merged[name], value)
-        else:
-            merged[name] = copy.deepcopy(value)
-    return merged

@@ -8,6 +8,7 @@ from typing import Any
 from core import benchmark, infra, manifests, model_cache, platform, sizing
 from core.catalog import Catalog
 from core.config import KEY_PREFIX, StackConfig, parse_stack_config
+from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
 from core.recipes import Pool, ResolvedDeployment, resolve_deployments, resolve_pools
 from core.validation import object_problems
@@ -35,6 +36,8 @@ class ModelCacheObjects:
 
 @dataclass(frozen=True)
 class PlatformObjects:
+    dynamo: DynamoVersion  # the pinned release: chart, CRDs
+    crds: list[dict[str, Any]]  # the release's CRDs, applied by the program before the chart and every graph
     namespace: dict[str, Any]
     values: dict[str, Any]  # dynamo-platform chart values
     pull_secret: dict[str, Any] | None  # without data
@@ -98,6 +101,16 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         )
         problems += found
         warnings += warned
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    values = platform.platform_values(config.platform, dynamo, config.cluster.block_storage_class, with_ngc_key)
+    problems += [
+        Problem(
+            f"{KEY_PREFIX}release.dynamo",
+            f"{path}: not a value the dynamo-platform {dynamo.version} chart declares (configs/dynamo/"
+            f"{dynamo.version}/chart); the chart would ignore it or refuse the install",
+        )
+        for path in undeclared_values(values, dynamo.chart_defaults())
+    ]
     if problems:
         raise ConfigError(problems)
     stack = Stack(
@@ -107,8 +120,10 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         if config.cluster.create
         else None,
         platform=PlatformObjects(
+            dynamo=dynamo,
+            crds=dynamo.crds(),
             namespace=manifests.namespace(config.platform.namespace, "dynamo-platform"),
-            values=platform.platform_values(config.platform, config.cluster.block_storage_class, with_ngc_key),
+            values=values,
             pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
             if with_ngc_key
             else None,
@@ -154,7 +169,7 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     problems = [
         Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
         for obj in stack.objects()
-        for line in object_problems(obj, config.cluster.kubernetes_version)
+        for line in object_problems(obj, config.cluster.kubernetes_version, dynamo)
     ]
     if problems:
         raise ConfigError(problems)

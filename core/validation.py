@@ -1,36 +1,32 @@
 """Check rendered objects against their real consumers before anything is deployed.
 
-- DynamoGraphDeployment: the CRD's v1alpha1 openAPIV3Schema from Dynamo v1.0.0 (the oldest
-  release we support) and from Dynamo main (configs/schemas/dynamo/*/, see SOURCES.md), with
-  unknown fields rejected: the API server prunes unknown fields silently, so a misplaced key
-  would otherwise vanish without an error.
+- DynamoGraphDeployment: the openAPIV3Schema of its apiVersion in the CRD of the pinned Dynamo
+  release (configs/dynamo/<version>/crds/, the CRD the program installs), with unknown fields
+  rejected: the API server prunes unknown fields silently, so a misplaced key would otherwise
+  vanish without an error.
 - Every other object: kubernetes-validate --strict against the cluster's Kubernetes version.
 """
 
 from __future__ import annotations
 
-import gzip
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
-import yaml
 
-from core.catalog import CONFIG_DIR
+from core.dynamo import DynamoVersion
 
-DGD_CRD_FILE = "nvidia.com_dynamographdeployments.yaml.gz"
-DGD_SCHEMA_RELEASES = ("v1.0.0", "main")
+DGD_KIND = "DynamoGraphDeployment"
 
 
-def object_problems(manifest: dict[str, Any], kubernetes_version: str) -> list[str]:
+def object_problems(manifest: dict[str, Any], kubernetes_version: str, dynamo: DynamoVersion) -> list[str]:
     """Schema errors of one object, as `<path>: <message>` lines ([] when valid)."""
-    if manifest["kind"] == "DynamoGraphDeployment":
+    if manifest["kind"] == DGD_KIND:
+        version = manifest["apiVersion"].split("/")[1]
         return [
-            f"{_path(error)}: {error.message} (Dynamo {release} CRD)"
-            for release in DGD_SCHEMA_RELEASES
-            for error in _dgd_validator(release).iter_errors(manifest)
+            f"{_path(error)}: {error.message} (Dynamo {dynamo.version} CRD)"
+            for error in _dgd_validator(dynamo, version).iter_errors(manifest)
         ]
     try:
         kubernetes_validate.validate(manifest, f"{kubernetes_version}.0", strict=True)
@@ -39,18 +35,15 @@ def object_problems(manifest: dict[str, Any], kubernetes_version: str) -> list[s
     return []
 
 
-def dgd_schema(release: str, config_dir: Path = CONFIG_DIR) -> dict[str, Any]:
-    """The v1alpha1 schema of the DGD CRD at `release`, closed to unknown fields."""
-    path = config_dir / "schemas" / "dynamo" / release / DGD_CRD_FILE
-    with gzip.open(path) as stream:
-        crd = yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")
-    return _closed(version["schema"]["openAPIV3Schema"])
+def dgd_schema(dynamo: DynamoVersion, version: str) -> dict[str, Any]:
+    """The schema of `version` (e.g. v1alpha1) in the release's DGD CRD, closed to unknown fields."""
+    served = next(v for v in dynamo.crd(DGD_KIND)["spec"]["versions"] if v["name"] == version)
+    return _closed(served["schema"]["openAPIV3Schema"])
 
 
 @cache
-def _dgd_validator(release: str) -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(dgd_schema(release))
+def _dgd_validator(dynamo: DynamoVersion, version: str) -> jsonschema.Draft7Validator:
+    return jsonschema.Draft7Validator(dgd_schema(dynamo, version))
 
 
 def _closed(node: Any) -> Any:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,16 @@ def dev_raw() -> dict[str, Any]:
 
 
 def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
-    """Run the real __main__.py on the mock engine with these stack-file config entries."""
-    config, secret_keys = engine_config(entries)
+    """Run the real __main__.py on the mock engine with these stack-file config entries.
+
+    Runs are deterministic, so one run per distinct (entries, stack) serves every test that asks
+    for it; tests only read a run."""
+    return _run_once(json.dumps(entries, sort_keys=True), stack)
+
+
+@functools.cache
+def _run_once(entries_json: str, stack: str) -> ProgramRun:
+    config, secret_keys = engine_config(json.loads(entries_json))
     return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys)
 
 

@@ -78,7 +78,7 @@ BAD_INPUT = [
         "release.runtimeImage",
     ),
     ("chart version not semver", ("release", "dynamo"), "latest", "release.dynamo"),
-    ("Dynamo newer than supported", ("release", "dynamo"), "1.3.0", "release.dynamo"),
+    ("Dynamo without vendored CRDs and chart values", ("release", "dynamo"), "1.3.0", "release.dynamo"),
     ("Dynamo older than supported", ("release", "dynamo"), "0.9.1", "release.dynamo"),
     ("missing release key", ("release", "model"), _DELETE, "release.model"),
     (
@@ -151,10 +151,9 @@ def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, cata
     assert "platform.nats" in problem.message and "StorageClass" in problem.message
     # NATS off: no platform volume, nothing to name.
     dev_raw["platform"] = {"nats": False}
-    assert build_stack(dev_raw, catalog, with_hf_token=False).platform.values["nats"] == {
-        "enabled": False,
-        "podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}},
-    }
+    values = build_stack(dev_raw, catalog, with_hf_token=False).platform.values
+    assert values["global"]["nats"] == {"install": False}
+    assert values["nats"] == {"podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}}}
     # Named: every PVC the chart creates asks for it.
     dev_raw["platform"] = {"nats": True}
     dev_raw["cluster"]["blockStorageClassName"] = "gp3"

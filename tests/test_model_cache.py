@@ -7,7 +7,6 @@ import json
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from core.model_cache import completion_marker
 from core.stack import build_stack
@@ -33,16 +32,31 @@ def test_platform_release_is_pinned_with_explicit_values(dev_run):
     assert release["chart"] == "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"
     assert release["version"] == "1.2.1"
     assert release["namespace"] == "dynamo-system"
+    assert release["skipCrds"] is True  # the program owns the CRDs
     values = release["values"]
     assert values["global"]["etcd"] == {"install": False}
+    assert values["global"]["nats"] == {"install": True}  # 1.2's switch; nats.enabled fails its install
     assert values["global"]["grove"] == {"install": False, "enabled": False}
     assert values["global"]["kai-scheduler"] == {"install": False, "enabled": False}
     operator = values["dynamo-operator"]
     assert operator["discoveryBackend"] == "kubernetes"
-    assert operator["upgradeCRD"] is True
-    assert operator["nats"] == {"enabled": True} and values["nats"]["enabled"] is True
+    assert operator["upgradeCRD"] is False  # no crd-apply init container: one owner
+    assert "nats" not in operator and "enabled" not in values["nats"]
+    assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"] == {"storageClassName": "gpt-oss-gp3"}
     assert operator["imagePullSecrets"] == [{"name": "ngc-pull"}]
     assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == "[secret]"
+
+
+def test_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(dev_run, catalog):
+    crds = [r for r in dev_run.resources if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+    expected = {crd["metadata"]["name"] for crd in catalog.dynamo_versions["1.2.1"].crds()}
+    assert {crd.inputs["metadata"]["name"] for crd in crds} == expected
+    assert "dynamographdeployments.nvidia.com" in expected and len(expected) == 7
+    dgd = next(crd for crd in crds if crd.inputs["metadata"]["name"] == "dynamographdeployments.nvidia.com")
+    assert [v["name"] for v in dgd.inputs["spec"]["versions"]] == ["v1alpha1", "v1beta1"]
+    waits = transitive_waits(dev_run.resources)
+    for name in ("dynamo-platform-release", "gpt-oss-graph"):
+        assert {crd.name for crd in crds} <= waits[name], name
 
 
 def test_every_graph_waits_for_the_platform_release_and_the_download(dev_run):
@@ -171,8 +185,9 @@ def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
 
 @pytest.mark.parametrize("stack", ["dev", "b200", "gb200", "h100", "h200", "existing-cluster"])
 def test_every_kubernetes_object_of_every_stack_passes_strict_validation(stack):
-    files, _ = plan.plan_files(stack)
-    manifests = [yaml.safe_load(text) for path, text in files.items() if path.startswith("manifests/")]
+    run = run_entries(example_entries(stack), stack=stack)
+    # The vendored CRDs are checked once per Dynamo release (test_validation.py).
+    manifests = [manifest for manifest in plan.manifests(run) if manifest["kind"] != "CustomResourceDefinition"]
     assert manifests
     checked = 0
     for manifest in manifests:

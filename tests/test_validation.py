@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import kubernetes_validate
 import pytest
 
+from core.dynamo import undeclared_values
+from core.errors import ConfigError
 from core.stack import build_stack
-from core.validation import DGD_SCHEMA_RELEASES, object_problems
+from core.validation import object_problems
 
 
 @pytest.fixture
@@ -16,11 +19,14 @@ def dev_stack(dev_raw, catalog):
     return build_stack(dev_raw, catalog, with_hf_token=True)
 
 
-def test_the_dgd_passes_both_crd_schemas(dev_stack):
-    (serving,) = dev_stack.serving
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
+def test_the_dgd_passes_the_crd_of_its_dynamo_release(dev_raw, catalog, version):
+    dev_raw["release"]["dynamo"] = version
+    stack = build_stack(dev_raw, catalog, with_hf_token=True)
+    (serving,) = stack.serving
     assert serving.graph["apiVersion"] == "nvidia.com/v1alpha1"
-    assert DGD_SCHEMA_RELEASES == ("v1.0.0", "main")
-    assert object_problems(serving.graph, "1.33") == []
+    assert stack.platform.dynamo.version == version
+    assert object_problems(serving.graph, "1.33", stack.platform.dynamo) == []
 
 
 @pytest.mark.parametrize(
@@ -37,9 +43,8 @@ def test_unknown_dgd_fields_are_rejected(dev_stack, path):
     for part in path:
         node = node[part]
     node["notAField"] = True
-    problems = object_problems(graph, "1.33")
-    assert len(problems) == len(DGD_SCHEMA_RELEASES)  # each schema refuses it
-    assert all("'notAField' was unexpected" in problem for problem in problems)
+    (problem,) = object_problems(graph, "1.33", dev_stack.platform.dynamo)
+    assert "'notAField' was unexpected" in problem and "(Dynamo 1.2.1 CRD)" in problem
 
 
 def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):
@@ -59,5 +64,51 @@ def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):
 def test_kubernetes_validate_strict_rejects_an_unknown_field(dev_stack):
     pvc = copy.deepcopy(dev_stack.model_cache.pvc)
     pvc["spec"]["accessMode"] = ["ReadWriteMany"]
-    (problem,) = object_problems(pvc, "1.33")
+    (problem,) = object_problems(pvc, "1.33", dev_stack.platform.dynamo)
     assert "accessMode" in problem
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
+def test_platform_values_are_all_declared_by_the_release_chart(dev_raw, catalog, version):
+    dev_raw["release"]["dynamo"] = version
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    dynamo = stack.platform.dynamo
+    assert undeclared_values(stack.platform.values, dynamo.chart_defaults()) == []
+    # The NATS switch sits where each release reads it.
+    values = stack.platform.values
+    if version == "1.2.1":
+        assert values["global"]["nats"] == {"install": True} and "enabled" not in values["nats"]
+    else:
+        assert values["nats"]["enabled"] is True and values["dynamo-operator"]["nats"] == {"enabled": True}
+
+
+def test_the_1_0_nats_switch_is_refused_by_the_1_2_chart(dev_stack):
+    """The values the program rendered for every release before: Dynamo 1.2's chart fails the install
+    on nats.enabled and dynamo-operator.nats.enabled (its templates/validate-values.yaml)."""
+    dynamo = dev_stack.platform.dynamo
+    old_style = copy.deepcopy(dev_stack.platform.values)
+    old_style["nats"]["enabled"] = True
+    old_style["dynamo-operator"]["nats"] = {"enabled": True}
+    assert undeclared_values(old_style, dynamo.chart_defaults()) == ["dynamo-operator.nats", "nats.enabled"]
+
+
+def test_undeclared_values_are_refused_before_anything_is_built(dev_raw, catalog):
+    broken = dataclasses.replace(
+        catalog.dynamo_versions["1.2.1"],
+        spec=catalog.dynamo_versions["1.2.1"].spec.model_copy(update={"nats_switch": ["nats.enabled"]}),
+    )
+    catalog = dataclasses.replace(catalog, dynamo_versions={"1.2.1": broken})
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:release.dynamo"
+    assert problem.message.startswith("nats.enabled: not a value the dynamo-platform 1.2.1 chart declares")
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
+def test_the_vendored_crds_are_valid_for_the_cluster(catalog, version):
+    """The CRDs the program applies pass kubernetes-validate --strict like every other object."""
+    crds = catalog.dynamo_versions[version].crds()
+    assert len(crds) == 7
+    for crd in crds:
+        assert kubernetes_validate.validate(crd, "1.33.0", strict=True) == "1.33", crd["metadata"]["name"]

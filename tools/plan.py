@@ -2,7 +2,9 @@
 
 Loads Pulumi.yaml + Pulumi.<stack>.yaml, runs the real __main__.py on Pulumi's mock engine and
 writes build/plan/<stack>/ (replacing what was there):
-  resources.json  every registered resource, in order, secrets shown as "[secret]"
+  resources.json  every registered resource, in order, secrets shown as "[secret]"; a
+                  CustomResourceDefinition's spec (megabytes of vendored schema) only by its
+                  manifest file and digest
   manifests/      every Kubernetes object the program declares, one YAML file each
   outputs.json    the stack outputs
   summary.md      pools, GPUs, deployments with recipe and topology (also printed)
@@ -12,6 +14,7 @@ Invalid config: exit 1 with the message naming the key; nothing is written.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -27,6 +30,7 @@ from core.report import render_summary
 from tools.mock_engine import SECRET, ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 EXAMPLES = ROOT / "configs" / "examples"
 
 
@@ -91,19 +95,33 @@ def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str
     run = run_program(ROOT / "__main__.py", files.project, stack, files.config, files.secret_keys)
     if run.error is not None:
         raise run.error
-    resources = [registration.as_json() for registration in run.resources]
+    resources = [_abridged(registration.as_json()) for registration in run.resources]
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
         "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
         "summary.md": render_summary(files.project, stack, run.outputs["report"], [r["type"] for r in resources]),
     }
-    for registration in run.resources:
-        manifest = _manifest(registration.inputs)
-        if manifest is not None:
-            output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.dump(
-                manifest, Dumper=_ManifestDumper, sort_keys=False
-            )
+    for manifest in manifests(run):
+        output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.dump(
+            manifest, Dumper=_ManifestDumper, sort_keys=False
+        )
     return output, run
+
+
+def manifests(run: ProgramRun) -> list[dict[str, Any]]:
+    """Every Kubernetes object the program declared, as the manifest the plan writes."""
+    return [manifest for registration in run.resources if (manifest := _manifest(registration.inputs)) is not None]
+
+
+def _abridged(resource: dict[str, Any]) -> dict[str, Any]:
+    """A CRD's spec is vendored data, in full in its manifest file: resources.json names that file
+    and the spec's digest, so a CRD change still shows in a plan diff without megabytes of schema."""
+    if resource["type"] != CRD_TYPE:
+        return resource
+    inputs = resource["inputs"]
+    digest = hashlib.sha256(json.dumps(inputs["spec"], sort_keys=True).encode()).hexdigest()
+    spec = {"manifest": f"manifests/{_manifest_file_name(_manifest(inputs))}", "sha256": digest}
+    return resource | {"inputs": inputs | {"spec": spec}}
 
 
 def _manifest(inputs: dict[str, Any]) -> dict[str, Any] | None:
@@ -122,8 +140,9 @@ def _manifest_file_name(manifest: dict[str, Any]) -> str:
     return "_".join(part for part in parts if part) + ".yaml"
 
 
-class _ManifestDumper(yaml.SafeDumper):
-    """Multi-line strings (engine configs) as literal blocks, readable as the file they become."""
+class _ManifestDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+    """Multi-line strings (engine configs) as literal blocks, readable as the file they become.
+    LibYAML's emitter where PyYAML has it: the CRD manifests are megabytes."""
 
 
 _ManifestDumper.add_representer(

@@ -1,0 +1,90 @@
+"""The Dynamo release seam: what differs between the Dynamo releases this program deploys.
+
+Each supported release is data in configs/dynamo/ (versions.yaml and a folder per release, see
+that file): the chart's repository, where the NATS switch lives in its values, the EFA runtime
+images, the release's CRDs and the chart's default values. Supporting another release means adding
+its row and its folder; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from core.mappings import deep_merge
+from core.schema import StrictModel
+
+CHART = "dynamo-platform"
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class DynamoVersionSpec(StrictModel):
+    chart_repository: str
+    nats_switch: list[str] = Field(min_length=1)
+    efa_runtime_images: dict[str, str]  # node CPU architecture -> image
+    sources: list[str] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class DynamoVersion:
+    version: str
+    spec: DynamoVersionSpec = field(compare=False)  # identity (and hash) is the version and its folder
+    directory: Path  # configs/dynamo/<version>
+
+    @property
+    def chart_reference(self) -> str:
+        return f"{self.spec.chart_repository}/{CHART}"
+
+    def crds(self) -> list[dict[str, Any]]:
+        """The release's CustomResourceDefinitions, in file-name order."""
+        return _load_crds(self.directory / "crds")
+
+    def crd(self, kind: str) -> dict[str, Any]:
+        return next(crd for crd in self.crds() if crd["spec"]["names"]["kind"] == kind)
+
+    def chart_defaults(self) -> dict[str, Any]:
+        """The chart's default values with each bundled subchart's under its name, as Helm merges them."""
+        return _chart_defaults(self.directory / "chart")
+
+
+@cache
+def _load_crds(directory: Path) -> list[dict[str, Any]]:
+    crds = []
+    for path in sorted(directory.glob("*.yaml.gz")):
+        with gzip.open(path) as stream:
+            crds.append(yaml.load(stream, Loader=YAML_LOADER))
+    return crds
+
+
+@cache
+def _chart_defaults(directory: Path) -> dict[str, Any]:
+    defaults = _read(directory / "values.yaml")
+    for subchart in sorted((directory / "charts").iterdir()):
+        own = _read(subchart / "values.yaml")
+        defaults[subchart.name] = deep_merge(own, defaults.get(subchart.name) or {})
+    return defaults
+
+
+def _read(path: Path) -> dict[str, Any]:
+    with path.open() as stream:
+        return yaml.load(stream, Loader=YAML_LOADER) or {}
+
+
+def undeclared_values(values: dict[str, Any], defaults: dict[str, Any], path: str = "") -> list[str]:
+    """Value paths the chart does not declare. A chart ignores them silently, or (from 1.2) fails
+    the install on the ones it removed. Below a declared key whose default is empty ({}, [] or
+    null) any value is free-form, e.g. affinity."""
+    undeclared = []
+    for key, value in values.items():
+        where = f"{path}{key}"
+        if key not in defaults:
+            undeclared.append(where)
+        elif isinstance(value, dict) and isinstance(defaults[key], dict) and defaults[key]:
+            undeclared += undeclared_values(value, defaults[key], f"{where}.")
+    return undeclared
