@@ -6,7 +6,7 @@ STACK ?= dev
 
 BASE ?= origin/main
 
-.PHONY: plan plan-all plan-diff promote test lint format bench clean
+.PHONY: plan plan-all plan-diff promote test lint format bench check-versions clean
 
 # The venv is rebuilt whenever a requirements file changes.
 $(VENV)/.installed: requirements.txt requirements-dev.txt policy/requirements.txt
@@ -30,6 +30,9 @@ promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: cop
 
 test: lint  ## lint, then every test (pure core, mock-engine runs, schema validation)
 	$(PY) -m pytest
+
+check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
+	$(PY) -m tools.check_versions
 
 bench: $(VENV)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments
 	$(PY) -m tools.bench

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.aws_cluster import AwsCluster, AwsClusterArgs
+from components.aws_lookups import account_facts
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs
 from components.kube import resource_args
 from components.kubernetes import existing_cluster_provider
@@ -20,7 +21,7 @@ from core.catalog import load_catalog
 from core.errors import ConfigError
 from core.manifests import HARDWARE_LABEL, POOL_LABEL
 from core.report import stack_report
-from core.stack import build_stack
+from core.stack import build_stack, defer_serving
 
 catalog = load_catalog()
 hf_token, ngc_api_key = secret_config("hfToken"), secret_config("ngcApiKey")
@@ -37,12 +38,30 @@ config = stack.config
 
 # The cluster: created on AWS (with the model cache's file system), or an existing one.
 # Everything but GPU workloads waits for `system_ready` only; GPU workloads also for their pool's nodes.
-file_system, system_ready, gpu_node_groups, storage_ready = None, [], {}, []
+file_system, system_ready, gpu_node_groups, storage_ready, eks_plan = None, [], {}, [], None
 if config.cluster.create:
     region = pulumi.Config("aws").require("region")
+    try:  # node groups are decided from what EC2 reports: refused before any resource too
+        eks_plan = infra.eks_plan(
+            config,
+            stack.pools,
+            stack.efa_pools,
+            catalog.addon_versions[config.cluster.kubernetes_version],
+            account_facts(stack),
+        )
+    except ConfigError as error:
+        raise pulumi.RunError(f"invalid stack config:\n{error}") from None
+    for warning in eks_plan.warnings:
+        pulumi.log.warn(warning)
+    stack = defer_serving(stack, eks_plan.waiting_pools())
     cluster = AwsCluster(
         "gptoss",
-        AwsClusterArgs(config=config, pools=stack.pools, region=region, block_storage_class=stack.block_storage_class),
+        AwsClusterArgs(
+            config=config,
+            plan=eks_plan,
+            region=region,
+            block_storage_class=stack.block_storage_class,
+        ),
     )
     provider = cluster.provider
     system_ready, gpu_node_groups = cluster.system_ready, cluster.gpu_node_groups
@@ -61,6 +80,7 @@ if config.cluster.create:
         storage_ready = storage.ready
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("network", {"vpcId": cluster.vpc_id, "privateSubnetIds": cluster.private_subnet_ids})
     pulumi.export(
         "kubectlHint",
         f"aws eks update-kubeconfig --name {config.cluster.name} --region {region} "
@@ -70,16 +90,7 @@ else:
     provider = existing_cluster_provider("kubernetes")
 k8s_opts = pulumi.ResourceOptions(providers=[provider], depends_on=system_ready)
 
-GpuSoftware(
-    "gpu-software",
-    GpuSoftwareArgs(
-        charts=catalog.charts,
-        gpu_software=config.cluster.resolved_gpu_software,
-        dcgm_exporter=config.cluster.dcgm_exporter,
-        efa=any(infra.gpu_node_group(pool).efa_interfaces for pool in stack.pools.values()),
-    ),
-    opts=k8s_opts,
-)
+GpuSoftware("gpu-software", GpuSoftwareArgs(releases=stack.gpu_software), opts=k8s_opts)
 dynamo = DynamoPlatform(
     "dynamo-platform",
     DynamoPlatformArgs(objects=stack.platform, ngc_api_key=ngc_api_key),
@@ -107,17 +118,18 @@ cache = ModelCache(
     ),
     opts=pulumi.ResourceOptions(providers=[provider], depends_on=[*system_ready, *storage_ready, *workloads]),
 )
-endpoints = {
+servings = {
     serving.deployment.name: DynamoServing(
         serving.deployment.name,
         DynamoServingArgs(serving=serving, gpu_nodes=gpu_node_groups.get(serving.deployment.pool.name)),
         opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cache, dynamo]),
-    ).endpoint
+    )
     for serving in stack.serving
 }
 
 pulumi.export("nodePools", sorted(stack.pools))
 for warning in stack.warnings:
     pulumi.log.warn(warning)
-pulumi.export("report", stack_report(stack, catalog.performance))
-pulumi.export("endpoints", endpoints)
+pulumi.export("report", stack_report(stack, catalog.performance, eks_plan))
+pulumi.export("endpoints", {name: serving.endpoint for name, serving in servings.items()})
+pulumi.export("servingChecks", {name: serving.check for name, serving in servings.items()})

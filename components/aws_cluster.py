@@ -16,13 +16,12 @@ from components.network import Network, NetworkArgs
 from components.node_groups import NodeGroups, NodeGroupsArgs
 from core import infra
 from core.config import StackConfig
-from core.recipes import Pool
 
 
 @dataclass(frozen=True)
 class AwsClusterArgs:
     config: StackConfig
-    pools: dict[str, Pool]
+    plan: infra.EksPlan  # add-ons and node groups (the system group first), decided by the core
     region: str
     block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.infra.gp3_storage_class)
 
@@ -66,20 +65,19 @@ class AwsCluster(Component):
             EksClusterArgs(config=config.cluster, region=args.region, subnet_ids=subnet_ids),
             opts=self.child_opts(),
         )
-        addons = infra.addons(config)
+        addons = args.plan.addons
         base_addons = EksAddons(
             f"{name}-addons",
             eks.cluster,
             [spec for spec in addons if not spec.needs_nodes],
             opts=self.child_opts(),
         )
-        system = infra.system_node_group(config)
-        specs = [system] + [infra.gpu_node_group(pool) for pool in args.pools.values()]
+        system, *gpu_groups = args.plan.groups
         nodes = NodeGroups(
             f"{name}-nodes",
             NodeGroupsArgs(
                 cluster=eks.cluster,
-                specs=specs,
+                specs=args.plan.groups,
                 subnet_ids=subnet_ids,
                 subnet_by_zone=subnet_by_zone,
                 environment=config.environment,
@@ -100,7 +98,7 @@ class AwsCluster(Component):
             opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
         )
         self.system_ready: list[pulumi.Resource] = [node_addons, storage_class]
-        self.gpu_node_groups = {pool: nodes.node_groups[pool] for pool in args.pools}
+        self.gpu_node_groups = {group.pool: nodes.node_groups[group.pool] for group in gpu_groups}
         self.provider = eks.provider
         self.vpc_id = eks.cluster.vpc_config.vpc_id
         self.private_subnet_ids = subnet_ids

@@ -1,4 +1,9 @@
-"""The EKS control plane: cluster, secrets encryption, logging, access entries, add-ons."""
+"""The EKS control plane: cluster, secrets encryption, logging, access entries, add-ons.
+
+[eks-endpoint] https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html ("you must
+               ensure that your Amazon EKS control plane security group contains rules to allow
+               ingress traffic on port 443 from your bastion host")
+"""
 
 from __future__ import annotations
 
@@ -65,6 +70,19 @@ class EksCluster(Component):
             enabled_cluster_log_types=infra.CONTROL_PLANE_LOG_TYPES,
             opts=self.child_opts(depends_on=[logs]),
         )
+        # The private endpoint answers only what the cluster security group admits: its own members
+        # by default. Deploy runners and operators inside the VPC (or over a VPN) need HTTPS [eks-endpoint].
+        for index, cidr in enumerate(config.resolved_private_access_cidrs):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-{index}",
+                security_group_id=self.cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=443,
+                to_port=443,
+                description=f"Kubernetes API (private endpoint) from {cidr}",
+                opts=self.child_opts(),
+            )
         for index, principal in enumerate(config.admin_role_arns):
             entry = aws.eks.AccessEntry(
                 f"{name}-admin-{index}",
@@ -116,6 +134,7 @@ class EksAddons(Component):
                 f"{name}-{spec.name}",
                 cluster_name=cluster.name,
                 addon_name=spec.name,
+                addon_version=spec.version,
                 pod_identity_associations=identities,
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="OVERWRITE",

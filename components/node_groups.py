@@ -37,7 +37,7 @@ class NodeGroups(Component):
         # EFA interfaces replace the node group's default network setup: they carry the cluster
         # security group explicitly, plus one that lets EFA peers talk to each other.
         interface_groups = [args.cluster.vpc_config.cluster_security_group_id]
-        if any(spec.efa_interfaces for spec in args.specs):
+        if any(spec.network_interfaces for spec in args.specs):
             interface_groups.append(self._efa_security_group(name, args.cluster.vpc_config.vpc_id).id)
         self.node_groups = {}
         for spec in args.specs:
@@ -48,7 +48,7 @@ class NodeGroups(Component):
                     f"{group_name}-placement", strategy="cluster", opts=self.child_opts()
                 )
             template = self._launch_template(group_name, spec, placement, interface_groups)
-            self.node_groups[spec.pool] = aws.eks.NodeGroup(
+            group = aws.eks.NodeGroup(
                 group_name,
                 cluster_name=args.cluster.name,
                 node_role_arn=role.arn,
@@ -59,12 +59,28 @@ class NodeGroups(Component):
                 scaling_config=spec.scaling,
                 labels=spec.labels,
                 taints=spec.taints,
+                # A pinned version, never $Latest/$Default: the group changes only when Pulumi says so.
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
-                node_repair_config={"enabled": True},
+                node_repair_config={"enabled": spec.node_repair},
                 tags=infra.node_group_tags(spec, args.environment),
-                update_config={"max_unavailable": 1},
-                opts=self.child_opts(),
+                update_config={"max_unavailable": 1, "update_strategy": spec.update_strategy},
+                opts=self.child_opts(
+                    # Capacity Block groups: the scheduled actions below own the desired size.
+                    ignore_changes=["scalingConfig.desiredSize"] if spec.desired_size_scheduled else None
+                ),
             )
+            self.node_groups[spec.pool] = group
+            for schedule in spec.schedules:
+                aws.autoscaling.Schedule(
+                    f"{group_name}-{schedule.name.removeprefix(f'{spec.pool}-')}",
+                    scheduled_action_name=f"gpt-oss-infra-{schedule.name}",
+                    autoscaling_group_name=group.resources.apply(lambda r: r[0].autoscaling_groups[0].name),
+                    start_time=schedule.start_time,
+                    desired_capacity=schedule.desired,
+                    min_size=-1,  # -1: leave as is (the provider's default, 0, would change it)
+                    max_size=-1,
+                    opts=self.child_opts(),
+                )
         self.register_outputs({"nodeGroups": list(self.node_groups)})
 
     @staticmethod
@@ -94,10 +110,10 @@ class NodeGroups(Component):
         interface_groups: list[pulumi.Input[str]],
     ) -> aws.ec2.LaunchTemplate:
         interfaces = None
-        if spec.efa_interfaces:
+        if spec.network_interfaces:
             interfaces = [
                 interface | {"security_groups": interface_groups, "delete_on_termination": "true"}
-                for interface in infra.efa_network_interfaces(spec.efa_interfaces)
+                for interface in spec.network_interfaces
             ]
         reservation = None
         if spec.capacity_reservation_id:

@@ -51,4 +51,18 @@ class DynamoServing(Component):
         self.endpoint = pulumi.Output.from_input(
             f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}"
         )
-        self.register_outputs({"endpoint": self.endpoint})
+        # `pulumi up` got here only if the graph became Ready and the smoke test's answer had content.
+        self.check: pulumi.Output[str] = pulumi.Output.from_input(f"not checked yet: {serving.deferred}")
+        if serving.smoke_test is not None:
+            script = k8s.core.v1.ConfigMap(
+                f"{name}-smoke-test-script", **resource_args(serving.smoke_test.script), opts=self.child_opts()
+            )
+            job = k8s.batch.v1.Job(
+                f"{name}-smoke-test",
+                **resource_args(serving.smoke_test.job),
+                opts=self.child_opts(depends_on=[graph_resource, script]),
+            )
+            self.check = job.metadata.apply(
+                lambda metadata: f"answered a chat completion through {service} (Job {metadata['name']})"
+            )
+        self.register_outputs({"endpoint": self.endpoint, "check": self.check})

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import Field, PositiveInt, ValidationError, model_validator
@@ -20,12 +21,22 @@ CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
 Role = Literal["worker", "prefill", "decode"]
 
 
+class Ec2InstanceFacts(StrictModel):
+    """What EC2 DescribeInstanceTypes reports: `pulumi up` reads the real values; the offline
+    plan's mock answers these."""
+
+    network_card_peak_gbps: Annotated[list[float], Field(min_length=1)]  # by network card index
+    efa_maximum_interfaces: Annotated[int, Field(ge=0)]
+
+
 class InstanceType(StrictModel):
     gpus_per_node: PositiveInt
     gpu_memory_gb: Annotated[PositiveInt, Field(alias="gpuMemoryGB")]  # per GPU, 10^9 bytes
-    efa_interfaces: Annotated[int, Field(ge=0)]
+    efa_interfaces: Annotated[int, Field(ge=0)]  # EFA devices a node gets
     on_demand_usd_per_hour: float | None
     capacity_types: list[CapacityType]
+    capacity_block_reclaim_minutes: PositiveInt  # EC2 terminates a block's instances this long before its end
+    ec2: Ec2InstanceFacts
 
 
 class Hardware(StrictModel):
@@ -101,6 +112,15 @@ class Chart(StrictModel):
     version: str
     namespace: str
 
+    def default_values(self, config_dir: Path = CONFIG_DIR) -> dict[str, Any]:
+        """The pinned version's own values.yaml (configs/charts/<chart>/<version>/)."""
+        return _read_yaml(config_dir / "charts" / self.chart / self.version / "values.yaml")
+
+    def indexed_versions(self, config_dir: Path = CONFIG_DIR) -> set[str]:
+        """The versions the chart repository's index listed when it was read (configs/charts/<chart>/index.json)."""
+        index = json.loads((config_dir / "charts" / self.chart / "index.json").read_text())
+        return {entry["version"] for entry in index["versions"]}
+
 
 class ModelDownload(StrictModel):
     image: str
@@ -109,6 +129,14 @@ class ModelDownload(StrictModel):
     env: dict[str, str]
     backoff_limit: int
     active_deadline_seconds: int
+    resources: dict[str, dict[str, str]]
+
+
+class SmokeTestSettings(StrictModel):
+    image: str
+    max_tokens: PositiveInt
+    deadline_seconds: PositiveInt
+    backoff_limit: Annotated[int, Field(ge=0)]
     resources: dict[str, dict[str, str]]
 
 
@@ -133,6 +161,23 @@ class ModelSpec(StrictModel):
     kv_bytes_per_element: dict[str, PositiveInt]
 
 
+class EfaSettings(StrictModel):
+    """What a worker whose KV cache crosses nodes gets on an EFA pool (configs/efa.yaml)."""
+
+    engine: dict[str, Any]  # deep-merged into the worker's engine config; checked against EngineFields
+    env: dict[str, str]
+    security_context: dict[str, Any]  # the main container's
+    host_ipc: bool = Field(alias="hostIPC")
+
+
+class AddonVersion(StrictModel):
+    """An EKS add-on build pinned for one Kubernetes version (configs/eks-addons.yaml)."""
+
+    version: str | None  # None: no build found; EKS picks its default at creation
+    evidence: Literal["strong", "medium", "weak"]
+    source: str
+
+
 class Performance(StrictModel):
     source: str
     tokens_per_gpu_second: dict[str, dict[str, PositiveInt]]  # "1k/1k" -> hardware -> tok/s/GPU
@@ -149,6 +194,10 @@ class Catalog:
     performance: Performance
     benchmark: BenchmarkSettings
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
+    efa: EfaSettings
+    smoke_test: SmokeTestSettings
+    addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
+    scripts: dict[str, str]  # configs/scripts/<file name> -> its text, mounted into the Jobs that run it
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -193,6 +242,18 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "
         ),
+        efa=_efa_settings(config_dir / "efa.yaml", engine_fields),
+        addon_versions={
+            kubernetes: {
+                addon: _parse(AddonVersion, pin, f"{config_dir / 'eks-addons.yaml'}: {kubernetes}.{addon}.")
+                for addon, pin in pins.items()
+            }
+            for kubernetes, pins in _read_yaml(config_dir / "eks-addons.yaml").items()
+        },
+        smoke_test=_parse(
+            SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
+        ),
+        scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir())},
         dynamo_versions={
             version: DynamoVersion(
                 version=version,
@@ -202,6 +263,14 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
             for version, data in _read_yaml(config_dir / "dynamo" / "versions.yaml").items()
         },
     )
+
+
+def _efa_settings(path: Path, engine_fields: EngineFields) -> EfaSettings:
+    settings = _parse(EfaSettings, _read_yaml(path), f"{path}: ")
+    problems = engine_fields.check(settings.engine, f"{path}: engine")
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def _read_yaml(path: Path) -> dict:

@@ -95,6 +95,9 @@ class Cluster(StrictModel):
     kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d{2}$")] = "1.33"
     endpoint_public_access: bool = True  # the private endpoint is always on
     public_access_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = []
+    # Networks that reach the private endpoint (in-VPC deploy runners, VPN): HTTPS into the
+    # cluster security group, which admits only its own members by default. Default: the VPC we create.
+    private_access_cidrs: list[Annotated[str, AfterValidator(_cidr)]] | None = None
     admin_role_arns: list[Annotated[str, Field(pattern=r"^arn:aws[\w-]*:iam::\d{12}:role/.+$")]] = []
     log_retention_days: Annotated[int, Field(ge=1)] = 30
     system_nodes: SystemNodes = SystemNodes()
@@ -110,6 +113,12 @@ class Cluster(StrictModel):
     @property
     def resolved_gpu_software(self) -> str:
         return self.gpu_software or ("device-plugin" if self.create else "none")
+
+    @property
+    def resolved_private_access_cidrs(self) -> list[str]:
+        if self.private_access_cidrs is not None:
+            return self.private_access_cidrs
+        return [] if self.network.existing_private_subnets else [self.network.vpc_cidr]
 
     @property
     def block_storage_class(self) -> str | None:
@@ -167,6 +176,9 @@ class Deployment(StrictModel):
     router_mode: Literal["round-robin", "kv"] = "round-robin"
     overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
     benchmark: Benchmark = Benchmark()
+    # How long `pulumi up` waits for the graph to be Ready: pulling the ~30 GB runtime image and
+    # loading the model, which seed 004 puts at 15-30 minutes. Twice that by default.
+    ready_timeout_minutes: PositiveInt = 60
 
 
 class StackConfig(StrictModel):
@@ -195,7 +207,7 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> StackConfig:
         _release_problems(config, catalog)
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
-        + _cluster_problems(config)
+        + _cluster_problems(config, catalog)
         + _block_storage_problems(config)
     )
     if config.model_cache.storage != "existing" and not config.cluster.create:
@@ -316,12 +328,20 @@ def _block_storage_problems(config: StackConfig) -> list[Problem]:
     return []
 
 
-def _cluster_problems(config: StackConfig) -> list[Problem]:
+def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     cluster = config.cluster
     if not cluster.create:
         return []
     key = f"{KEY_PREFIX}cluster"
     problems = []
+    if cluster.kubernetes_version not in catalog.addon_versions:
+        problems.append(
+            Problem(
+                f"{key}.kubernetesVersion",
+                f"EKS add-on versions are pinned for {', '.join(catalog.addon_versions)} (configs/eks-addons.yaml); "
+                f"pin them for {cluster.kubernetes_version} there first",
+            )
+        )
     if cluster.endpoint_public_access and not cluster.public_access_cidrs:
         problems.append(
             Problem(
@@ -332,6 +352,14 @@ def _cluster_problems(config: StackConfig) -> list[Problem]:
         )
     if any(ipaddress.ip_network(cidr).prefixlen == 0 for cidr in cluster.public_access_cidrs):
         problems.append(Problem(f"{key}.publicAccessCidrs", "0.0.0.0/0 opens the API to the internet"))
+    if not cluster.endpoint_public_access and not cluster.resolved_private_access_cidrs:
+        problems.append(
+            Problem(
+                f"{key}.privateAccessCidrs",
+                "required with endpointPublicAccess false in existing subnets: the networks `pulumi up` and "
+                "kubectl run from (a runner in the VPC, a VPN); nothing else reaches a private-only API",
+            )
+        )
     pinned = config.pinned_zones
     existing = cluster.network.existing_private_subnets
     if existing is not None:

@@ -3,6 +3,9 @@
 Sources for the shapes below:
   [eks-efa]  https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html
   [eks-cb]   https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html
+  [eks-update] https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
+             (the minimal strategy terminates old nodes before creating new ones, "so that total
+             capacity never increases beyond your configured quantity"; for hardware such as GPUs)
   [eks-addons] https://docs.aws.amazon.com/eks/latest/userguide/workloads-add-ons-available-eks.html
   [ebs-csi]  https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html (add-on, Pod Identity role,
              AWS-managed AmazonEBSCSIDriverPolicy)
@@ -11,11 +14,17 @@ Sources for the shapes below:
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from core import capacity, efa
+from core.aws_account import AccountFacts
+from core.capacity import BlockPlan, ScheduledScaling
+from core.catalog import AddonVersion
 from core.config import StackConfig
+from core.errors import ConfigError
 from core.manifests import GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, common_labels
 from core.recipes import Pool
 
@@ -31,24 +40,28 @@ class NodeGroupSpec:
     instance_type: str
     ami_type: str
     capacity_type: str
-    nodes: int
     labels: dict[str, str]
     taints: list[dict[str, str]]  # EKS form: key, value, effect NO_SCHEDULE
     disk_size_gib: int
     availability_zone: str | None  # a single AZ (reservation or EFA placement), else all
     capacity_reservation_id: str | None
-    efa_interfaces: int  # 0: no EFA
-    placement_group: bool  # a cluster placement group (EFA without a reservation)
+    scaling: dict[str, int]  # desired_size, min_size, max_size
+    # Capacity Block groups: their scheduled actions own the desired size after creation.
+    desired_size_scheduled: bool = False
+    schedules: list[ScheduledScaling] = field(default_factory=list)
+    network_interfaces: list[dict[str, Any]] = field(default_factory=list)  # EFA layout; [] = EKS default
+    placement_group: bool = False  # a cluster placement group (EFA without a reservation)
+    # MINIMAL: an AMI or template update replaces nodes without launching extra ones first (no GPU
+    # surge that a fixed block or a quota would not have) [eks-update].
+    update_strategy: str | None = None
+    # Auto repair replaces an unhealthy node by terminating it and launching another, which a pool on
+    # fixed capacity (a Capacity Block or reservation with no spare) cannot count on; off there.
+    node_repair: bool = True
 
     @property
     def instance_type_in_launch_template(self) -> bool:
         """Capacity Blocks require the instance type in the launch template [eks-cb]."""
         return self.capacity_type == "CAPACITY_BLOCK"
-
-    @property
-    def scaling(self) -> dict[str, int]:
-        # EKS needs maxSize >= 1; a pool of 0 nodes keeps its node group ready to scale.
-        return {"desired_size": self.nodes, "min_size": self.nodes, "max_size": max(self.nodes, 1)}
 
 
 def system_node_group(config: StackConfig) -> NodeGroupSpec:
@@ -58,14 +71,12 @@ def system_node_group(config: StackConfig) -> NodeGroupSpec:
         instance_type=system.instance_type,
         ami_type=SYSTEM_AMI_TYPE,
         capacity_type="ON_DEMAND",
-        nodes=system.nodes,
         labels={POOL_LABEL: SYSTEM_POOL},
         taints=[],
         disk_size_gib=system.disk_size_gib,
         availability_zone=None,
         capacity_reservation_id=None,
-        efa_interfaces=0,
-        placement_group=False,
+        scaling={"desired_size": system.nodes, "min_size": system.nodes, "max_size": system.nodes},
     )
 
 
@@ -76,16 +87,74 @@ def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
     return tags
 
 
-def gpu_node_group(pool: Pool) -> NodeGroupSpec:
+@dataclass(frozen=True)
+class EksPlan:
+    """The add-ons and node groups of a created cluster, decided from the config, the catalog and
+    what the account reports."""
+
+    addons: list[AddonSpec]
+    groups: list[NodeGroupSpec]  # the system group first
+    blocks: dict[str, BlockPlan]  # Capacity Block pools: when their nodes come and go
+    warnings: list[str]
+
+    def waiting_pools(self) -> dict[str, str]:
+        """Pools whose nodes cannot run yet, and when they will."""
+        return {
+            pool: f"the pool's nodes arrive when Capacity Block {plan.block.reservation_id} starts "
+            f"({plan.block.start:%Y-%m-%d %H:%M} UTC); run `pulumi up` again after that"
+            for pool, plan in self.blocks.items()
+            if not plan.nodes_now
+        }
+
+
+def eks_plan(
+    config: StackConfig,
+    pools: dict[str, Pool],
+    efa_pools: dict[str, bool],
+    pinned_addons: dict[str, AddonVersion],
+    facts: AccountFacts,
+) -> EksPlan:
+    """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
+    AWS would refuse."""
+    addon_specs, warnings = addons(config, pinned_addons)
+    groups, blocks, problems = [system_node_group(config)], {}, []
+    for pool in pools.values():
+        ec2 = facts.instance_types[pool.instance_type]
+        if ec2 != pool.instance.ec2:
+            warnings.append(
+                f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
+                f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
+            )
+        interfaces: list[dict[str, Any]] = []
+        if efa_pools[pool.name]:
+            interfaces, found = efa.efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
+            problems += found
+        block = None
+        if pool.config.capacity_type == "CAPACITY_BLOCK":
+            block, found = capacity.block_plan(
+                pool, facts.capacity_blocks[pool.config.capacity_reservation_id], facts.now
+            )
+            problems += found
+            if block is not None:
+                blocks[pool.name] = block
+        groups.append(gpu_node_group(pool, interfaces, block))
+    if problems:
+        raise ConfigError(problems)
+    return EksPlan(addons=addon_specs, groups=groups, blocks=blocks, warnings=warnings)
+
+
+def gpu_node_group(pool: Pool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:
     config = pool.config
-    instance = pool.instance
-    efa = config.efa if config.efa is not None else instance.efa_interfaces > 0 and config.nodes > 1
+    nodes = config.nodes
+    if block is not None:  # min 0: the scheduled actions take it to `nodes` and back [eks-cb]
+        scaling = {"desired_size": block.desired_at_creation, "min_size": 0, "max_size": max(nodes, 1)}
+    else:  # EKS needs maxSize >= 1; a pool of 0 nodes keeps its node group ready to scale
+        scaling = {"desired_size": nodes, "min_size": nodes, "max_size": max(nodes, 1)}
     return NodeGroupSpec(
         pool=pool.name,
         instance_type=pool.instance_type,
         ami_type=pool.hardware.ami_type,
         capacity_type=config.capacity_type,
-        nodes=config.nodes,
         labels={
             "nvidia.com/gpu.present": "true",
             HARDWARE_LABEL: config.hardware,
@@ -95,23 +164,15 @@ def gpu_node_group(pool: Pool) -> NodeGroupSpec:
         disk_size_gib=config.disk_size_gib,
         availability_zone=config.availability_zone,
         capacity_reservation_id=config.capacity_reservation_id,
-        efa_interfaces=instance.efa_interfaces if efa else 0,
+        scaling=scaling,
+        desired_size_scheduled=block is not None,
+        schedules=block.schedules if block is not None else [],
+        network_interfaces=network_interfaces,
         # A reservation fixes placement; EFA traffic otherwise wants one cluster placement group.
-        placement_group=efa and config.capacity_reservation_id is None,
+        placement_group=bool(network_interfaces) and config.capacity_reservation_id is None,
+        update_strategy="MINIMAL",
+        node_repair=config.capacity_reservation_id is None,
     )
-
-
-def efa_network_interfaces(count: int) -> list[dict[str, Any]]:
-    """Launch-template interfaces [eks-efa]: the ENA primary and an EFA-only device on network
-    card 0, then one EFA-only interface on each further card."""
-    interfaces = [
-        {"network_card_index": 0, "device_index": 0, "interface_type": "interface"},
-        {"network_card_index": 0, "device_index": 1, "interface_type": "efa-only"},
-    ]
-    interfaces += [
-        {"network_card_index": card, "device_index": 0, "interface_type": "efa-only"} for card in range(1, count)
-    ]
-    return interfaces
 
 
 def availability_zone_order(config: StackConfig, available: list[str]) -> list[str]:
@@ -127,6 +188,20 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
     if len(subnets) < 2 * zones:
         raise ValueError(f"{vpc_cidr} is too small for {2 * zones} /{SUBNET_PREFIX_LENGTH} subnets")
     return [(str(subnets[i]), str(subnets[zones + i])) for i in range(zones)]
+
+
+def api_access(config: StackConfig) -> str:
+    """How `pulumi up` and kubectl reach the Kubernetes API: said in the plan summary."""
+    cluster = config.cluster
+    if not cluster.create:
+        return "through your kubeconfig (kubernetes:kubeconfig / kubernetes:context, else KUBECONFIG)"
+    private = ", ".join(cluster.resolved_private_access_cidrs)
+    if cluster.endpoint_public_access:
+        return f"public endpoint from {', '.join(cluster.public_access_cidrs)}; private endpoint from {private}"
+    return (
+        f"private endpoint only, from {private}: run `pulumi up` and kubectl inside the VPC "
+        "(README: Deploying a private-endpoint cluster)"
+    )
 
 
 def gp3_storage_class(name: str) -> dict[str, Any]:
@@ -155,10 +230,23 @@ class AddonSpec:
     service_account: str | None = None  # kube-system service account the add-on's role is for
     managed_policy: str | None = None  # AWS-managed policy ARN suffix (after arn:aws:iam::aws:policy/)
     needs_nodes: bool = False  # its pods must run for the add-on to become ACTIVE
+    version: str | None = None  # the build pinned for the cluster's Kubernetes version
 
 
-def addons(config: StackConfig) -> list[AddonSpec]:
-    """EKS managed add-ons, each add-on with AWS permissions on its own role [eks-addons]."""
+def addons(config: StackConfig, pinned: dict[str, AddonVersion]) -> tuple[list[AddonSpec], list[str]]:
+    """EKS managed add-ons at their pinned builds (configs/eks-addons.yaml), each add-on with AWS
+    permissions on its own role [eks-addons]; and a warning for each add-on without a pin."""
+    specs = _addons(config)
+    warnings = [
+        f"configs/eks-addons.yaml: no {spec.name} build is pinned for Kubernetes {config.cluster.kubernetes_version}: "
+        "EKS installs its default build at creation (aws eks describe-addon-versions lists them)"
+        for spec in specs
+        if pinned[spec.name].version is None
+    ]
+    return [dataclasses.replace(spec, version=pinned[spec.name].version) for spec in specs], warnings
+
+
+def _addons(config: StackConfig) -> list[AddonSpec]:
     specs = [
         AddonSpec("vpc-cni", "aws-node", "AmazonEKS_CNI_Policy"),
         AddonSpec("kube-proxy"),

@@ -29,6 +29,7 @@ HF_TOKEN_SECRET = "hf-token"
 HF_TOKEN_KEY = "HF_TOKEN"
 WORKER_SHARED_MEMORY = "80Gi"  # upstream recipes' sharedMemory for TRT-LLM workers
 FRONTEND_PORT = 8000
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
 def common_labels(component: str) -> dict[str, str]:
@@ -107,7 +108,11 @@ class PodExtras:
 
 
 def dynamo_graph_deployment(
-    deployment: ResolvedDeployment, release: Release, namespace_name: str, extras: PodExtras
+    deployment: ResolvedDeployment,
+    release: Release,
+    namespace_name: str,
+    extras: PodExtras,
+    annotations: dict[str, str],  # how `pulumi up` awaits it (core.smoke_test)
 ) -> dict[str, Any]:
     services = {"Frontend": _frontend(deployment, release, extras)}
     for worker in deployment.workers:
@@ -119,6 +124,7 @@ def dynamo_graph_deployment(
             "name": deployment.name,
             "namespace": namespace_name,
             "labels": common_labels("serving") | {"gpt-oss-infra/recipe": deployment.recipe_name},
+            "annotations": annotations,
         },
         "spec": {
             "backendFramework": "trtllm",
@@ -166,10 +172,14 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
     if worker.role != "worker":
         args += ["--disaggregation-mode", worker.role]
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
+    image = worker.efa.image if worker.efa else release.runtime_image
+    resources: dict[str, Any] = {"gpu": str(worker.gpus)}
+    if worker.efa:  # the device plugin hands EFA devices only to pods that request them
+        resources["custom"] = {EFA_RESOURCE: str(worker.efa.devices)}
     service: dict[str, Any] = {
         "componentType": "worker",
         "replicas": worker.replicas,
-        "resources": {"requests": {"gpu": str(worker.gpus)}, "limits": {"gpu": str(worker.gpus)}},
+        "resources": {"requests": resources, "limits": resources},
         "sharedMemory": {"size": WORKER_SHARED_MEMORY},
         "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPoint": MODEL_CACHE_MOUNT}],
         # A changed engine config rolls the workers: the ConfigMap alone would not.
@@ -178,13 +188,13 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
         | {
             "nodeSelector": extras.node_selector,
             "tolerations": [GPU_TAINT],
-            "initContainers": [extras.init_container],
+            "initContainers": [extras.init_container | {"image": image}],  # the image the node pulls anyway
             "volumes": [
                 {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
                 extras.init_volume,
             ],
             "mainContainer": {
-                "image": release.runtime_image,
+                "image": image,
                 "command": ["python3", "-m", "dynamo.trtllm"],
                 "args": args,
                 "env": [{"name": name, "value": value} for name, value in env.items()],
@@ -192,6 +202,9 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
             },
         },
     }
+    if worker.efa:
+        service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.settings.security_context
+        service["extraPodSpec"]["hostIPC"] = worker.efa.settings.host_ipc
     if worker.role != "worker":
         service["subComponentType"] = worker.role
     if extras.with_hf_token:

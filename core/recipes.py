@@ -8,12 +8,15 @@ worker's GPU count implies, the deployment's `overrides`. The result must still 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
 from core.config import KEY_PREFIX, Deployment, NodePool, StackConfig
 from core.errors import ConfigError, Problem
 from core.mappings import deep_merge
+
+if TYPE_CHECKING:
+    from core.efa import WorkerEfa
 
 # Dynamo service name per role, as in the upstream gpt-oss-120b recipes
 # (../shared/reference/dynamo/recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
@@ -29,6 +32,7 @@ class Worker:
     engine: dict[str, Any]
     env: dict[str, str]
     args: list[str]
+    efa: WorkerEfa | None = None  # set (core.efa.with_efa) when its KV cache crosses nodes over EFA
 
     @property
     def total_gpus(self) -> int:

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
+from core.capacity import BlockPlan
 from core.catalog import Performance, Traffic
+from core.efa import crosses_nodes
+from core.infra import EksPlan, api_access
 from core.manifests import FRONTEND_PORT, frontend_service_name
-from core.recipes import Pool, Worker
+from core.recipes import Pool, ResolvedDeployment, Worker
 from core.sizing import WorkerFit
 from core.stack import Serving, Stack
 
 
-def stack_report(stack: Stack, performance: Performance) -> dict[str, Any]:
-    """Node pools and deployments with their topology; exported as stack outputs."""
+def stack_report(stack: Stack, performance: Performance, nodes: EksPlan | None) -> dict[str, Any]:
+    """Node pools and deployments with their topology; exported as stack outputs. `nodes`: the
+    created cluster's plan (None for an existing cluster)."""
     config = stack.config
+    blocks = nodes.blocks if nodes else {}
     return {
         "environment": config.environment,
+        "apiAccess": api_access(config),
         "release": config.release.model_dump(by_alias=True),
         "nodePools": {
             name: {
@@ -28,15 +35,35 @@ def stack_report(stack: Stack, performance: Performance) -> dict[str, Any]:
                 "capacityType": pool.config.capacity_type,
                 # Estimate: catalog on-demand price (us-east-1) x nodes; None where AWS publishes none.
                 "usdPerHour": _pool_usd_per_hour(pool),
+                "efa": stack.efa_pools[name],
             }
+            | ({"capacityBlock": _block_report(blocks[name])} if name in blocks else {})
             for name, pool in stack.pools.items()
         },
         "deployments": {
             serving.deployment.name: _deployment_report(serving, config.namespace, config.release.model, performance)
             for serving in stack.serving
         },
-        "warnings": stack.warnings,
+        "warnings": stack.warnings + (nodes.warnings if nodes else []),
     }
+
+
+def _block_report(plan: BlockPlan) -> dict[str, Any]:
+    block = plan.block
+    scale_up = next((s for s in plan.schedules if s.desired > 0), None)
+    return {
+        "reservation": block.reservation_id,
+        "state": block.state,
+        "start": _timestamp(block.start),
+        "end": _timestamp(block.end),
+        # When the pool's nodes come: at the scheduled scale-up, now, or never (an ended block).
+        "nodesAppear": _timestamp(scale_up.at) if scale_up else ("now" if plan.desired_at_creation else "never"),
+        "drainedAt": _timestamp(plan.drained_at),
+    }
+
+
+def _timestamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _pool_usd_per_hour(pool: Pool) -> float | None:
@@ -65,9 +92,13 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
         },
         "estimate": _throughput_estimate(performance, pool.config.hardware, traffic, gpus, usd_per_hour),
         "routerMode": deployment.config.router_mode,
+        "kvTransfer": _kv_transfer(deployment),
+        # What `pulumi up` checks before it ends (core.smoke_test), or why it cannot yet.
+        "smokeTestJob": serving.smoke_test.job["metadata"]["name"] if serving.smoke_test else None,
+        "notCheckedBecause": serving.deferred,
         "frontend": f"{service}.{namespace}",
         "endpoint": f"http://{service}.{namespace}.svc.cluster.local:{FRONTEND_PORT}",
-        "smokeTest": (
+        "tryIt": (
             f"kubectl port-forward svc/{service} {FRONTEND_PORT}:{FRONTEND_PORT} -n {namespace} & "
             f"curl -s http://localhost:{FRONTEND_PORT}/v1/chat/completions -H 'Content-Type: application/json' "
             f'-d \'{{"model":"{model}","messages":[{{"role":"user","content":"Ready?"}}],"max_tokens":64}}\''
@@ -78,6 +109,17 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
             for worker, fit in zip(deployment.workers, serving.fits, strict=True)
         },
     }
+
+
+def _kv_transfer(deployment: ResolvedDeployment) -> str:
+    if deployment.recipe.mode == "aggregated" and not crosses_nodes(deployment):
+        return "none (aggregated workers)"
+    if not crosses_nodes(deployment):
+        return "within one node"
+    devices = [f"{worker.role} {worker.efa.devices}" for worker in deployment.workers if worker.efa]
+    if devices:
+        return f"between nodes over EFA (EFA devices per worker: {', '.join(devices)}; NIXL LIBFABRIC)"
+    return "between nodes over TCP: no EFA (see warnings)"
 
 
 def _throughput_estimate(
@@ -129,23 +171,38 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         f"- environment: {report['environment']}",
         f"- release: Dynamo {release['dynamo']}, image `{release['runtimeImage']}`, "
         f"model {release['model']}@{release['modelRevision'][:12]}",
+        f"- Kubernetes API: {report['apiAccess']}",
         "",
         "## Node pools",
         "",
-        "| pool | hardware | instance type | nodes | GPUs/node | GPUs | capacity | $/hour (est.) |",
-        "|---|---|---|---:|---:|---:|---|---:|",
+        "| pool | hardware | instance type | nodes | GPUs/node | GPUs | capacity | EFA | $/hour (est.) |",
+        "|---|---|---|---:|---:|---:|---|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
         cost = _money(pool["usdPerHour"]).removeprefix("$")
         lines.append(
             f"| {name} | {pool['hardware']} | {pool['instanceType']} | {pool['nodes']} "
-            f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} | {cost} |"
+            f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "
+            f"| {cost} |"
         )
     lines += [
         "",
         "$/hour: on-demand list price in us-east-1 (configs/hardware.yaml) x nodes; an estimate that "
         "ignores spot, reservation and Capacity Block prices and the system nodes.",
     ]
+    for name, pool in report["nodePools"].items():
+        block = pool.get("capacityBlock")
+        if block:
+            lines.append(
+                f"- {name}: Capacity Block {block['reservation']} ({block['state']}, {_when(block['start'])} to "
+                f"{_when(block['end'])}): nodes appear {_when(block['nodesAppear'])}, drained to 0 at "
+                f"{_when(block['drainedAt'])}"
+            )
+    if any(pool.get("capacityBlock") for pool in report["nodePools"].values()):
+        lines.append(
+            "- Block windows come from EC2 at `pulumi up`; in an offline plan the mock gives every block a "
+            "placeholder window (tools/mock_engine.py)."
+        )
     lines += ["", "## Deployments", ""]
     if not report["deployments"]:
         lines.append("(none)")
@@ -163,7 +220,12 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
             f"{_number(estimate['tokensPerSecond'])} tok/s, {_money(estimate['usdPerMillionTokens'])} per million "
             f"tokens ({estimate['basis']})",
             f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
-            f"- smoke test: `{deployment['smokeTest']}`; health: `{deployment['health']}`",
+            f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
+            "to get a chat completion with content"
+            if deployment["smokeTestJob"]
+            else f"- `pulumi up` does not wait for serving yet: {deployment['notCheckedBecause']}",
+            f"- KV transfer: {deployment['kvTransfer']}",
+            f"- try it: `{deployment['tryIt']}`; health: `{deployment['health']}`",
             "",
             "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend "
             "| weights GiB/GPU | KV GiB/GPU | KV tokens | max concurrency | max batch |",
@@ -193,6 +255,13 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         "",
     ]
     return "\n".join(lines)
+
+
+def _when(timestamp: str) -> str:
+    """2030-01-07T11:30:00Z -> 2030-01-07 11:30 UTC ('now', 'never' as they are)."""
+    if "T" not in timestamp:
+        return timestamp
+    return timestamp.replace("T", " ")[:16] + " UTC"
 
 
 def _money(value: float | None) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from core import benchmark, infra, manifests, model_cache, platform, sizing
+from core import benchmark, efa, gpu_software, infra, manifests, model_cache, platform, sizing, smoke_test
 from core.catalog import Catalog
-from core.config import KEY_PREFIX, StackConfig, parse_stack_config
+from core.config import KEY_PREFIX, Release, StackConfig, parse_stack_config
 from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
 from core.recipes import Pool, ResolvedDeployment, resolve_deployments, resolve_pools
@@ -23,6 +24,8 @@ class Serving:
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
     benchmark_job: dict[str, Any] | None  # only when deployments.<name>.benchmark.enabled
+    smoke_test: smoke_test.SmokeTest | None  # None while its nodes cannot exist yet (`deferred` says why)
+    deferred: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class Stack:
     config: StackConfig
     pools: dict[str, Pool]
     block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
+    efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.efa.pool_efa)
+    gpu_software: list[gpu_software.ChartRelease]
     platform: PlatformObjects
     namespace: dict[str, Any]
     workload_pull_secret: dict[str, Any] | None
@@ -74,7 +79,14 @@ class Stack:
             cache.download_job,
         ]
         per_deployment = [
-            obj for serving in self.serving for obj in (serving.engine_config, serving.graph, serving.benchmark_job)
+            obj
+            for serving in self.serving
+            for obj in (
+                serving.engine_config,
+                serving.graph,
+                serving.benchmark_job,
+                *((serving.smoke_test.script, serving.smoke_test.job) if serving.smoke_test else ()),
+            )
         ]
         return [obj for obj in fixed + per_deployment if obj]
 
@@ -87,9 +99,12 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     cache = config.model_cache
     pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
     init_container, init_volume = model_cache.wait_for_model(config.release)
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
     deployments = resolve_deployments(config, catalog, pools)
+    efa_pools, warnings = efa.pool_efa(pools, deployments, dynamo)
+    deployments = [efa.with_efa(d, efa_pools[d.pool.name], dynamo, catalog.efa) for d in deployments]
     problems = sizing.placement_problems(deployments, pools)
-    fits, warnings = {}, []
+    fits = {}
     default_batch = int(catalog.engine_fields.default("max_batch_size"))
     for deployment in deployments:
         fits[deployment.name] = [
@@ -101,7 +116,10 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         )
         problems += found
         warnings += warned
-    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    charts = gpu_software.gpu_software(config.cluster, catalog.charts, efa=any(efa_pools.values()))
+    problems += gpu_software.chart_problems(
+        charts, {pool.instance_type for name, pool in pools.items() if efa_pools[name]}
+    )
     values = platform.platform_values(config.platform, dynamo, config.cluster.block_storage_class, with_ngc_key)
     problems += [
         Problem(
@@ -119,6 +137,8 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         block_storage_class=infra.gp3_storage_class(config.cluster.block_storage_class)
         if config.cluster.create
         else None,
+        efa_pools=efa_pools,
+        gpu_software=charts,
         platform=PlatformObjects(
             dynamo=dynamo,
             crds=dynamo.crds(),
@@ -142,10 +162,9 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
             ),
         ),
         serving=[
-            Serving(
-                deployment=deployment,
-                engine_config=manifests.engine_config_map(deployment, namespace),
-                graph=manifests.dynamo_graph_deployment(
+            _serving(
+                deployment,
+                manifests.dynamo_graph_deployment(
                     deployment,
                     config.release,
                     namespace,
@@ -156,11 +175,11 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
                         image_pull_secrets=pull_secrets,
                         with_hf_token=with_hf_token,
                     ),
+                    smoke_test.readiness_annotations(deployment.config.ready_timeout_minutes),
                 ),
-                fits=fits[deployment.name],
-                benchmark_job=benchmark.benchmark_job(deployment, config.release, namespace, catalog.benchmark)
-                if deployment.config.benchmark.enabled
-                else None,
+                fits[deployment.name],
+                config.release,
+                catalog,
             )
             for deployment in deployments
         ],
@@ -174,6 +193,43 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     if problems:
         raise ConfigError(problems)
     return stack
+
+
+def _serving(
+    deployment: ResolvedDeployment,
+    graph: dict[str, Any],
+    fits: list[sizing.WorkerFit],
+    release: Release,
+    catalog: Catalog,
+) -> Serving:
+    namespace = graph["metadata"]["namespace"]
+    return Serving(
+        deployment=deployment,
+        engine_config=manifests.engine_config_map(deployment, namespace),
+        graph=graph,
+        fits=fits,
+        benchmark_job=benchmark.benchmark_job(deployment, release, namespace, catalog.benchmark)
+        if deployment.config.benchmark.enabled
+        else None,
+        smoke_test=smoke_test.smoke_test(graph, release, catalog.smoke_test, catalog.scripts[smoke_test.SCRIPT]),
+    )
+
+
+def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:
+    """The stack with the graphs on pools whose nodes do not exist yet (pool -> when they come)
+    created without waiting for them, and without a smoke test until a later `pulumi up`."""
+    serving = [
+        dataclasses.replace(
+            each,
+            graph=each.graph | {"metadata": each.graph["metadata"] | {"annotations": smoke_test.NOT_AWAITED}},
+            smoke_test=None,
+            deferred=waiting_pools[each.deployment.pool.name],
+        )
+        if each.deployment.pool.name in waiting_pools
+        else each
+        for each in stack.serving
+    ]
+    return dataclasses.replace(stack, serving=serving)
 
 
 def node_selector(pool: Pool) -> dict[str, str]:

@@ -13,7 +13,7 @@ import yaml
 
 from core.catalog import Catalog, load_catalog
 from core.config import KEY_PREFIX
-from tools.mock_engine import ProgramRun, run_program
+from tools.mock_engine import ProgramRun, mock_account, run_program
 from tools.plan import ROOT, engine_config
 
 
@@ -49,6 +49,15 @@ def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
 def _run_once(entries_json: str, stack: str) -> ProgramRun:
     config, secret_keys = engine_config(json.loads(entries_json))
     return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys)
+
+
+def run_in_account(entries: dict[str, Any], change_account, stack: str = "test") -> ProgramRun:
+    """Run with the AWS account the stack expects (mock_account), changed by `change_account`
+    (a function that edits the MockAccount's dicts in place): what EC2 really reports can differ."""
+    config, secret_keys = engine_config(entries)
+    account = mock_account(config)
+    change_account(account)
+    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys, account=account)
 
 
 def write_stack(directory: Path, stack: str, entries: dict[str, Any]) -> Path:

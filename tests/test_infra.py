@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -61,7 +62,11 @@ def test_gpu_node_group_matches_the_catalog(aws_run):
         "gpt-oss-infra/hardware": hardware,
         "gpt-oss-infra/pool": pool,
     }
-    assert inputs["nodeRepairConfig"] == {"enabled": True}
+    # Repair replaces a node: only where capacity is not fixed by a reservation.
+    assert inputs["nodeRepairConfig"] == {"enabled": capacity_type != "CAPACITY_BLOCK"}
+    # GPU groups are updated without extra nodes first, from a pinned template version.
+    assert inputs["updateConfig"] == {"maxUnavailable": 1, "updateStrategy": "MINIMAL"}
+    assert inputs["launchTemplate"]["version"] == "1"  # the template's own version number, never $Latest
     assert template.inputs["metadataOptions"]["httpTokens"] == "required"
     assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 500
     if capacity_type == "CAPACITY_BLOCK":
@@ -137,26 +142,20 @@ def test_addons_have_their_own_roles_and_the_storage_driver(aws_run):
     assert "podIdentityAssociations" not in addons["coredns"].inputs
 
 
-def test_efa_pools_get_all_interfaces_and_the_device_plugin(aws_run):
+def test_only_pools_whose_traffic_crosses_nodes_get_efa(aws_run):
+    """Aggregated workers never move KV cache between nodes, so none of these pools needs EFA:
+    not even the 2-node b200 and h200 pools, which had it by node count before. gb200's
+    disaggregated deployment crosses nodes, but Dynamo publishes no arm64 TensorRT-LLM EFA image
+    (a warning says so). b200-disagg is covered in test_efa.py."""
     stack, run = aws_run
     templates = {r.name: r.inputs for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate")}
     releases = {r.inputs["chart"] for r in by_type(run, "kubernetes:helm.sh/v3:Release")}
-    expected_efa = {"dev": 0, "h100": 0, "b200": 8, "gb200": 4, "h200": 32}[stack]
+    expected_efa = {"dev": 0, "h100": 0, "b200": 0, "gb200": 0, "h200": 0}[stack]
     pool = AWS_STACKS[stack][0]
     interfaces = templates[f"gptoss-nodes-{pool}-template"].get("networkInterfaces", [])
     assert sum(i["interfaceType"] == "efa-only" for i in interfaces) == expected_efa
     assert ("aws-efa-k8s-device-plugin" in releases) == bool(expected_efa)
     assert "nvidia-device-plugin" in releases and "gpu-operator" not in releases
-
-
-def test_b200_efa_without_reservation_uses_one_placement_group(runs):
-    run = runs["b200"]
-    (group,) = by_type(run, "aws:ec2/placementGroup:PlacementGroup")
-    assert group.inputs == {"strategy": "cluster"}
-    template = next(
-        r for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate") if r.name.endswith("b200-template")
-    )
-    assert template.inputs["placement"] == {"groupName": group.name}
 
 
 def test_existing_cluster_registers_no_aws_resource():
@@ -180,3 +179,68 @@ def test_node_groups_wait_for_the_base_addons(aws_run):
             "gptoss-addons-kube-proxy",
             "gptoss-addons-eks-pod-identity-agent",
         }
+
+
+def test_addons_are_pinned_for_the_cluster_kubernetes_version(aws_run, catalog):
+    stack, run = aws_run
+    kubernetes = example_entries(stack)["gpt-oss-infra:cluster"].get("kubernetesVersion", "1.33")
+    pinned = catalog.addon_versions[kubernetes]
+    addons = by_type(run, "aws:eks/addon:Addon")
+    assert addons
+    for addon in addons:
+        assert addon.inputs["addonVersion"] == pinned[addon.inputs["addonName"]].version, addon.name
+
+
+def test_an_unpinned_kubernetes_version_is_refused(dev_raw, catalog):
+    from core.errors import ConfigError
+    from core.stack import build_stack
+
+    dev_raw["cluster"]["kubernetesVersion"] = "1.35"
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.kubernetesVersion"
+    assert "pinned for 1.33, 1.34 (configs/eks-addons.yaml)" in problem.message
+
+
+def test_an_addon_without_a_pin_is_created_at_the_eks_default_and_warned():
+    entries = example_entries("gb200")  # FSx for Lustre: no aws-fsx-csi-driver build found for 1.34
+    entries["gpt-oss-infra:cluster"]["kubernetesVersion"] = "1.34"
+    run = run_entries(entries, stack="gb200-134")
+    assert run.error is None, run.error
+    fsx = next(r for r in by_type(run, "aws:eks/addon:Addon") if r.inputs["addonName"] == "aws-fsx-csi-driver")
+    assert "addonVersion" not in fsx.inputs
+    assert any("no aws-fsx-csi-driver build is pinned for Kubernetes 1.34" in line for line in run.log)
+
+
+def test_every_pinned_chart_version_is_in_its_repository_index(catalog):
+    for name, chart in catalog.charts.items():
+        assert chart.version in chart.indexed_versions(), name
+
+
+def test_private_endpoint_is_reachable_from_the_vpc():
+    run = run_entries(example_entries("prod"), stack="prod")
+    assert run.error is None, run.error
+    (rule,) = [
+        r for r in by_type(run, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if r.parent == "gptoss-eks"
+    ]
+    assert rule.inputs["securityGroupId"] == "gptoss-eks-cluster-sg-id"  # the cluster security group
+    assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("10.0.0.0/16", 443, 443)
+    assert run.outputs["report"]["apiAccess"].startswith("private endpoint only, from 10.0.0.0/16")
+
+
+def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog):
+    from core.errors import ConfigError
+    from core.stack import build_stack
+    from tests.conftest import namespace_config
+
+    raw = namespace_config(copy.deepcopy(example_entries("h200")))
+    raw["cluster"] |= {"endpointPublicAccess": False, "publicAccessCidrs": []}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.privateAccessCidrs"
+    raw["cluster"]["privateAccessCidrs"] = ["10.20.0.0/24"]
+    assert build_stack(raw, catalog, with_hf_token=False).config.cluster.resolved_private_access_cidrs == [
+        "10.20.0.0/24"
+    ]

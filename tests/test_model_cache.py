@@ -217,7 +217,11 @@ def test_fsx_lustre_is_reachable_from_the_nodes_and_version_2_15():
     resources = {r.name: r for r in run.resources}
     assert resources["model-storage-fsx"].inputs["fileSystemTypeVersion"] == "2.15"
     node_group = resources["gptoss-eks-cluster"].name
-    rules = [r for r in run.resources if r.type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"]
+    rules = [
+        r
+        for r in run.resources
+        if r.type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule" and r.parent == "model-storage"
+    ]
     assert {(r.inputs["fromPort"], r.inputs["toPort"]) for r in rules} == {(988, 988), (1018, 1023)}
     for rule in rules:
         assert rule.inputs["ipProtocol"] == "tcp"

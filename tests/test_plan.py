@@ -37,7 +37,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 
     resources = json.loads((dev_plan / "resources.json").read_text())
     # The serving objects come last, in the order the program declares them.
-    assert [r["type"] for r in resources][-8:] == [
+    assert [r["type"] for r in resources][-10:] == [
         "kubernetes:core/v1:Namespace",
         "gpt-oss-infra:model:ModelCache",
         "kubernetes:storage.k8s.io/v1:StorageClass",
@@ -46,6 +46,8 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
         "gpt-oss-infra:serving:DynamoServing",
         "kubernetes:core/v1:ConfigMap",
         "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",
+        "kubernetes:core/v1:ConfigMap",  # the smoke test's script
+        "kubernetes:batch/v1:Job",  # the smoke test
     ]
     for resource in resources:
         assert set(resource) <= {"type", "name", "parent", "inputs", "options"}
@@ -55,7 +57,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
         pvc["options"]["dependsOn"]
     )
     assert pvc["parent"] == "model-cache"
-    graph_resource = resources[-1]
+    graph_resource = resources[-3]
     assert graph_resource["name"] == "gpt-oss-graph" and graph_resource["parent"] == "gpt-oss"
     assert {"gpt-oss-engine-config", "model-cache-download", "dynamo-platform-release"} <= set(
         graph_resource["options"]["dependsOn"]
@@ -64,7 +66,10 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     summary = (dev_plan / "summary.md").read_text()
-    assert "| gpu | h200 | p5en.48xlarge | 1 | 8 | 8 | ON_DEMAND | 63.30 |" in summary
+    assert "| gpu | h200 | p5en.48xlarge | 1 | 8 | 8 | ON_DEMAND | no | 63.30 |" in summary
+    assert "- Kubernetes API: public endpoint from 203.0.113.0/24; private endpoint from 10.0.0.0/16" in summary
+    assert "- `pulumi up` waits for the graph to be Ready, then for smoke-test Job gpt-oss-smoke-" in summary
+    assert "- KV transfer: none (aggregated workers)" in summary
     assert "| TrtllmWorker | worker | 1 | 8 | 8 | 8 | off | TRITON |" in summary
 
 

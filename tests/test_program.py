@@ -77,7 +77,7 @@ def test_stack_outputs_report_the_deployment(dev_run):
     assert deployment["estimate"]["tokensPerSecond"] == 6798 * 8
     assert deployment["estimate"]["usdPerMillionTokens"] == round(63.3 / (6798 * 8 * 3600) * 1e6, 3)
     assert "an estimate" in deployment["estimate"]["basis"]
-    assert deployment["smokeTest"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")
+    assert deployment["tryIt"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")
     assert deployment["health"] == "curl -s http://localhost:8000/health"
 
 

@@ -9,6 +9,7 @@ answers so that two runs of one stack are identical.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import logging
 import runpy
@@ -67,21 +68,89 @@ class ProgramRun:
 _UNREAD_STATE = {"kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"}
 
 
+# The window the mock gives every Capacity Block: a placeholder, unmistakably not a real block
+# (blocks end at 11:30 UTC [ec2-cb]). On `pulumi up` the program reads the block's real window.
+MOCK_BLOCK_START, MOCK_BLOCK_END = "2030-01-07T11:30:00Z", "2030-01-21T11:30:00Z"
+
+
+@dataclass(frozen=True)
+class MockAccount:
+    """What the mock answers for the AWS lookups the program makes before registering anything,
+    in the data sources' own (camelCase) shape."""
+
+    instance_types: dict[str, dict[str, Any]]  # aws:ec2/getInstanceType results by instance type
+    capacity_blocks: dict[str, dict[str, Any]]  # aws:ec2/getCapacityBlockReservation results by id
+
+
+def mock_account(config: dict[str, str]) -> MockAccount:
+    """The account a stack expects: every catalog instance type as configs/hardware.yaml describes
+    it, and each Capacity Block a pool names, matching the pool and not started yet (the window
+    above). Tests build other accounts to see the program refuse or adapt."""
+    catalog = _catalog()
+    instance_types = {
+        name: {
+            "instanceType": name,
+            "maximumNetworkCards": len(instance.ec2.network_card_peak_gbps),
+            "efaMaximumInterfaces": instance.ec2.efa_maximum_interfaces,
+            "efaSupported": instance.ec2.efa_maximum_interfaces > 0,
+            "networkCards": [
+                {"index": index, "peakBandwidth": gbps, "baselineBandwidth": gbps}
+                for index, gbps in enumerate(instance.ec2.network_card_peak_gbps)
+            ],
+        }
+        for hardware in catalog.hardware.values()
+        for name, instance in hardware.instance_types.items()
+    }
+    pools = json.loads(config.get("gpt-oss-infra:nodePools", "{}"))
+    blocks = {}
+    for pool in pools.values() if isinstance(pools, dict) else []:
+        hardware = catalog.hardware.get(pool.get("hardware")) if isinstance(pool, dict) else None
+        if hardware is None or pool.get("capacityType") != "CAPACITY_BLOCK" or not pool.get("capacityReservationId"):
+            continue
+        blocks[pool["capacityReservationId"]] = {
+            "id": pool["capacityReservationId"],
+            "instanceType": pool.get("instanceType") or hardware.default_instance_type,
+            "availabilityZone": pool.get("availabilityZone"),
+            "instanceCount": pool.get("nodes", 0),
+            "startDate": MOCK_BLOCK_START,
+            "endDate": MOCK_BLOCK_END,
+            "state": "scheduled",
+            "reservationType": "capacity-block",
+        }
+    return MockAccount(instance_types=instance_types, capacity_blocks=blocks)
+
+
+@functools.cache
+def _catalog():
+    from core.catalog import load_catalog  # the tool's only use of the core: the catalog's EC2 facts
+
+    return load_catalog()
+
+
 class _Mocks(pulumi.runtime.Mocks):
     """Resource state = inputs plus the few outputs programs read; invokes answered in kind."""
+
+    def __init__(self, account: MockAccount):
+        self.account = account
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         if args.typ in _UNREAD_STATE:
             return f"{args.name}-id", {}
         return f"{args.name}-id", dict(args.inputs) | _extra_outputs(args.typ, args.name, args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict | tuple[dict, list[tuple[str, str]]]:
+        if args.token == "aws:ec2/getInstanceType:getInstanceType":
+            return self.account.instance_types[args.args["instanceType"]]
+        if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+            found = self.account.capacity_blocks.get(args.args.get("id"))
+            # A failed invoke reaches the program as an exception, like the provider's "not found".
+            return found if found is not None else ({}, [("id", "no matching EC2 Capacity Block reservation found")])
         return _invoke_result(args.token, args.args)
 
 
 class _RecordingMonitor(mocks.MockMonitor):
-    def __init__(self, run: ProgramRun):
-        super().__init__(_Mocks())
+    def __init__(self, run: ProgramRun, account: MockAccount):
+        super().__init__(_Mocks(account))
         self.run = run
 
     def RegisterResource(self, request):
@@ -99,29 +168,32 @@ class _LogCollector(logging.Handler):
         self.run.log.append(f"{record.levelname.lower()}: {record.getMessage()}")
 
 
-def run_program(program: Path, project: str, stack: str, config: dict[str, str], secret_keys: list[str]) -> ProgramRun:
+def run_program(
+    program: Path,
+    project: str,
+    stack: str,
+    config: dict[str, str],
+    secret_keys: list[str],
+    account: MockAccount | None = None,
+) -> ProgramRun:
     """Run `program` once, in a fresh context so runs never share Pulumi's global state.
 
+    AWS lookups are answered from `account` (default: the account the stack expects, mock_account).
     What the program raises is kept in `ProgramRun.error`, beside what it registered before.
     """
     run = ProgramRun()
-    contextvars.Context().run(_run, program, project, stack, config, secret_keys, run)
+    account = account or mock_account(config)
+    contextvars.Context().run(_run, program, project, stack, config, secret_keys, account, run)
     return run
 
 
-def _run(program, project, stack, config, secret_keys, run: ProgramRun) -> None:
+def _run(program, project, stack, config, secret_keys, account: MockAccount, run: ProgramRun) -> None:
     logger = logging.getLogger(f"gpt-oss-infra.plan.{id(run)}")
     logger.propagate = False
     logger.addHandler(_LogCollector(run))
     pulumi.runtime.set_all_config(config, secret_keys)
-    mocks.set_mocks(
-        _Mocks(),
-        project=project,
-        stack=stack,
-        preview=False,
-        logger=logger,
-        monitor=_RecordingMonitor(run),
-    )
+    monitor = _RecordingMonitor(run, account)
+    mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
     program_dir = str(program.parent)
     construction_order: dict[tuple[str, str], int] = {}
     register = pulumi_resource.register_resource
@@ -166,6 +238,8 @@ def _registration(request) -> Registration:
         options["retainOnDelete"] = True
     if explicit_deps:
         options["dependsOn"] = sorted({_urn_name(urn) for urn in explicit_deps})
+    if request.ignoreChanges:
+        options["ignoreChanges"] = sorted(request.ignoreChanges)
     return Registration(
         type=request.type,
         name=request.name,
@@ -226,6 +300,8 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
         return {"dnsName": f"{name}.fsx.us-east-2.amazonaws.com", "mountName": "abcdefgh"}
     if type_ == "aws:ec2/launchTemplate:LaunchTemplate":
         return {"latestVersion": 1, "arn": f"arn:aws:ec2:us-east-2:{ACCOUNT_ID}:launch-template/{name}"}
+    if type_ == "aws:eks/nodeGroup:NodeGroup":  # EKS names the group's Auto Scaling group
+        return {"resources": [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}]}
     if type_.startswith("aws:"):  # auto-named resources get their logical name, as a stand-in
         return {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}", "name": name} | {
             key: inputs[key] for key in ("arn", "name") if key in inputs

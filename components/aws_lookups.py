@@ -1,0 +1,67 @@
+"""Read what the core decides the node groups from, before any resource is registered.
+
+Plain AWS data-source calls (invokes), answered by EC2 on `pulumi up` and `pulumi preview` and by
+the mock engine in an offline plan. A reservation that cannot be read is a config problem, named
+like every other before anything is built.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pulumi_aws as aws
+
+from core.aws_account import AccountFacts, CapacityBlock
+from core.catalog import Ec2InstanceFacts
+from core.config import KEY_PREFIX
+from core.errors import ConfigError, Problem
+from core.stack import Stack
+
+
+def account_facts(stack: Stack) -> AccountFacts:
+    instance_types = sorted({pool.instance_type for pool in stack.pools.values()})
+    blocks, problems = {}, []
+    for pool in stack.pools.values():
+        reservation = pool.config.capacity_reservation_id
+        if pool.config.capacity_type != "CAPACITY_BLOCK":
+            continue
+        try:
+            blocks[reservation] = _capacity_block(reservation)
+        except Exception as error:  # the invoke's error names what EC2 said
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}nodePools.{pool.name}.capacityReservationId",
+                    f"cannot read Capacity Block {reservation} from EC2: {error}",
+                )
+            )
+    if problems:
+        raise ConfigError(problems)
+    return AccountFacts(
+        instance_types={name: _instance_type(name) for name in instance_types},
+        capacity_blocks=blocks,
+        now=datetime.now(UTC),
+    )
+
+
+def _instance_type(name: str) -> Ec2InstanceFacts:
+    described = aws.ec2.get_instance_type(instance_type=name)
+    cards = sorted(described.network_cards, key=lambda card: card.index)
+    return Ec2InstanceFacts.model_validate(
+        {
+            "networkCardPeakGbps": [card.peak_bandwidth for card in cards],
+            "efaMaximumInterfaces": described.efa_maximum_interfaces or 0,
+        }
+    )
+
+
+def _capacity_block(reservation_id: str) -> CapacityBlock:
+    block = aws.ec2.get_capacity_block_reservation(id=reservation_id)
+    return CapacityBlock(
+        reservation_id=reservation_id,
+        instance_type=block.instance_type,
+        availability_zone=block.availability_zone,
+        instance_count=block.instance_count,
+        start=datetime.fromisoformat(block.start_date),
+        end=datetime.fromisoformat(block.end_date),
+        state=block.state,
+    )

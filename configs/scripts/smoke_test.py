@@ -1,0 +1,91 @@
+"""Smoke test of a gpt-oss deployment: one chat completion through its Dynamo frontend.
+
+Run by the smoke-test Job (core/smoke_test.py) once Pulumi has seen the graph Ready. It waits
+until the frontend lists the model, sends one chat completion and checks that the answer has
+content. On failure it writes why to the container's termination message, which
+pulumi-kubernetes puts in the error of the failed `pulumi up`, and exits 1.
+
+Environment: ENDPOINT (host:port of the frontend), MODEL, MAX_TOKENS, DEADLINE_SECONDS.
+Standard library only: the Job's image is a plain Python image.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+TERMINATION_LOG = os.environ.get("TERMINATION_LOG", "/dev/termination-log")
+PROMPT = "Reply with one short sentence confirming that you are ready."
+
+
+def main() -> int:
+    base = f"http://{os.environ['ENDPOINT']}"
+    model = os.environ["MODEL"]
+    deadline = time.monotonic() + float(os.environ["DEADLINE_SECONDS"])
+    last_problem = "no answer yet"
+    while time.monotonic() < deadline:
+        try:
+            listed = [entry.get("id") for entry in _get(f"{base}/v1/models").get("data", [])]
+            if model not in listed:
+                last_problem = f"{base}/v1/models lists {listed}, not {model}"
+            else:
+                return _check_answer(base, model)
+        except (OSError, ValueError) as error:  # connection refused, HTTP errors, bad JSON
+            last_problem = f"{base}: {error}"
+        print(f"waiting: {last_problem}", flush=True)
+        time.sleep(float(os.environ.get("RETRY_SECONDS", "10")))
+    return _fail(f"gave up after {os.environ['DEADLINE_SECONDS']} s: {last_problem}")
+
+
+def _check_answer(base: str, model: str) -> int:
+    request = {
+        "model": model,
+        "messages": [{"role": "user", "content": PROMPT}],
+        "max_tokens": int(os.environ["MAX_TOKENS"]),
+    }
+    started = time.monotonic()
+    try:
+        answer = _post(f"{base}/v1/chat/completions", request)
+    except (OSError, ValueError) as error:
+        return _fail(f"POST {base}/v1/chat/completions failed: {error}")
+    seconds = time.monotonic() - started
+    choices = answer.get("choices") or []
+    message = choices[0].get("message", {}) if choices else {}
+    content = (message.get("content") or "").strip()
+    if not content:
+        finish = choices[0].get("finish_reason") if choices else None
+        return _fail(f"the answer has no content (finish_reason {finish!r}): {json.dumps(answer)[:1500]}")
+    usage = answer.get("usage", {})
+    print(f"ok: {model} answered in {seconds:.1f} s ({usage.get('completion_tokens', '?')} tokens): {content[:200]}")
+    return 0
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.load(response)
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=300) as response:
+        return json.load(response)
+
+
+def _fail(reason: str) -> int:
+    print(f"smoke test failed: {reason}", file=sys.stderr, flush=True)
+    try:
+        with open(TERMINATION_LOG, "w") as log:
+            log.write(f"smoke test failed: {reason}"[:4000])
+    except OSError:
+        pass  # outside Kubernetes
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Capacity Block node groups, following AWS's documented lifecycle.
+
+[eks-cb] "Create a managed node group with Capacity Blocks for ML":
+- a node group created before its block is active starts at desired size 0, and is scaled up when
+  the block starts, e.g. by a scheduled action on its Auto Scaling group at the block's start;
+- EKS itself scales the group to 0 forty minutes before the block ends ("Amazon EKS Node Group
+  Capacity Scaledown Before Reservation End"), because EC2 starts terminating the instances 30
+  minutes before the end.
+[ec2-cb] UltraServer blocks (P6e-GB200) are reclaimed 60 minutes before the end, before EKS's
+own scale-down: those groups get a scale-down of their own, drain margin included.
+From then on the scheduled actions own the group's desired size, so Pulumi ignores it
+(`ignoreChanges: scalingConfig.desiredSize`) instead of fighting them on the next `up`.
+
+  [eks-cb] https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html
+  [ec2-cb] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from core.aws_account import CapacityBlock
+from core.config import KEY_PREFIX
+from core.errors import Problem
+from core.recipes import Pool
+
+EKS_SCALEDOWN_BEFORE_END = timedelta(minutes=40)  # [eks-cb]
+# EKS's 40 minutes are EC2's 30-minute reclaim plus 10 to drain: the same margin before an earlier reclaim.
+DRAIN_MARGIN = timedelta(minutes=10)
+# Auto Scaling refuses a scheduled action whose start time is past; one this close would be.
+SCHEDULE_LEAD = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class ScheduledScaling:
+    """An Auto Scaling scheduled action on a node group's group: set its desired size at `at`."""
+
+    name: str
+    at: datetime
+    desired: int
+
+    @property
+    def start_time(self) -> str:
+        """YYYY-MM-DDThh:mm:ssZ, the only form Auto Scaling takes."""
+        return self.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    block: CapacityBlock
+    desired_at_creation: int  # Pulumi sets it once; the scheduled actions own it afterwards
+    schedules: list[ScheduledScaling]
+    nodes_now: bool  # the block is active: its nodes run (and serve) now
+    drained_at: datetime  # when the group goes to 0 before the block ends (EKS's or ours)
+
+
+def block_plan(pool: Pool, block: CapacityBlock, now: datetime) -> tuple[BlockPlan | None, list[Problem]]:
+    """The pool's scaling over its block's window, or the problems that would make AWS refuse it."""
+    key = f"{KEY_PREFIX}nodePools.{pool.name}"
+    config = pool.config
+    problems = []
+    if block.instance_type != pool.instance_type:
+        problems.append(
+            Problem(
+                f"{key}.capacityReservationId",
+                f"{block.reservation_id} reserves {block.instance_type}, not the pool's {pool.instance_type}",
+            )
+        )
+    if block.availability_zone != config.availability_zone:
+        problems.append(
+            Problem(
+                f"{key}.availabilityZone",
+                f"{block.reservation_id} is in {block.availability_zone}, not {config.availability_zone}",
+            )
+        )
+    if block.instance_count < config.nodes:
+        problems.append(
+            Problem(
+                f"{key}.nodes", f"{block.reservation_id} holds {block.instance_count} instances, not {config.nodes}"
+            )
+        )
+    if block.ended and config.nodes > 0:
+        problems.append(
+            Problem(
+                f"{key}.capacityReservationId",
+                f"{block.reservation_id} is {block.state} (ended {_utc(block.end)}): buy a new block and set "
+                "its id, or set nodes: 0",
+            )
+        )
+    if problems:
+        return None, problems
+
+    schedules = []
+    if block.upcoming and block.start > now + SCHEDULE_LEAD:
+        schedules.append(ScheduledScaling(f"{pool.name}-block-start", block.start, config.nodes))
+    reclaim = timedelta(minutes=pool.instance.capacity_block_reclaim_minutes)
+    drained_at = block.end - EKS_SCALEDOWN_BEFORE_END
+    if reclaim + DRAIN_MARGIN > EKS_SCALEDOWN_BEFORE_END:  # EKS's own scale-down would come too late
+        drained_at = block.end - reclaim - DRAIN_MARGIN
+        if drained_at > now + SCHEDULE_LEAD:
+            schedules.append(ScheduledScaling(f"{pool.name}-block-end", drained_at, 0))
+    # Created before its block starts, the group stays empty until the scale-up; created inside it
+    # (or started late), it asks for its nodes at once.
+    nodes_now = not block.upcoming and not block.ended
+    waiting_for_start = block.upcoming and any(s.desired > 0 for s in schedules)
+    return (
+        BlockPlan(
+            block=block,
+            desired_at_creation=0 if waiting_for_start or block.ended else config.nodes,
+            schedules=schedules,
+            nodes_now=nodes_now,
+            drained_at=drained_at,
+        ),
+        [],
+    )
+
+
+def _utc(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")

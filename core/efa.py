@@ -1,0 +1,129 @@
+"""EFA: which pools get it, which workers use it, and how a node's EFA interfaces are laid out.
+
+A pool gets EFA interfaces when one of its deployments moves KV cache between nodes (or the pool's
+`efa` says so): a worker wider than a node, or a disaggregated deployment whose prefill and decode
+workers can land on different nodes. Those workers request their GPUs' share of the node's EFA
+devices and run with the settings of Dynamo's EFA guide (configs/efa.yaml), in the Dynamo
+release's EFA runtime image. Pools where nothing crosses nodes stay without EFA: the interfaces
+cost IP addresses and a placement group, and buy nothing there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import Ec2InstanceFacts, EfaSettings
+from core.config import KEY_PREFIX
+from core.dynamo import DynamoVersion
+from core.errors import Problem
+from core.mappings import deep_merge
+from core.recipes import Pool, ResolvedDeployment
+
+
+@dataclass(frozen=True)
+class WorkerEfa:
+    """What one worker of a deployment that crosses nodes gets on an EFA pool."""
+
+    devices: int  # vpc.amazonaws.com/efa requested (= limit)
+    image: str  # the Dynamo release's EFA runtime image for the pool's CPU architecture
+    settings: EfaSettings
+
+
+def crosses_nodes(deployment: ResolvedDeployment) -> bool:
+    """KV cache (or a worker's own tensors) can travel between nodes."""
+    per_node = deployment.pool.instance.gpus_per_node
+    if any(worker.gpus > per_node for worker in deployment.workers):
+        return True
+    if deployment.recipe.mode != "disaggregated":
+        return False
+    return deployment.pool.config.nodes > 1 or deployment.total_gpus > per_node
+
+
+def efa_image(dynamo: DynamoVersion, pool: Pool) -> str | None:
+    return dynamo.spec.efa_runtime_images.get(pool.hardware.cpu_architecture)
+
+
+def pool_efa(
+    pools: dict[str, Pool], deployments: list[ResolvedDeployment], dynamo: DynamoVersion
+) -> tuple[dict[str, bool], list[str]]:
+    """Whether each pool gets EFA interfaces, and warnings for KV transfer that will run over TCP."""
+    efa, warnings = {}, []
+    for name, pool in pools.items():
+        crossing = [d for d in deployments if d.pool.name == name and crosses_nodes(d)]
+        image = efa_image(dynamo, pool)
+        wanted = pool.config.efa if pool.config.efa is not None else bool(crossing and image)
+        efa[name] = wanted and pool.instance.efa_interfaces > 0
+        for deployment in crossing:
+            why = None
+            if image is None:
+                why = (
+                    f"Dynamo {dynamo.version} publishes no TensorRT-LLM EFA runtime image for "
+                    f"{pool.hardware.cpu_architecture} nodes (configs/dynamo/versions.yaml)"
+                )
+            elif not efa[name]:
+                why = f"node pool {name} has no EFA (nodePools.{name}.efa)"
+            if why:
+                warnings.append(
+                    f"{KEY_PREFIX}deployments.{deployment.name}: its KV cache moves between nodes, but {why}: "
+                    "the transfer falls back to TCP, which upstream reports as seconds of TTFT (ai-dynamo/dynamo#4185)"
+                )
+    return efa, warnings
+
+
+def with_efa(
+    deployment: ResolvedDeployment, efa_on_pool: bool, dynamo: DynamoVersion, settings: EfaSettings
+) -> ResolvedDeployment:
+    """The deployment with EFA on each worker, when its KV cache crosses nodes of an EFA pool:
+    its GPUs' share of the node's EFA devices (rounded up), the EFA image, and the guide's
+    engine and env settings on top of the recipe's."""
+    image = efa_image(dynamo, deployment.pool)
+    if not (efa_on_pool and image and crosses_nodes(deployment)):
+        return deployment
+    instance = deployment.pool.instance
+    workers = [
+        dataclasses.replace(
+            worker,
+            engine=deep_merge(worker.engine, settings.engine),
+            env=worker.env | settings.env,
+            efa=WorkerEfa(
+                devices=math.ceil(worker.gpus * instance.efa_interfaces / instance.gpus_per_node),
+                image=image,
+                settings=settings,
+            ),
+        )
+        for worker in deployment.workers
+    ]
+    return dataclasses.replace(deployment, workers=workers)
+
+
+def efa_network_interfaces(
+    instance_type: str, ec2: Ec2InstanceFacts, wanted: int
+) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Launch-template interfaces for `wanted` EFA devices, from the instance type's network cards
+    as EC2 reports them [ec2-efa-layout]: the primary ENA interface on card 0, and one EFA-only
+    interface on each of `wanted` of the fastest cards, spread evenly over them (device index 1 on
+    card 0, which holds the primary). On p5, p5en and p6-b200 that is every card; on p6e-gb200 it
+    is cards 1, 5, 9 and 13, AWS's 4 x 400 Gbps example.
+      [ec2-efa-layout] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html
+    """
+    fastest = max(ec2.network_card_peak_gbps)
+    candidates = [card for card, gbps in enumerate(ec2.network_card_peak_gbps) if gbps == fastest]
+    usable = min(len(candidates), ec2.efa_maximum_interfaces)
+    if wanted > usable:
+        return [], [
+            Problem(
+                f"configs/hardware.yaml: {instance_type}.efaInterfaces",
+                f"{wanted} EFA devices per node, but EC2 gives {instance_type} {usable} "
+                f"({len(candidates)} network cards at {fastest:g} Gbps, at most {ec2.efa_maximum_interfaces} EFA)",
+            )
+        ]
+    chosen = [candidates[i * len(candidates) // wanted] for i in range(wanted)]
+    interfaces = [{"network_card_index": 0, "device_index": 0, "interface_type": "interface"}]
+    interfaces += [
+        {"network_card_index": card, "device_index": 1 if card == 0 else 0, "interface_type": "efa-only"}
+        for card in chosen
+    ]
+    return interfaces, []

@@ -1,0 +1,62 @@
+"""What makes GPUs (and EFA) schedulable: pinned Helm releases and their values, checked against
+each chart's own values before anything is deployed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import Chart
+from core.config import Cluster
+from core.dynamo import undeclared_values
+from core.errors import Problem
+from core.manifests import GPU_TAINT
+
+GPU_NODES = {"nvidia.com/gpu.present": "true"}  # the label our GPU node groups carry
+EFA_PLUGIN = "aws-efa-k8s-device-plugin"
+
+
+@dataclass(frozen=True)
+class ChartRelease:
+    chart: Chart
+    values: dict[str, Any]
+
+
+def gpu_software(cluster: Cluster, charts: dict[str, Chart], efa: bool) -> list[ChartRelease]:
+    """The device plugin or the GPU Operator (never both), DCGM exporter when asked and the
+    operator does not bring its own, and the EFA device plugin when a pool has EFA."""
+    placement = {"tolerations": [GPU_TAINT], "nodeSelector": GPU_NODES}
+    releases = []
+    if cluster.resolved_gpu_software == "device-plugin":
+        # mofedEnabled is on by default from 0.19 and conflicts with the EFA device plugin.
+        releases.append(ChartRelease(charts["nvidia-device-plugin"], placement | {"mofedEnabled": False}))
+    elif cluster.resolved_gpu_software == "gpu-operator":
+        # The EKS AL2023 NVIDIA AMIs ship the driver and container toolkit already.
+        releases.append(
+            ChartRelease(charts["gpu-operator"], {"driver": {"enabled": False}, "toolkit": {"enabled": False}})
+        )
+    if cluster.dcgm_exporter and cluster.resolved_gpu_software != "gpu-operator":
+        releases.append(ChartRelease(charts["dcgm-exporter"], placement))
+    if efa:  # the chart has no tolerations by default: GPU nodes carry the GPU taint
+        releases.append(ChartRelease(charts[EFA_PLUGIN], {"tolerations": [GPU_TAINT]}))
+    return releases
+
+
+def chart_problems(releases: list[ChartRelease], efa_instance_types: set[str]) -> list[Problem]:
+    """Values a chart does not declare, and EFA instance types its DaemonSet would not run on."""
+    problems = []
+    for release in releases:
+        chart = release.chart
+        key = f"configs/charts.yaml: {chart.chart} {chart.version}"
+        defaults = chart.default_values()
+        problems += [
+            Problem(key, f"{path}: not a value this chart declares (configs/charts/{chart.chart}/{chart.version})")
+            for path in undeclared_values(release.values, defaults)
+        ]
+        if chart.chart == EFA_PLUGIN:
+            supported = set(defaults["supportedInstanceLabels"]["values"])
+            problems += [
+                Problem(key, f"its DaemonSet does not run on {instance_type} (supportedInstanceLabels): no EFA devices")
+                for instance_type in sorted(efa_instance_types - supported)
+            ]
+    return problems

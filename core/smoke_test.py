@@ -1,0 +1,115 @@
+"""`pulumi up` ends when serving works: the graph's readiness await and the smoke-test Job.
+
+- Every DynamoGraphDeployment carries `pulumi.com/waitFor: condition=Ready` [pk8s-await]: the
+  provider waits for the operator's Ready condition (set when all of the graph's resources are
+  ready), and the condition check is generation-aware, so an update waits for the new spec too.
+  `pulumi.com/timeoutSeconds` bounds the wait (deployments.<name>.readyTimeoutMinutes).
+- Then a Job sends one chat completion through the frontend (configs/scripts/smoke_test.py).
+  pulumi-kubernetes fails the update when a Job fails, with its pods' termination messages in
+  the error; the script writes its reason there (`FallbackToLogsOnError` adds the log tail).
+  The Job's name carries a digest of the graph, so any change to the graph is tested again.
+- A graph whose nodes do not exist yet (a Capacity Block that has not started) is created without
+  waiting, and gets its smoke test at the first `pulumi up` after the nodes arrive.
+
+  [pk8s-await] https://www.pulumi.com/docs/iac/clouds/kubernetes/guides/await-logic/ (pulumi-kubernetes
+               4.18+: pulumi.com/waitFor, pulumi.com/skipAwait, pulumi.com/timeoutSeconds)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import SmokeTestSettings
+from core.config import Release
+from core.manifests import FRONTEND_PORT, common_labels, frontend_service_name
+from core.model_cache import SYSTEM_POOL_AFFINITY
+
+SCRIPT = "smoke_test.py"
+SCRIPT_MOUNT = "/scripts"
+WAIT_FOR_READY = "condition=Ready"
+# The Job's own await: the script's deadline, plus scheduling and image pull on a system node.
+JOB_AWAIT_MARGIN_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class SmokeTest:
+    script: dict[str, Any]  # ConfigMap with the script
+    job: dict[str, Any]
+
+
+def readiness_annotations(ready_timeout_minutes: int) -> dict[str, str]:
+    return {"pulumi.com/waitFor": WAIT_FOR_READY, "pulumi.com/timeoutSeconds": str(ready_timeout_minutes * 60)}
+
+
+NOT_AWAITED = {"pulumi.com/skipAwait": "true"}
+
+
+def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSettings, script: str) -> SmokeTest:
+    deployment = graph["metadata"]["name"]
+    namespace = graph["metadata"]["namespace"]
+    digest = hashlib.sha256(json.dumps(graph, sort_keys=True).encode()).hexdigest()[:8]
+    labels = common_labels("smoke-test") | {"gpt-oss-infra/deployment": deployment}
+    script_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{deployment}-smoke-test", "namespace": namespace, "labels": labels},
+        "data": {SCRIPT: script},
+    }
+    env = {
+        "ENDPOINT": f"{frontend_service_name(deployment)}:{FRONTEND_PORT}",
+        "MODEL": release.model,
+        "MAX_TOKENS": str(settings.max_tokens),
+        "DEADLINE_SECONDS": str(settings.deadline_seconds),
+        "PYTHONUNBUFFERED": "1",
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"{deployment}-smoke-{digest}",
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {
+                "pulumi.com/timeoutSeconds": str(settings.deadline_seconds + JOB_AWAIT_MARGIN_SECONDS),
+                "gpt-oss-infra/graph-sha256": digest,
+            },
+        },
+        "spec": {
+            "backoffLimit": settings.backoff_limit,
+            "activeDeadlineSeconds": settings.deadline_seconds + JOB_AWAIT_MARGIN_SECONDS,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "affinity": SYSTEM_POOL_AFFINITY,
+                    "automountServiceAccountToken": False,  # it talks to the frontend only
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65534,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "containers": [
+                        {
+                            "name": "smoke-test",
+                            "image": settings.image,
+                            "command": ["python3", f"{SCRIPT_MOUNT}/{SCRIPT}"],
+                            "env": [{"name": name, "value": value} for name, value in env.items()],
+                            "resources": settings.resources,
+                            "terminationMessagePolicy": "FallbackToLogsOnError",
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "readOnlyRootFilesystem": True,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": [{"name": "script", "mountPath": SCRIPT_MOUNT, "readOnly": True}],
+                        }
+                    ],
+                    "volumes": [{"name": "script", "configMap": {"name": script_map["metadata"]["name"]}}],
+                },
+            },
+        },
+    }
+    return SmokeTest(script=script_map, job=job)

@@ -1,0 +1,139 @@
+"""Capacity Block node groups follow AWS's lifecycle: empty until the block starts, scaled by
+scheduled actions Pulumi does not fight, updated without surge, drained before EC2 reclaims."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+
+import pulumi
+import pytest
+
+from core.aws_account import CapacityBlock
+from core.capacity import block_plan
+from core.stack import build_stack
+from tests.conftest import namespace_config, run_entries, run_in_account
+from tests.test_infra import example_entries
+
+START, END = datetime(2030, 1, 7, 11, 30, tzinfo=UTC), datetime(2030, 1, 21, 11, 30, tzinfo=UTC)
+
+
+def by_name(run):
+    return {r.name: r for r in run.resources}
+
+
+def test_prod_block_group_starts_empty_and_scales_up_at_the_block_start():
+    run = run_entries(example_entries("prod"), stack="prod")
+    assert run.error is None, run.error
+    resources = by_name(run)
+    group = resources["gptoss-nodes-gpu"]
+    assert group.inputs["scalingConfig"] == {"desiredSize": 0, "minSize": 0, "maxSize": 2}
+    assert group.options["ignoreChanges"] == ["scalingConfig.desiredSize"]  # the schedules own it
+    assert group.inputs["updateConfig"]["updateStrategy"] == "MINIMAL"
+    assert group.inputs["nodeRepairConfig"] == {"enabled": False}
+    schedules = [r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"]
+    # p6-b200 blocks are reclaimed 30 minutes before the end: EKS's own scale-down at 40 drains them.
+    assert [s.name for s in schedules] == ["gptoss-nodes-gpu-block-start"]
+    (start,) = schedules
+    assert start.inputs == {
+        "autoscalingGroupName": "eks-gptoss-nodes-gpu-asg",  # the node group's own Auto Scaling group
+        "desiredCapacity": 2,
+        "maxSize": -1,
+        "minSize": -1,
+        "scheduledActionName": "gpt-oss-infra-gpu-block-start",
+        "startTime": "2030-01-07T11:30:00Z",  # the block's start as EC2 reports it (here: the mock)
+    }
+    # Nothing can serve before the block starts: the graph is created without waiting, and the
+    # outputs say when it will be checked.
+    graph = resources["gpt-oss-graph"]
+    assert graph.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    assert not [r for r in run.resources if r.name.startswith("gpt-oss-smoke-test")]
+    assert "cr-0fedcba9876543210 starts (2030-01-07 11:30 UTC)" in run.outputs["servingChecks"]["gpt-oss"]
+    pool = run.outputs["report"]["nodePools"]["gpu"]["capacityBlock"]
+    assert pool == {
+        "reservation": "cr-0fedcba9876543210",
+        "state": "scheduled",
+        "start": "2030-01-07T11:30:00Z",
+        "end": "2030-01-21T11:30:00Z",
+        "nodesAppear": "2030-01-07T11:30:00Z",
+        "drainedAt": "2030-01-21T10:50:00Z",
+    }
+
+
+def test_ultraserver_block_drains_before_ec2_reclaims_it():
+    """p6e-gb200 blocks are reclaimed 60 minutes before the end, before EKS's 40-minute scale-down."""
+    run = run_entries(example_entries("gb200"), stack="gb200")
+    assert run.error is None, run.error
+    schedules = {r.name: r.inputs for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"}
+    assert schedules["gptoss-nodes-gb200-block-start"]["desiredCapacity"] == 9
+    end = schedules["gptoss-nodes-gb200-block-end"]
+    assert end["desiredCapacity"] == 0 and end["startTime"] == "2030-01-21T10:20:00Z"  # 60 + 10 minutes early
+
+
+def _activate(account):
+    for block in account.capacity_blocks.values():
+        block["state"] = "active"
+
+
+def test_an_active_block_gets_its_nodes_at_once_and_serving_is_awaited():
+    run = run_in_account(example_entries("prod"), _activate, stack="prod")
+    assert run.error is None, run.error
+    resources = by_name(run)
+    assert resources["gptoss-nodes-gpu"].inputs["scalingConfig"]["desiredSize"] == 2
+    assert not [r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"]
+    assert resources["gpt-oss-graph"].inputs["metadata"]["annotations"]["pulumi.com/waitFor"] == "condition=Ready"
+    assert "gpt-oss-smoke-test" in resources
+    assert run.outputs["servingChecks"]["gpt-oss"].startswith("answered a chat completion")
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "message"),
+    [
+        (lambda block: block.update(instanceType="p5.48xlarge"), "capacityReservationId", "reserves p5.48xlarge"),
+        (lambda block: block.update(availabilityZone="us-east-2c"), "availabilityZone", "is in us-east-2c"),
+        (lambda block: block.update(instanceCount=1), "nodes", "holds 1 instances, not 2"),
+        (lambda block: block.update(state="expired"), "capacityReservationId", "is expired"),
+    ],
+)
+def test_a_block_ec2_would_refuse_is_refused_before_anything_is_built(change, key, message):
+    def edit(account):
+        for block in account.capacity_blocks.values():
+            change(block)
+
+    run = run_in_account(example_entries("prod"), edit, stack="prod")
+    assert isinstance(run.error, pulumi.RunError)
+    assert f"gpt-oss-infra:nodePools.gpu.{key}: " in str(run.error) and message in str(run.error)
+    assert run.resources == []
+
+
+def test_an_unknown_reservation_is_named():
+    run = run_in_account(example_entries("prod"), lambda account: account.capacity_blocks.clear(), stack="prod")
+    assert isinstance(run.error, pulumi.RunError)
+    assert "gpt-oss-infra:nodePools.gpu.capacityReservationId: cannot read Capacity Block cr-0fedcba9876543210" in (
+        str(run.error)
+    )
+    assert run.resources == []
+
+
+@pytest.fixture
+def gb200_pool(catalog):
+    stack = build_stack(namespace_config(copy.deepcopy(example_entries("gb200"))), catalog, with_hf_token=False)
+    return stack.pools["gb200"]
+
+
+def block(state: str) -> CapacityBlock:
+    return CapacityBlock("cr-0a1b2c3d4e5f60718", "p6e-gb200.36xlarge", "us-east-2b", 9, START, END, state)
+
+
+def test_no_scheduled_action_is_planned_in_the_past(gb200_pool):
+    # Inside the block, 30 minutes before our drain: no scale-up (the block runs), a drain ahead.
+    plan, problems = block_plan(gb200_pool, block("active"), now=END - timedelta(minutes=100))
+    assert problems == [] and plan.desired_at_creation == 9 and plan.nodes_now
+    assert [(s.name, s.start_time) for s in plan.schedules] == [("gb200-block-end", "2030-01-21T10:20:00Z")]
+    # After our drain time: nothing left to schedule (Auto Scaling refuses past start times).
+    plan, _ = block_plan(gb200_pool, block("active"), now=END - timedelta(minutes=65))
+    assert plan.schedules == []
+    # A block starting in two minutes: too late to schedule, so the group asks for its nodes now.
+    plan, _ = block_plan(gb200_pool, block("scheduled"), now=START - timedelta(minutes=2))
+    assert [s.name for s in plan.schedules] == ["gb200-block-end"] and plan.desired_at_creation == 9
+    assert not plan.nodes_now

@@ -1,0 +1,157 @@
+"""`pulumi up` ends when serving works: graphs are awaited Ready, then a Job's chat completion
+must have content. The Job's script runs here against a local stand-in for the frontend."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import kubernetes_validate
+import pytest
+
+from core.catalog import CONFIG_DIR
+from tests.conftest import run_entries, stack_entries
+from tools.dependencies import transitive_waits
+
+SCRIPT = CONFIG_DIR / "scripts" / "smoke_test.py"
+MODEL = "openai/gpt-oss-120b"
+
+
+@pytest.fixture(scope="module")
+def dev_run():
+    run = run_entries(stack_entries("dev"))
+    assert run.error is None, run.error
+    return run
+
+
+def test_every_graph_is_awaited_until_the_operator_reports_it_ready(dev_run):
+    graph = next(r for r in dev_run.resources if r.name == "gpt-oss-graph")
+    assert graph.inputs["metadata"]["annotations"] == {
+        "pulumi.com/waitFor": "condition=Ready",  # the operator's Ready condition, generation-aware
+        "pulumi.com/timeoutSeconds": "3600",  # deployments.<name>.readyTimeoutMinutes (60)
+    }
+
+
+def test_the_ready_timeout_is_configurable():
+    entries = stack_entries("dev")
+    entries["gpt-oss-infra:deployments"]["gpt-oss"]["readyTimeoutMinutes"] = 25
+    run = run_entries(entries, stack="timeout")
+    assert run.error is None, run.error
+    graph = next(r for r in run.resources if r.name == "gpt-oss-graph")
+    assert graph.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "1500"
+
+
+def test_the_smoke_test_waits_for_the_graph_and_reports_in_the_outputs(dev_run):
+    resources = {r.name: r for r in dev_run.resources}
+    job = resources["gpt-oss-smoke-test"]
+    assert {"gpt-oss-graph", "gpt-oss-smoke-test-script"} <= transitive_waits(dev_run.resources)["gpt-oss-smoke-test"]
+    spec = job.inputs["spec"]
+    assert "ttlSecondsAfterFinished" not in spec and spec["backoffLimit"] == 0
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"  # its reason reaches `pulumi up`
+    env = {item["name"]: item["value"] for item in container["env"]}
+    assert env["ENDPOINT"] == "gpt-oss-frontend:8000" and env["MODEL"] == MODEL
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "900"
+    assert resources["gpt-oss-smoke-test-script"].inputs["data"]["smoke_test.py"] == SCRIPT.read_text()
+    assert kubernetes_validate.validate(job.inputs, "1.33.0", strict=True) == "1.33"
+    name = job.inputs["metadata"]["name"]
+    assert dev_run.outputs["servingChecks"] == {
+        "gpt-oss": f"answered a chat completion through gpt-oss-frontend (Job {name})"
+    }
+
+
+def test_a_changed_graph_is_smoke_tested_again():
+    entries = stack_entries("dev")
+    before = next(r for r in run_entries(entries).resources if r.name == "gpt-oss-smoke-test")
+    entries["gpt-oss-infra:deployments"]["gpt-oss"]["overrides"] = {"cuda_graph_config": {"max_batch_size": 16}}
+    after = next(r for r in run_entries(entries, stack="changed").resources if r.name == "gpt-oss-smoke-test")
+    assert before.inputs["metadata"]["name"] != after.inputs["metadata"]["name"]  # a new Job runs
+
+
+class _Frontend(BaseHTTPRequestHandler):
+    """Answers like Dynamo's OpenAI-compatible frontend, as the test tells it to."""
+
+    models: list[str] = [MODEL]
+    answer: dict = {}
+
+    def do_GET(self):
+        self._reply({"object": "list", "data": [{"id": model, "object": "model"} for model in self.models]})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert body["model"] == MODEL and body["max_tokens"] == 64
+        self._reply(self.answer)
+
+    def _reply(self, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def run_script(tmp_path, models, answer, deadline="5"):
+    handler = type("Frontend", (_Frontend,), {"models": models, "answer": answer})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    termination_log = tmp_path / "termination-log"
+    env = {
+        "ENDPOINT": f"127.0.0.1:{server.server_address[1]}",
+        "MODEL": MODEL,
+        "MAX_TOKENS": "64",
+        "DEADLINE_SECONDS": deadline,
+        "RETRY_SECONDS": "0.2",
+        "TERMINATION_LOG": str(termination_log),
+    }
+    try:
+        done = subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        server.shutdown()
+    return done, termination_log.read_text() if termination_log.exists() else ""
+
+
+def completion(content, finish="stop"):
+    return {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "usage": {"completion_tokens": 12},
+    }
+
+
+def test_script_passes_on_an_answer_with_content(tmp_path):
+    done, termination = run_script(tmp_path, [MODEL], completion("I am ready."))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"ok: {MODEL} answered in ") and "I am ready." in done.stdout
+    assert termination == ""
+
+
+def test_script_fails_on_an_empty_answer_and_says_why(tmp_path):
+    done, termination = run_script(tmp_path, [MODEL], completion("", finish="length"))
+    assert done.returncode == 1
+    assert termination.startswith("smoke test failed: the answer has no content (finish_reason 'length')")
+
+
+def test_script_fails_when_the_model_never_appears(tmp_path):
+    done, termination = run_script(tmp_path, ["some/other-model"], completion("hi"), deadline="1")
+    assert done.returncode == 1
+    assert "gave up after 1 s" in termination and "not openai/gpt-oss-120b" in termination
+
+
+def test_script_fails_when_the_frontend_is_unreachable(tmp_path):
+    env = {
+        "ENDPOINT": "127.0.0.1:9",  # discard port: nothing listens
+        "MODEL": MODEL,
+        "MAX_TOKENS": "64",
+        "DEADLINE_SECONDS": "1",
+        "RETRY_SECONDS": "0.2",
+        "TERMINATION_LOG": str(tmp_path / "log"),
+    }
+    done = subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "gave up after 1 s: http://127.0.0.1:9:" in (tmp_path / "log").read_text()
