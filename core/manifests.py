@@ -1,7 +1,7 @@
 """Kubernetes objects as plain dicts, rendered from the resolved stack.
 
 Layout follows NVIDIA's gpt-oss-120b Dynamo recipes
-(../shared/reference/dynamo/recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml): the engine
+(ai-dynamo/dynamo recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml): the engine
 config is a ConfigMap mounted into each worker, the model cache PVC is mounted at /opt/models
 with HF_HOME pointing at it, and the HF token reaches pods only through a Secret.
 """

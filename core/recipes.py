@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from core.efa import WorkerEfa
 
 # Dynamo service name per role, as in the upstream gpt-oss-120b recipes
-# (../shared/reference/dynamo/recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
+# (ai-dynamo/dynamo recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
 SERVICE_NAMES = {"worker": "TrtllmWorker", "prefill": "TrtllmPrefillWorker", "decode": "TrtllmDecodeWorker"}
 
 
