@@ -107,6 +107,9 @@ class EksCluster(Component):
             f"{name}-kubernetes",
             kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
+            # Adopt objects that exist already (the CRDs of an earlier Dynamo install) instead of
+            # failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
+            upsert_existing_objects=True,
             opts=self.child_opts(),
         )
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})

@@ -15,4 +15,7 @@ def existing_cluster_provider(name: str) -> k8s.Provider:
         kubeconfig=settings.get("kubeconfig"),
         context=settings.get("context"),
         enable_server_side_apply=True,
+        # Adopt objects that exist already (the CRDs of an earlier Dynamo install, made by its
+        # chart) instead of failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
+        upsert_existing_objects=True,
     )

@@ -7,6 +7,7 @@ and where the pool needs them the Capacity Block / reservation settings and the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pulumi
 import pulumi_aws as aws
@@ -70,16 +71,20 @@ class NodeGroups(Component):
                 ),
             )
             self.node_groups[spec.pool] = group
+            auto_scaling_group = group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
             for schedule in spec.schedules:
                 aws.autoscaling.Schedule(
-                    f"{group_name}-{schedule.name.removeprefix(f'{spec.pool}-')}",
+                    f"{group_name}-block-{'start' if schedule.catch_up else 'end'}",
                     scheduled_action_name=f"gpt-oss-infra-{schedule.name}",
-                    autoscaling_group_name=group.resources.apply(lambda r: r[0].autoscaling_groups[0].name),
-                    start_time=schedule.start_time,
+                    autoscaling_group_name=auto_scaling_group,
+                    # Decided when the action is created (after the group), never in the past.
+                    start_time=auto_scaling_group.apply(
+                        lambda _, schedule=schedule: schedule.start_time_at(datetime.now(UTC))
+                    ),
                     desired_capacity=schedule.desired,
                     min_size=-1,  # -1: leave as is (the provider's default, 0, would change it)
                     max_size=-1,
-                    opts=self.child_opts(),
+                    opts=self.child_opts(ignore_changes=["startTime"] if schedule.catch_up else None),
                 )
         self.register_outputs({"nodeGroups": list(self.node_groups)})
 

@@ -35,12 +35,13 @@ class DynamoPlatform(Component):
         # One owner for the CRDs: the program applies the pinned release's CRDs itself, so that a
         # preview of an existing cluster knows them and a Dynamo upgrade updates them before the
         # operator and the graphs. The operator patches spec.conversion (its conversion webhook)
-        # at run time, which Pulumi leaves to it.
+        # at run time, which Pulumi leaves to it. Deleting a CRD deletes every object of its kind:
+        # removing one from the program (or renaming it) leaves it in the cluster.
         crds = [
             k8s.apiextensions.v1.CustomResourceDefinition(
                 f"{name}-crd-{crd['spec']['names']['plural']}",
                 **resource_args(crd),
-                opts=self.child_opts(ignore_changes=["spec.conversion"]),
+                opts=self.child_opts(ignore_changes=["spec.conversion"], retain_on_delete=True),
             )
             for crd in objects.crds
         ]

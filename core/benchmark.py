@@ -12,7 +12,13 @@ from typing import Any
 
 from core.catalog import BenchmarkSettings
 from core.config import Release
-from core.manifests import FRONTEND_PORT, MODEL_CACHE_MOUNT, frontend_service_name, model_snapshot_path
+from core.manifests import (
+    DEPLOYMENT_LABEL,
+    FRONTEND_PORT,
+    MODEL_CACHE_MOUNT,
+    frontend_service_name,
+    model_snapshot_path,
+)
 from core.model_cache import cache_job
 from core.recipes import ResolvedDeployment
 
@@ -89,5 +95,5 @@ def benchmark_job(
         backoff_limit=settings.backoff_limit,
         # `pulumi up` does not wait hours for a benchmark: follow it with kubectl logs -f job/<name>.
         annotations={"pulumi.com/skipAwait": "true"},
-        labels={"gpt-oss-infra/deployment": deployment.name},
+        labels={DEPLOYMENT_LABEL: deployment.name},
     )

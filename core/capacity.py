@@ -11,6 +11,14 @@ own scale-down: those groups get a scale-down of their own, drain margin include
 From then on the scheduled actions own the group's desired size, so Pulumi ignores it
 (`ignoreChanges: scalingConfig.desiredSize`) instead of fighting them on the next `up`.
 
+The scale-up action stays in the program from before the block starts until its nodes are
+drained, so it is never deleted before it fires, and it is named after the reservation, so a new
+block gets a new one. Auto Scaling refuses a start time in the past, so the action starts at the
+block's start or, when that has passed (or is about to) by the time the action is created, a few
+minutes after its creation (`start_time_at`, evaluated when it is created); later `up`s leave
+its start time alone (`ignoreChanges: startTime`). A group created inside the block, or whose
+block started while no action was in place, gets its nodes from that action within minutes.
+
   [eks-cb] https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html
   [ec2-cb] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html
 """
@@ -36,14 +44,18 @@ SCHEDULE_LEAD = timedelta(minutes=5)
 class ScheduledScaling:
     """An Auto Scaling scheduled action on a node group's group: set its desired size at `at`."""
 
-    name: str
+    name: str  # the action's name in Auto Scaling, unique per group
     at: datetime
     desired: int
+    # Start at `at`, or a few minutes after the action is created when `at` has passed by then;
+    # its start time is then left alone (the scale-up at a block's start).
+    catch_up: bool = False
 
-    @property
-    def start_time(self) -> str:
-        """YYYY-MM-DDThh:mm:ssZ, the only form Auto Scaling takes."""
-        return self.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    def start_time_at(self, now: datetime) -> str:
+        """The start time to create the action with at `now`, as YYYY-MM-DDThh:mm:ssZ (the only form
+        Auto Scaling takes)."""
+        at = max(self.at, now + SCHEDULE_LEAD) if self.catch_up else self.at
+        return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -91,23 +103,24 @@ def block_plan(pool: Pool, block: CapacityBlock, now: datetime) -> tuple[BlockPl
     if problems:
         return None, problems
 
-    schedules = []
-    if block.upcoming and block.start > now + SCHEDULE_LEAD:
-        schedules.append(ScheduledScaling(f"{pool.name}-block-start", block.start, config.nodes))
     reclaim = timedelta(minutes=pool.instance.capacity_block_reclaim_minutes)
-    drained_at = block.end - EKS_SCALEDOWN_BEFORE_END
-    if reclaim + DRAIN_MARGIN > EKS_SCALEDOWN_BEFORE_END:  # EKS's own scale-down would come too late
-        drained_at = block.end - reclaim - DRAIN_MARGIN
-        if drained_at > now + SCHEDULE_LEAD:
-            schedules.append(ScheduledScaling(f"{pool.name}-block-end", drained_at, 0))
-    # Created before its block starts, the group stays empty until the scale-up; created inside it
-    # (or started late), it asks for its nodes at once.
-    nodes_now = not block.upcoming and not block.ended
-    waiting_for_start = block.upcoming and any(s.desired > 0 for s in schedules)
+    ours_drain = reclaim + DRAIN_MARGIN > EKS_SCALEDOWN_BEFORE_END  # EKS's own scale-down would come too late
+    drained_at = block.end - (reclaim + DRAIN_MARGIN if ours_drain else EKS_SCALEDOWN_BEFORE_END)
+    before_drain = not block.ended and now + SCHEDULE_LEAD < drained_at
+    schedules = []
+    if before_drain:
+        schedules.append(
+            ScheduledScaling(f"{pool.name}-start-{block.reservation_id}", block.start, config.nodes, catch_up=True)
+        )
+        if ours_drain:
+            schedules.append(ScheduledScaling(f"{pool.name}-end-{block.reservation_id}", drained_at, 0))
+    nodes_now = not block.upcoming and before_drain
     return (
         BlockPlan(
             block=block,
-            desired_at_creation=0 if waiting_for_start or block.ended else config.nodes,
+            # Created before its block starts, the group stays empty until the scale-up; created
+            # inside it, it asks for its nodes at once (the scale-up repeats the same size).
+            desired_at_creation=config.nodes if nodes_now else 0,
             schedules=schedules,
             nodes_now=nodes_now,
             drained_at=drained_at,

@@ -58,6 +58,21 @@ def _pinned_image(value: str) -> str:
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 
+# Objects are named after a deployment: "<name>-trtllmprefillworker" (the operator's, 20 more
+# characters) and "<name>-smoke-<digest>" must stay within Kubernetes' 63.
+MAX_DEPLOYMENT_NAME = 40
+
+
+def _deployment_name(value: str) -> str:
+    _dns_label(value)
+    if len(value) > MAX_DEPLOYMENT_NAME:
+        raise ValueError(
+            f"{value!r} is {len(value)} characters; at most {MAX_DEPLOYMENT_NAME}, so that the names derived "
+            "from it (e.g. <name>-trtllmprefillworker) stay within Kubernetes' 63"
+        )
+    return value
+
+
 # The encrypted gp3 StorageClass a created cluster gets (EBS CSI driver add-on): EKS 1.30 and
 # later mark no StorageClass as the default, so every PVC we render names one.
 CREATED_BLOCK_STORAGE_CLASS = "gpt-oss-gp3"
@@ -187,7 +202,7 @@ class StackConfig(StrictModel):
     cluster: Cluster
     node_pools: Annotated[dict[DnsLabel, NodePool], Field(min_length=1)]
     model_cache: ModelCache = ModelCache()
-    deployments: dict[DnsLabel, Deployment] = {}
+    deployments: dict[Annotated[str, AfterValidator(_deployment_name)], Deployment] = {}
     namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
     platform: Platform = Platform()
 

@@ -21,6 +21,7 @@ from core.mappings import deep_merge
 from core.schema import StrictModel
 
 CHART = "dynamo-platform"
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -42,8 +43,21 @@ class DynamoVersion:
         return f"{self.spec.chart_repository}/{CHART}"
 
     def crds(self) -> list[dict[str, Any]]:
-        """The release's CustomResourceDefinitions, in file-name order."""
+        """The release's CustomResourceDefinitions, in file-name order, as vendored."""
         return _load_crds(self.directory / "crds")
+
+    def owned_crds(self) -> list[dict[str, Any]]:
+        """The CRDs as the program applies them. A cluster where Dynamo was installed before (by the
+        chart's crds/ folder or its crd-apply init container, which applies with force under its own
+        field manager) already has them: `pulumi.com/patchForce` lets Pulumi's server-side apply take
+        the fields over instead of failing on conflicts [pk8s-ssa]; the provider adopts existing objects
+        (upsertExistingObjects).
+          [pk8s-ssa] https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/
+        """
+        return [
+            crd | {"metadata": crd["metadata"] | {"annotations": crd["metadata"].get("annotations", {}) | PATCH_FORCE}}
+            for crd in self.crds()
+        ]
 
     def crd(self, kind: str) -> dict[str, Any]:
         return next(crd for crd in self.crds() if crd["spec"]["names"]["kind"] == kind)

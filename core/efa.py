@@ -6,6 +6,10 @@ workers can land on different nodes. Those workers request their GPUs' share of 
 devices and run with the settings of Dynamo's EFA guide (configs/efa.yaml), in the Dynamo
 release's EFA runtime image. Pools where nothing crosses nodes stay without EFA: the interfaces
 cost IP addresses and a placement group, and buy nothing there.
+
+  [dynamo-disagg] ai-dynamo/dynamo docs/kubernetes/disagg-communication-guide.md ("Pod Anti-Affinity
+                  (Required): ... Prefill and decode workers must be scheduled on different nodes
+                  to avoid EAGAIN errors"), in the 1.2 release line
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ class WorkerEfa:
     devices: int  # vpc.amazonaws.com/efa requested (= limit)
     image: str  # the Dynamo release's EFA runtime image for the pool's CPU architecture
     settings: EfaSettings
+    # The role this worker's pods must not share a node with: EFA transfers between prefill and
+    # decode fail on one node ("fi_read ... EAGAIN"), so Dynamo's guide requires them apart [dynamo-disagg].
+    apart_from: str | None = None
 
 
 def crosses_nodes(deployment: ResolvedDeployment) -> bool:
@@ -92,6 +99,7 @@ def with_efa(
                 devices=math.ceil(worker.gpus * instance.efa_interfaces / instance.gpus_per_node),
                 image=image,
                 settings=settings,
+                apart_from="prefill" if worker.role == "decode" else None,
             ),
         )
         for worker in deployment.workers
@@ -104,13 +112,16 @@ def efa_network_interfaces(
 ) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Launch-template interfaces for `wanted` EFA devices, from the instance type's network cards
     as EC2 reports them [ec2-efa-layout]: the primary ENA interface on card 0, and one EFA-only
-    interface on each of `wanted` of the fastest cards, spread evenly over them (device index 1 on
-    card 0, which holds the primary). On p5, p5en and p6-b200 that is every card; on p6e-gb200 it
+    interface on each of `wanted` of the fastest cards, spread evenly over them. Card 0 holds the
+    primary and takes an EFA-only interface (device index 1) only when every card is needed: on
+    p6e-gb200 it must stay ENA only. On p5, p5en and p6-b200 that is every card; on p6e-gb200 it
     is cards 1, 5, 9 and 13, AWS's 4 x 400 Gbps example.
       [ec2-efa-layout] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html
     """
     fastest = max(ec2.network_card_peak_gbps)
     candidates = [card for card, gbps in enumerate(ec2.network_card_peak_gbps) if gbps == fastest]
+    if 0 in candidates and wanted < len(candidates):
+        candidates.remove(0)
     usable = min(len(candidates), ec2.efa_maximum_interfaces)
     if wanted > usable:
         return [], [

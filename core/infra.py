@@ -98,13 +98,23 @@ class EksPlan:
     warnings: list[str]
 
     def waiting_pools(self) -> dict[str, str]:
-        """Pools whose nodes cannot run yet, and when they will."""
-        return {
-            pool: f"the pool's nodes arrive when Capacity Block {plan.block.reservation_id} starts "
-            f"({plan.block.start:%Y-%m-%d %H:%M} UTC); run `pulumi up` again after that"
-            for pool, plan in self.blocks.items()
-            if not plan.nodes_now
-        }
+        """Pools whose nodes cannot run now, and why."""
+        waiting = {}
+        for pool, plan in self.blocks.items():
+            block = plan.block
+            if plan.nodes_now:
+                continue
+            if block.upcoming:
+                waiting[pool] = (
+                    f"the pool's nodes arrive when Capacity Block {block.reservation_id} starts "
+                    f"({block.start:%Y-%m-%d %H:%M} UTC); run `pulumi up` again after that"
+                )
+            else:
+                waiting[pool] = (
+                    f"Capacity Block {block.reservation_id} drains its nodes at {plan.drained_at:%Y-%m-%d %H:%M} UTC "
+                    f"before it ends ({block.end:%Y-%m-%d %H:%M} UTC): set the pool's next block"
+                )
+        return waiting
 
 
 def eks_plan(
@@ -137,6 +147,12 @@ def eks_plan(
             problems += found
             if block is not None:
                 blocks[pool.name] = block
+            if block is not None and block.nodes_now:
+                warnings.append(
+                    f"nodePools.{pool.name}: Capacity Block {block.block.reservation_id} is running: AWS asks to scale "
+                    "its node group to 0 before an AMI or launch-template update (aws eks update-nodegroup-config "
+                    "--scaling-config desiredSize=0), and back after: the block has no spare instances"
+                )
         groups.append(gpu_node_group(pool, interfaces, block))
     if problems:
         raise ConfigError(problems)

@@ -30,6 +30,11 @@ HF_TOKEN_KEY = "HF_TOKEN"
 WORKER_SHARED_MEMORY = "80Gi"  # upstream recipes' sharedMemory for TRT-LLM workers
 FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+DEPLOYMENT_LABEL = "gpt-oss-infra/deployment"
+# A Job Pulumi waits for that failed stays failed in the cluster: at the next `up`, replace it (run
+# it again) instead of failing on it at once (pulumi-kubernetes' pulumi.com/replaceUnready).
+REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
+ROLE_LABEL = "gpt-oss-infra/role"
 
 
 def common_labels(component: str) -> dict[str, str]:
@@ -79,7 +84,7 @@ def engine_config_map(deployment: ResolvedDeployment, namespace_name: str) -> di
         "metadata": {
             "name": engine_config_name(deployment),
             "namespace": namespace_name,
-            "labels": common_labels("engine-config") | {"gpt-oss-infra/deployment": deployment.name},
+            "labels": common_labels("engine-config") | {DEPLOYMENT_LABEL: deployment.name},
         },
         "data": {_engine_file(worker): _engine_yaml(worker) for worker in deployment.workers},
     }
@@ -205,11 +210,28 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
     if worker.efa:
         service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.settings.security_context
         service["extraPodSpec"]["hostIPC"] = worker.efa.settings.host_ipc
+        service["extraPodMetadata"]["labels"] = worker_labels(deployment.name, worker.role)
+        if worker.efa.apart_from:  # required anti-affinity is symmetric: one side suffices
+            service["extraPodSpec"]["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "labelSelector": {"matchLabels": worker_labels(deployment.name, worker.efa.apart_from)},
+                            "topologyKey": "kubernetes.io/hostname",
+                        }
+                    ]
+                }
+            }
     if worker.role != "worker":
         service["subComponentType"] = worker.role
     if extras.with_hf_token:
         service["envFromSecret"] = HF_TOKEN_SECRET
     return service
+
+
+def worker_labels(deployment_name: str, role: str) -> dict[str, str]:
+    """Labels on a worker's pods that name its deployment and role (others select them)."""
+    return {DEPLOYMENT_LABEL: deployment_name, ROLE_LABEL: role}
 
 
 def _pull_secrets(extras: PodExtras) -> dict[str, Any]:

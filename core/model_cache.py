@@ -18,6 +18,7 @@ from core.manifests import (
     MODEL_CACHE_MOUNT,
     MODEL_CACHE_PVC,
     POOL_LABEL,
+    REPLACE_UNREADY,
     common_labels,
 )
 from core.quantity import gibibytes
@@ -177,7 +178,8 @@ def model_download_job(
         component="model-download",
         container=container,
         backoff_limit=settings.backoff_limit,
-        annotations={"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
+        annotations=REPLACE_UNREADY
+        | {"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
     )
     job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
     return job

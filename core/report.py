@@ -57,7 +57,7 @@ def _block_report(plan: BlockPlan) -> dict[str, Any]:
         "start": _timestamp(block.start),
         "end": _timestamp(block.end),
         # When the pool's nodes come: at the scheduled scale-up, now, or never (an ended block).
-        "nodesAppear": _timestamp(scale_up.at) if scale_up else ("now" if plan.desired_at_creation else "never"),
+        "nodesAppear": "now" if plan.nodes_now else (_timestamp(scale_up.at) if scale_up else "never"),
         "drainedAt": _timestamp(plan.drained_at),
     }
 

@@ -108,27 +108,46 @@ def fit_problems(deployment: ResolvedDeployment, fits: list[WorkerFit], key: str
 
 def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, Pool]) -> list[Problem]:
     """First-fit decreasing of every worker pod (GPUs x replicas) of every deployment of a pool
-    onto its nodes: a total that fits can still leave no node with room for one worker."""
+    onto its nodes: a total that fits can still leave no node with room for one worker. A worker
+    that must not share a node with another role of its deployment (EFA prefill and decode) is
+    kept apart from it, as its pod anti-affinity will."""
     problems = []
     for pool_name, pool in pools.items():
         on_pool = [d for d in deployments if d.pool.name == pool_name]
         pods = sorted(
-            ((worker.gpus, d.name) for d in on_pool for worker in d.workers for _ in range(worker.replicas)),
+            (
+                (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)
+                for d in on_pool
+                for worker in d.workers
+                for _ in range(worker.replicas)
+            ),
             reverse=True,
+            key=lambda pod: pod[:3],
         )
         free = [pool.instance.gpus_per_node] * pool.config.nodes
-        for gpus, name in pods:
-            node = next((i for i, room in enumerate(free) if room >= gpus), None)
+        placed: list[set[tuple[str, str]]] = [set() for _ in free]  # (deployment, role) on each node
+        kept_apart = {(name, role, avoid) for _, name, role, avoid in pods if avoid}
+        for gpus, name, role, _ in pods:
+            conflicts = {(name, b) for n, a, b in kept_apart if n == name and a == role}
+            conflicts |= {(name, a) for n, a, b in kept_apart if n == name and b == role}
+            node = next(
+                (i for i, room in enumerate(free) if room >= gpus and not placed[i] & conflicts),
+                None,
+            )
             if node is None:
-                need = sum(g for g, _ in pods)
+                need = sum(pod[0] for pod in pods)
+                apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
                 problems.append(
                     Problem(
                         f"{KEY_PREFIX}deployments.{name}.nodePool",
                         f"pool {pool_name} ({pool.config.nodes} x {pool.instance_type}, "
-                        f"{pool.instance.gpus_per_node} GPUs each) cannot place a {gpus}-GPU worker: the pool's "
-                        f"deployments need {need} GPUs as {[g for g, _ in pods]}; add nodes or reduce replicas",
+                        f"{pool.instance.gpus_per_node} GPUs each) cannot place a {gpus}-GPU "
+                        f"{'' if role == 'worker' else role + ' '}worker: the "
+                        f"pool's deployments need {need} GPUs as {[pod[0] for pod in pods]}{apart_note}; "
+                        "add nodes or reduce replicas",
                     )
                 )
                 break
             free[node] -= gpus
+            placed[node].add((name, role))
     return problems

@@ -7,7 +7,8 @@
 - Then a Job sends one chat completion through the frontend (configs/scripts/smoke_test.py).
   pulumi-kubernetes fails the update when a Job fails, with its pods' termination messages in
   the error; the script writes its reason there (`FallbackToLogsOnError` adds the log tail).
-  The Job's name carries a digest of the graph, so any change to the graph is tested again.
+  The Job's name carries a digest of the graph, so any change to the graph is tested again, and
+  `pulumi.com/replaceUnready` runs a failed one again at the next `up`.
 - A graph whose nodes do not exist yet (a Capacity Block that has not started) is created without
   waiting, and gets its smoke test at the first `pulumi up` after the nodes arrive.
 
@@ -24,14 +25,16 @@ from typing import Any
 
 from core.catalog import SmokeTestSettings
 from core.config import Release
-from core.manifests import FRONTEND_PORT, common_labels, frontend_service_name
+from core.manifests import DEPLOYMENT_LABEL, FRONTEND_PORT, REPLACE_UNREADY, common_labels, frontend_service_name
 from core.model_cache import SYSTEM_POOL_AFFINITY
 
 SCRIPT = "smoke_test.py"
 SCRIPT_MOUNT = "/scripts"
 WAIT_FOR_READY = "condition=Ready"
-# The Job's own await: the script's deadline, plus scheduling and image pull on a system node.
-JOB_AWAIT_MARGIN_SECONDS = 300
+# The script gives up (and says why) at its deadline; the Job's deadline leaves room to schedule
+# the pod and pull its image first, and Pulumi's await outlasts both, so the reason always arrives.
+JOB_START_MARGIN_SECONDS = 180
+AWAIT_MARGIN_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
     deployment = graph["metadata"]["name"]
     namespace = graph["metadata"]["namespace"]
     digest = hashlib.sha256(json.dumps(graph, sort_keys=True).encode()).hexdigest()[:8]
-    labels = common_labels("smoke-test") | {"gpt-oss-infra/deployment": deployment}
+    labels = common_labels("smoke-test") | {DEPLOYMENT_LABEL: deployment}
     script_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -72,14 +75,17 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
             "name": f"{deployment}-smoke-{digest}",
             "namespace": namespace,
             "labels": labels,
-            "annotations": {
-                "pulumi.com/timeoutSeconds": str(settings.deadline_seconds + JOB_AWAIT_MARGIN_SECONDS),
+            "annotations": REPLACE_UNREADY
+            | {
+                "pulumi.com/timeoutSeconds": str(
+                    settings.deadline_seconds + JOB_START_MARGIN_SECONDS + AWAIT_MARGIN_SECONDS
+                ),
                 "gpt-oss-infra/graph-sha256": digest,
             },
         },
         "spec": {
             "backoffLimit": settings.backoff_limit,
-            "activeDeadlineSeconds": settings.deadline_seconds + JOB_AWAIT_MARGIN_SECONDS,
+            "activeDeadlineSeconds": settings.deadline_seconds + JOB_START_MARGIN_SECONDS,
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {

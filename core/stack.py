@@ -141,7 +141,7 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         gpu_software=charts,
         platform=PlatformObjects(
             dynamo=dynamo,
-            crds=dynamo.crds(),
+            crds=dynamo.owned_crds(),
             namespace=manifests.namespace(config.platform.namespace, "dynamo-platform"),
             values=values,
             pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)

@@ -40,9 +40,11 @@ def test_prod_block_group_starts_empty_and_scales_up_at_the_block_start():
         "desiredCapacity": 2,
         "maxSize": -1,
         "minSize": -1,
-        "scheduledActionName": "gpt-oss-infra-gpu-block-start",
+        # Named after the block: a new block gets a new action.
+        "scheduledActionName": "gpt-oss-infra-gpu-start-cr-0fedcba9876543210",
         "startTime": "2030-01-07T11:30:00Z",  # the block's start as EC2 reports it (here: the mock)
     }
+    assert start.options["ignoreChanges"] == ["startTime"]  # later `up`s leave it alone
     # Nothing can serve before the block starts: the graph is created without waiting, and the
     # outputs say when it will be checked.
     graph = resources["gpt-oss-graph"]
@@ -64,26 +66,55 @@ def test_ultraserver_block_drains_before_ec2_reclaims_it():
     """p6e-gb200 blocks are reclaimed 60 minutes before the end, before EKS's 40-minute scale-down."""
     run = run_entries(example_entries("gb200"), stack="gb200")
     assert run.error is None, run.error
-    schedules = {r.name: r.inputs for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"}
-    assert schedules["gptoss-nodes-gb200-block-start"]["desiredCapacity"] == 9
+    schedules = {r.name: r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"}
+    assert schedules["gptoss-nodes-gb200-block-start"].inputs["desiredCapacity"] == 9
     end = schedules["gptoss-nodes-gb200-block-end"]
-    assert end["desiredCapacity"] == 0 and end["startTime"] == "2030-01-21T10:20:00Z"  # 60 + 10 minutes early
+    assert end.inputs["desiredCapacity"] == 0 and end.inputs["startTime"] == "2030-01-21T10:20:00Z"  # 70 min early
+    assert "options" not in end.as_json() or "ignoreChanges" not in end.options
 
 
 def _activate(account):
+    """The block started yesterday and runs for a week."""
     for block in account.capacity_blocks.values():
-        block["state"] = "active"
+        block |= {
+            "state": "active",
+            "startDate": (datetime.now(UTC) - timedelta(days=1)).isoformat(),
+            "endDate": (datetime.now(UTC) + timedelta(days=6)).isoformat(),
+        }
 
 
 def test_an_active_block_gets_its_nodes_at_once_and_serving_is_awaited():
+    before = datetime.now(UTC)
     run = run_in_account(example_entries("prod"), _activate, stack="prod")
     assert run.error is None, run.error
     resources = by_name(run)
     assert resources["gptoss-nodes-gpu"].inputs["scalingConfig"]["desiredSize"] == 2
-    assert not [r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"]
+    # The scale-up stays until the block drains: a group already at 0 (created before the block,
+    # or drained from an earlier block) gets its nodes minutes after this `up` creates the action.
+    (start,) = [r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"]
+    start_time = datetime.fromisoformat(start.inputs["startTime"])
+    assert before + timedelta(minutes=4) < start_time < datetime.now(UTC) + timedelta(minutes=6)
     assert resources["gpt-oss-graph"].inputs["metadata"]["annotations"]["pulumi.com/waitFor"] == "condition=Ready"
     assert "gpt-oss-smoke-test" in resources
     assert run.outputs["servingChecks"]["gpt-oss"].startswith("answered a chat completion")
+    assert run.outputs["report"]["nodePools"]["gpu"]["capacityBlock"]["nodesAppear"] == "now"
+    # Updating a running block's group needs AWS's scale-to-0 step first: said on every such `up`.
+    assert any("Capacity Block cr-0fedcba9876543210 is running: AWS asks to scale" in line for line in run.log)
+
+
+def test_a_block_past_its_drain_waits_for_the_next_block():
+    def drained(account):
+        _activate(account)
+        for block in account.capacity_blocks.values():
+            block["endDate"] = (datetime.now(UTC) + timedelta(minutes=20)).isoformat()
+
+    run = run_in_account(example_entries("prod"), drained, stack="prod")
+    assert run.error is None, run.error
+    assert not [r for r in run.resources if r.type == "aws:autoscaling/schedule:Schedule"]
+    assert by_name(run)["gptoss-nodes-gpu"].inputs["scalingConfig"]["desiredSize"] == 0
+    assert by_name(run)["gpt-oss-graph"].inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    assert "drains its nodes at" in run.outputs["servingChecks"]["gpt-oss"]
+    assert "set the pool's next block" in run.outputs["servingChecks"]["gpt-oss"]
 
 
 @pytest.mark.parametrize(
@@ -125,15 +156,20 @@ def block(state: str) -> CapacityBlock:
     return CapacityBlock("cr-0a1b2c3d4e5f60718", "p6e-gb200.36xlarge", "us-east-2b", 9, START, END, state)
 
 
-def test_no_scheduled_action_is_planned_in_the_past(gb200_pool):
-    # Inside the block, 30 minutes before our drain: no scale-up (the block runs), a drain ahead.
-    plan, problems = block_plan(gb200_pool, block("active"), now=END - timedelta(minutes=100))
+def test_no_scheduled_action_starts_in_the_past(gb200_pool):
+    # Inside the block, 30 minutes before our drain: the scale-up catches up, the drain is ahead.
+    now = END - timedelta(minutes=100)
+    plan, problems = block_plan(gb200_pool, block("active"), now=now)
     assert problems == [] and plan.desired_at_creation == 9 and plan.nodes_now
-    assert [(s.name, s.start_time) for s in plan.schedules] == [("gb200-block-end", "2030-01-21T10:20:00Z")]
-    # After our drain time: nothing left to schedule (Auto Scaling refuses past start times).
+    start, end = plan.schedules
+    assert start.start_time_at(now) == "2030-01-21T09:55:00Z"  # now + 5 minutes, not the block's past start
+    assert end.start_time_at(now) == "2030-01-21T10:20:00Z"
+    # After our drain time: nothing left to schedule, nothing serves (Auto Scaling refuses past starts).
     plan, _ = block_plan(gb200_pool, block("active"), now=END - timedelta(minutes=65))
-    assert plan.schedules == []
-    # A block starting in two minutes: too late to schedule, so the group asks for its nodes now.
-    plan, _ = block_plan(gb200_pool, block("scheduled"), now=START - timedelta(minutes=2))
-    assert [s.name for s in plan.schedules] == ["gb200-block-end"] and plan.desired_at_creation == 9
-    assert not plan.nodes_now
+    assert plan.schedules == [] and not plan.nodes_now and plan.desired_at_creation == 0
+    # A block starting in two minutes: the scale-up stays in place, starting once it can.
+    now = START - timedelta(minutes=2)
+    plan, _ = block_plan(gb200_pool, block("scheduled"), now=now)
+    assert [s.name for s in plan.schedules] == ["gb200-start-cr-0a1b2c3d4e5f60718", "gb200-end-cr-0a1b2c3d4e5f60718"]
+    assert plan.schedules[0].start_time_at(now) == "2030-01-07T11:33:00Z"
+    assert plan.desired_at_creation == 0 and not plan.nodes_now

@@ -242,3 +242,12 @@ def test_overrides_deep_merge_into_the_recipe(dev_raw, catalog):
     (worker,) = build_stack(dev_raw, catalog, with_hf_token=False).deployments[0].workers
     assert worker.engine["cuda_graph_config"] == {"max_batch_size": 16, "enable_padding": True}
     assert worker.engine["moe_config"] == {"backend": "TRITON"}
+
+
+def test_deployment_names_leave_room_for_the_names_derived_from_them(dev_raw, catalog):
+    dev_raw["deployments"] = {"a" * 41: dev_raw["deployments"]["gpt-oss"]}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:deployments." + "a" * 41
+    assert "at most 40" in problem.message

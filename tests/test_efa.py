@@ -184,3 +184,63 @@ def test_an_efa_plugin_without_the_instance_type_is_refused(catalog, tmp_path):
     (problem,) = chart_problems([ChartRelease(broken, {})], {"p6e-gb200.36xlarge", "p6-b200.48xlarge"})
     assert problem.key == "configs/charts.yaml: aws-efa-k8s-device-plugin v0.5.30"
     assert "does not run on p6e-gb200.36xlarge" in problem.message
+
+
+def test_efa_prefill_and_decode_never_share_a_node(disagg_run):
+    """Dynamo's guide requires them apart: EFA transfers on one node fail (fi_read ... EAGAIN)."""
+    for deployment in ("disagg-4p4d", "disagg-1p4d"):
+        services = by_name(disagg_run)[f"{deployment}-graph"].inputs["spec"]["services"]
+        prefill, decode = services["TrtllmPrefillWorker"], services["TrtllmDecodeWorker"]
+        assert prefill["extraPodMetadata"]["labels"] == {
+            "gpt-oss-infra/deployment": deployment,
+            "gpt-oss-infra/role": "prefill",
+        }
+        assert decode["extraPodSpec"]["affinity"] == {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": prefill["extraPodMetadata"]["labels"]},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        }
+
+
+def test_placement_keeps_efa_prefill_and_decode_apart(catalog):
+    """1 prefill + 1 decode (5 GPUs) fit one node by GPUs; with EFA they need two."""
+    entries = copy.deepcopy(example_entries("b200-disagg"))
+    entries["gpt-oss-infra:nodePools"]["b200"]["efa"] = True
+    entries["gpt-oss-infra:nodePools"]["b200"]["nodes"] = 1
+    del entries["gpt-oss-infra:deployments"]["disagg-4p4d"]
+    entries["gpt-oss-infra:deployments"]["disagg-1p4d"]["replicas"] = 1
+    # One node and EFA asked for: the deployment stays on the node, nothing crosses, no anti-affinity.
+    stack = build_stack(namespace_config(copy.deepcopy(entries)), catalog, with_hf_token=False)
+    assert all(worker.efa is None for worker in stack.serving[0].deployment.workers)
+    # Two nodes, and the 4P4D deployment too: 13 GPUs on 16, but each deployment's prefill and
+    # decode must be apart; first-fit decreasing finds room (4|4, 4|1).
+    entries = copy.deepcopy(example_entries("b200-disagg"))
+    stack = build_stack(namespace_config(entries), catalog, with_hf_token=False)
+    assert stack.efa_pools == {"b200": True}
+    # Three replicas of 1P4D on two nodes: 15 GPUs fit, but no node can hold a decode away from
+    # every prefill of its deployment.
+    del entries["gpt-oss-infra:deployments"]["disagg-4p4d"]
+    entries["gpt-oss-infra:deployments"]["disagg-1p4d"]["replicas"] = 3
+    from core.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        build_stack(namespace_config(entries), catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:deployments.disagg-1p4d.nodePool"
+    assert "prefill and decode workers need different nodes (EFA)" in problem.message
+
+
+def test_card_0_keeps_only_the_primary_unless_every_card_is_needed(catalog):
+    """If EC2 reported p6e-gb200's card 0 as fast as the others, it still gets no EFA: AWS requires
+    it to be of type interface there."""
+    instance = catalog.hardware["gb200"].instance_types["p6e-gb200.36xlarge"]
+    flat = instance.ec2.model_copy(update={"network_card_peak_gbps": [400.0] * 17})
+    interfaces, problems = efa_network_interfaces("p6e-gb200.36xlarge", flat, 4)
+    assert problems == []
+    assert [i["network_card_index"] for i in interfaces] == [0, 1, 5, 9, 13]
+    assert interfaces[0]["interface_type"] == "interface"

@@ -169,6 +169,9 @@ def test_existing_cluster_registers_no_aws_resource():
     # No GPU software on an existing cluster by default: only the Dynamo platform release.
     charts = [r.inputs["chart"] for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
     assert charts == ["oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"]
+    # Dynamo may have been installed there before: its CRDs are adopted, not refused.
+    (provider,) = [r for r in run.resources if r.type == "pulumi:providers:kubernetes"]
+    assert provider.inputs["upsertExistingObjects"] == "true"
 
 
 def test_node_groups_wait_for_the_base_addons(aws_run):

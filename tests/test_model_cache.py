@@ -54,6 +54,15 @@ def test_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(de
     assert "dynamographdeployments.nvidia.com" in expected and len(expected) == 7
     dgd = next(crd for crd in crds if crd.inputs["metadata"]["name"] == "dynamographdeployments.nvidia.com")
     assert [v["name"] for v in dgd.inputs["spec"]["versions"]] == ["v1alpha1", "v1beta1"]
+    for crd in crds:
+        # Taken over from an earlier Dynamo install (its crd-apply applied them with force) ...
+        assert crd.inputs["metadata"]["annotations"]["pulumi.com/patchForce"] == "true"
+        # ... never deleted with the program (every DynamoGraphDeployment would go with it) ...
+        assert crd.options["retainOnDelete"] is True
+        # ... and their conversion webhook is the operator's.
+        assert crd.options["ignoreChanges"] == ["spec.conversion"]
+    provider = next(r for r in dev_run.resources if r.type == "pulumi:providers:kubernetes")
+    assert provider.inputs["upsertExistingObjects"] == "true"  # existing objects are adopted, not refused
     waits = transitive_waits(dev_run.resources)
     for name in ("dynamo-platform-release", "gpt-oss-graph"):
         assert {crd.name for crd in crds} <= waits[name], name

@@ -40,7 +40,7 @@ def test_disagg_that_cannot_be_packed_on_the_pool_is_refused(dev_raw, catalog):
     }
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:deployments.disagg.nodePool"
-    assert "cannot place a 1-GPU worker" in problem.message  # 4 + 4 fill both nodes; the prefill GPU is left
+    assert "cannot place a 1-GPU prefill worker" in problem.message  # 4 + 4 fill both nodes; the prefill GPU is left
     # 8 GPUs in all, 9 asked; three nodes place them.
     dev_raw["nodePools"]["gpu"]["nodes"] = 3
     assert build_stack(dev_raw, catalog, with_hf_token=False).deployments[1].total_gpus == 5

@@ -54,7 +54,11 @@ def test_the_smoke_test_waits_for_the_graph_and_reports_in_the_outputs(dev_run):
     assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"  # its reason reaches `pulumi up`
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["ENDPOINT"] == "gpt-oss-frontend:8000" and env["MODEL"] == MODEL
-    assert job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "900"
+    # The script ends by its deadline (600 s), before the Job's (780 s), before Pulumi's await (840 s):
+    # its reason always reaches `pulumi up`.
+    assert env["DEADLINE_SECONDS"] == "600" and spec["activeDeadlineSeconds"] == 780
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "840"
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"  # a failed one runs again
     assert resources["gpt-oss-smoke-test-script"].inputs["data"]["smoke_test.py"] == SCRIPT.read_text()
     assert kubernetes_validate.validate(job.inputs, "1.33.0", strict=True) == "1.33"
     name = job.inputs["metadata"]["name"]
@@ -72,17 +76,18 @@ def test_a_changed_graph_is_smoke_tested_again():
 
 
 class _Frontend(BaseHTTPRequestHandler):
-    """Answers like Dynamo's OpenAI-compatible frontend, as the test tells it to."""
+    """Answers like Dynamo's OpenAI-compatible frontend, as the test tells it to, and keeps the
+    requests it got for the test to check."""
 
     models: list[str] = [MODEL]
     answer: dict = {}
+    requests: list[dict] = []
 
     def do_GET(self):
         self._reply({"object": "list", "data": [{"id": model, "object": "model"} for model in self.models]})
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        assert body["model"] == MODEL and body["max_tokens"] == 64
+        self.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         self._reply(self.answer)
 
     def _reply(self, payload):
@@ -97,8 +102,10 @@ class _Frontend(BaseHTTPRequestHandler):
         pass
 
 
-def run_script(tmp_path, models, answer, deadline="5"):
-    handler = type("Frontend", (_Frontend,), {"models": models, "answer": answer})
+def run_script(tmp_path, models, answer, deadline="5", requests=None):
+    handler = type(
+        "Frontend", (_Frontend,), {"models": models, "answer": answer, "requests": [] if requests is None else requests}
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     termination_log = tmp_path / "termination-log"
@@ -125,8 +132,12 @@ def completion(content, finish="stop"):
 
 
 def test_script_passes_on_an_answer_with_content(tmp_path):
-    done, termination = run_script(tmp_path, [MODEL], completion("I am ready."))
+    requests = []
+    done, termination = run_script(tmp_path, [MODEL], completion("I am ready."), requests=requests)
     assert done.returncode == 0, done.stderr
+    (request,) = requests
+    assert request["model"] == MODEL and request["max_tokens"] == 64
+    assert request["messages"][0]["role"] == "user"
     assert done.stdout.startswith(f"ok: {MODEL} answered in ") and "I am ready." in done.stdout
     assert termination == ""
 

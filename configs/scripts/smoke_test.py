@@ -23,25 +23,27 @@ PROMPT = "Reply with one short sentence confirming that you are ready."
 
 
 def main() -> int:
+    """Every request is bounded by the time left, so the script always ends, with its reason,
+    by DEADLINE_SECONDS: before the Job's deadline or Pulumi's await could cut it short."""
     base = f"http://{os.environ['ENDPOINT']}"
     model = os.environ["MODEL"]
     deadline = time.monotonic() + float(os.environ["DEADLINE_SECONDS"])
     last_problem = "no answer yet"
-    while time.monotonic() < deadline:
+    while (left := deadline - time.monotonic()) > 0:
         try:
-            listed = [entry.get("id") for entry in _get(f"{base}/v1/models").get("data", [])]
+            listed = [entry.get("id") for entry in _get(f"{base}/v1/models", min(30.0, left)).get("data", [])]
             if model not in listed:
                 last_problem = f"{base}/v1/models lists {listed}, not {model}"
             else:
-                return _check_answer(base, model)
-        except (OSError, ValueError) as error:  # connection refused, HTTP errors, bad JSON
+                return _check_answer(base, model, deadline)
+        except (OSError, ValueError) as error:  # connection refused, HTTP errors, timeouts, bad JSON
             last_problem = f"{base}: {error}"
         print(f"waiting: {last_problem}", flush=True)
-        time.sleep(float(os.environ.get("RETRY_SECONDS", "10")))
+        time.sleep(min(float(os.environ.get("RETRY_SECONDS", "10")), max(deadline - time.monotonic(), 0)))
     return _fail(f"gave up after {os.environ['DEADLINE_SECONDS']} s: {last_problem}")
 
 
-def _check_answer(base: str, model: str) -> int:
+def _check_answer(base: str, model: str, deadline: float) -> int:
     request = {
         "model": model,
         "messages": [{"role": "user", "content": PROMPT}],
@@ -49,7 +51,7 @@ def _check_answer(base: str, model: str) -> int:
     }
     started = time.monotonic()
     try:
-        answer = _post(f"{base}/v1/chat/completions", request)
+        answer = _post(f"{base}/v1/chat/completions", request, max(deadline - started, 1.0))
     except (OSError, ValueError) as error:
         return _fail(f"POST {base}/v1/chat/completions failed: {error}")
     seconds = time.monotonic() - started
@@ -64,16 +66,16 @@ def _check_answer(base: str, model: str) -> int:
     return 0
 
 
-def _get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=30) as response:
+def _get(url: str, timeout: float) -> dict:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         return json.load(response)
 
 
-def _post(url: str, body: dict) -> dict:
+def _post(url: str, body: dict, timeout: float) -> dict:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
     )
-    with urllib.request.urlopen(request, timeout=300) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.load(response)
 
 
