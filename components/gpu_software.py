@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from core.gpu_software import ChartRelease
+from core.render.gpu_software import ChartRelease
 
 
 @dataclass(frozen=True)

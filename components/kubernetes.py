@@ -1,21 +1,20 @@
-"""The one Kubernetes provider every Kubernetes resource of the stack uses."""
+"""Helpers shared by components that create Kubernetes objects from the core's manifest dicts."""
 
 from __future__ import annotations
 
-import pulumi
-import pulumi_kubernetes as k8s
+import re
+from typing import Any
 
 
-def existing_cluster_provider(name: str) -> k8s.Provider:
-    """For `cluster.create: false`: the standard `kubernetes:kubeconfig` / `kubernetes:context`
-    config, else the default kubeconfig (KUBECONFIG or ~/.kube/config)."""
-    settings = pulumi.Config("kubernetes")
-    return k8s.Provider(
-        name,
-        kubeconfig=settings.get("kubeconfig"),
-        context=settings.get("context"),
-        enable_server_side_apply=True,
-        # Adopt objects that exist already (the CRDs of an earlier Dynamo install, made by its
-        # chart) instead of failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
-        upsert_existing_objects=True,
-    )
+def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of a typed pulumi-kubernetes resource for a manifest dict.
+
+    apiVersion/kind are implied by the resource class; top-level keys become snake_case
+    (stringData -> string_data). Nested dicts keep Kubernetes' camelCase names, which the SDK
+    passes through unchanged.
+    """
+    return {
+        re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value
+        for key, value in manifest.items()
+        if key not in ("apiVersion", "kind")
+    }

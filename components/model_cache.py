@@ -9,16 +9,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kube import resource_args
-from core import manifests
+from components.kubernetes import resource_args
+from components.targets.target import FileSystemRef
+from core.render import manifests
 from core.stack import ModelCacheObjects
-
-
-@dataclass(frozen=True)
-class FileSystemRef:
-    id: pulumi.Input[str]
-    dns_name: pulumi.Input[str] | None = None  # FSx for Lustre
-    mount_name: pulumi.Input[str] | None = None  # FSx for Lustre
 
 
 @dataclass(frozen=True)

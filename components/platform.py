@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kube import resource_args
+from components.kubernetes import resource_args
 from core.dynamo import CHART
 from core.stack import PlatformObjects
 

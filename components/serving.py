@@ -8,8 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kube import resource_args
-from core import manifests
+from components.kubernetes import resource_args
+from core.render import manifests
 from core.stack import Serving
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from core.config import KEY_PREFIX, SECRET_KEYS
+from core.errors import ConfigError
+from core.inputs.config import KEY_PREFIX, SECRET_KEYS
+
+T = TypeVar("T")
 
 
 def raw_namespace_config() -> dict[str, Any]:
@@ -25,6 +29,14 @@ def raw_namespace_config() -> dict[str, Any]:
         if key not in SECRET_KEYS:
             raw[key] = _decode(value)
     return raw
+
+
+def refused(decide: Callable[[], T]) -> T:
+    """`decide()`, or the run stopped with every problem it found, before anything is registered."""
+    try:
+        return decide()
+    except ConfigError as error:
+        raise pulumi.RunError(f"invalid stack config:\n{error}") from None
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from core.inputs.schema import StrictModel
 from core.mappings import deep_merge
-from core.schema import StrictModel
 
 CHART = "dynamo-platform"
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}

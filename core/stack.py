@@ -6,13 +6,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from core import benchmark, efa, gpu_software, infra, manifests, model_cache, platform, sizing, smoke_test
-from core.catalog import Catalog
-from core.config import KEY_PREFIX, Release, StackConfig, parse_stack_config
+from core.aws import specs
 from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
-from core.recipes import Pool, ResolvedDeployment, resolve_deployments, resolve_pools
-from core.validation import object_problems
+from core.inputs.catalog import Catalog
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
+from core.inputs.rules import parse_stack_config
+from core.render import benchmark, gpu_software, manifests, model_cache, platform, smoke_test
+from core.render.labels import POOL_LABEL
+from core.render.validation import object_problems
+from core.resolve import efa, sizing
+from core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class PlatformObjects:
 @dataclass(frozen=True)
 class Stack:
     config: StackConfig
-    pools: dict[str, Pool]
+    pools: dict[str, NodePool]
     block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
     efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
@@ -93,7 +97,7 @@ class Stack:
 
 def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
-    config = parse_stack_config(raw_config, catalog)
+    config, warnings = parse_stack_config(raw_config, catalog)
     pools = resolve_pools(config, catalog)
     namespace = config.namespace
     cache = config.model_cache
@@ -101,7 +105,8 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     init_container, init_volume = model_cache.wait_for_model(config.release)
     dynamo = catalog.dynamo_versions[config.release.dynamo]
     deployments = resolve_deployments(config, catalog, pools)
-    efa_pools, warnings = efa.pool_efa(pools, deployments, dynamo)
+    efa_pools, efa_warnings = efa.pool_efa(pools, deployments, dynamo)
+    warnings += efa_warnings
     deployments = [efa.with_efa(d, efa_pools[d.pool.name], dynamo, catalog.efa) for d in deployments]
     problems = sizing.placement_problems(deployments, pools)
     fits = {}
@@ -134,8 +139,8 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     stack = Stack(
         config=config,
         pools=pools,
-        block_storage_class=infra.gp3_storage_class(config.cluster.block_storage_class)
-        if config.cluster.create
+        block_storage_class=specs.gp3_storage_class(config.cluster.block_storage_class)
+        if isinstance(config.cluster, EksClusterConfig)
         else None,
         efa_pools=efa_pools,
         gpu_software=charts,
@@ -232,5 +237,5 @@ def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:
     return dataclasses.replace(stack, serving=serving)
 
 
-def node_selector(pool: Pool) -> dict[str, str]:
-    return pool.config.node_selector or {manifests.POOL_LABEL: pool.name}
+def node_selector(pool: NodePool) -> dict[str, str]:
+    return pool.config.node_selector or {POOL_LABEL: pool.name}

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from core.catalog import Catalog, load_catalog
-from core.config import KEY_PREFIX
+from core.inputs.catalog import Catalog, load_catalog
+from core.inputs.config import KEY_PREFIX
 from tools.mock_engine import ProgramRun, mock_account, run_program
 from tools.plan import ROOT, engine_config
 

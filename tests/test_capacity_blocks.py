@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pulumi
 import pytest
 
-from core.aws_account import CapacityBlock
-from core.capacity import block_plan
+from core.aws.account import CapacityBlock
+from core.aws.capacity import block_plan
 from core.stack import build_stack
 from tests.conftest import namespace_config, run_entries, run_in_account
 from tests.test_infra import example_entries

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from core.catalog import Recipe
 from core.errors import ConfigError
-from core.model_cache import SYSTEM_POOL_AFFINITY
+from core.inputs.catalog import Recipe
+from core.render.labels import SYSTEM_POOL_AFFINITY
 from core.stack import build_stack
 
 
@@ -136,13 +136,20 @@ def test_reservation_az_must_have_an_existing_subnet(dev_raw, catalog):
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:nodePools.gpu.availabilityZone"]
 
 
+def existing(raw, **keys):
+    """The dev stack's config with an existing cluster of the same name and version instead."""
+    cluster = raw["cluster"]
+    raw["cluster"] = {"kind": "existing", "name": cluster["name"], "kubernetesVersion": "1.33"} | keys
+    return raw
+
+
 def test_existing_cluster_needs_existing_storage(dev_raw, catalog):
-    dev_raw["cluster"] |= {"create": False, "blockStorageClassName": "gp3"}
+    existing(dev_raw, blockStorageClassName="gp3")
     assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storage"]
 
 
 def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, catalog):
-    dev_raw["cluster"]["create"] = False
+    existing(dev_raw)
     dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
     with pytest.raises(ConfigError) as caught:
         build_stack(dev_raw, catalog, with_hf_token=False)
@@ -171,8 +178,42 @@ def test_created_cluster_gets_its_own_default_gp3_class(dev_raw, catalog):
     assert storage_class["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
     nats_pvc = stack.platform.values["nats"]["config"]["jetstream"]["fileStore"]["pvc"]
     assert nats_pvc == {"storageClassName": "gpt-oss-gp3"}
-    dev_raw["cluster"]["blockStorageClassName"] = "gp2"
-    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:cluster.blockStorageClassName"]
+    dev_raw["cluster"]["blockStorageClassName"] = "gp2"  # an existing cluster's key
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.blockStorageClassName"
+    assert problem.message.startswith("unknown key; allowed keys here: adminRoleArns, dcgmExporter,")
+
+
+def test_each_cluster_kind_takes_only_its_own_keys(dev_raw, catalog):
+    existing(dev_raw, blockStorageClassName="gp3", endpointPublicAccess=False)
+    dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.endpointPublicAccess"  # not cluster.existing.endpointPublicAccess
+    assert "blockStorageClassName" in problem.message and "kind" in problem.message
+    dev_raw["cluster"]["kind"] = "gke"
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster"
+    assert "'eks', 'existing'" in problem.message
+
+
+@pytest.mark.parametrize(("create", "kind"), [(True, "eks"), (False, "existing")])
+def test_the_deprecated_create_key_still_works_with_a_warning(dev_raw, catalog, create, kind):
+    cluster = existing(dev_raw, blockStorageClassName="gp3")["cluster"] if kind == "existing" else dev_raw["cluster"]
+    del cluster["kind"]
+    cluster["create"] = create
+    if kind == "existing":
+        dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.config.cluster.kind == kind
+    assert f"gpt-oss-infra:cluster.create is deprecated: write `kind: {kind}`" in stack.warnings[0]
+    cluster["kind"] = kind  # both: which one is meant?
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:cluster.create"]
 
 
 def test_gb200_needs_kubernetes_1_33(dev_raw, catalog):

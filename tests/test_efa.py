@@ -10,9 +10,9 @@ import pulumi
 import pytest
 import yaml
 
-from core.catalog import Chart
-from core.efa import efa_network_interfaces
-from core.gpu_software import ChartRelease, chart_problems
+from core.aws.efa import efa_network_interfaces
+from core.inputs.catalog import Chart
+from core.render.gpu_software import ChartRelease, chart_problems
 from core.stack import build_stack
 from tests.conftest import namespace_config, run_entries, run_in_account
 from tests.test_infra import example_entries

@@ -8,7 +8,7 @@ import json
 import kubernetes_validate
 import pytest
 
-from core.model_cache import completion_marker
+from core.render.model_cache import completion_marker
 from core.stack import build_stack
 from tests.conftest import run_entries, stack_entries
 from tests.test_infra import example_entries
@@ -76,7 +76,7 @@ def test_every_graph_waits_for_the_platform_release_and_the_download(dev_run):
 def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
     storage_class = registered(dev_run, "model-cache-storage-class").inputs
     assert storage_class["provisioner"] == "efs.csi.aws.com"
-    assert storage_class["parameters"]["fileSystemId"] == "model-storage-efs-id"  # the EFS created here
+    assert storage_class["parameters"]["fileSystemId"] == "gptoss-model-storage-efs-id"  # the EFS created here
     assert storage_class["parameters"]["provisioningMode"] == "efs-ap"
     assert storage_class["reclaimPolicy"] == "Retain"
     pvc = registered(dev_run, "model-cache-pvc")
@@ -86,7 +86,7 @@ def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
         "storageClassName": "gpt-oss-efs",
     }
     assert pvc.options["protect"] is True and pvc.options["retainOnDelete"] is True
-    efs = registered(dev_run, "model-storage-efs")
+    efs = registered(dev_run, "gptoss-model-storage-efs")
     assert efs.inputs["encrypted"] is True and efs.options["protect"] is True
     mount_targets = [r for r in dev_run.resources if r.type == "aws:efs/mountTarget:MountTarget"]
     assert len(mount_targets) == 3  # one per private subnet
@@ -150,7 +150,7 @@ def test_changing_only_the_revision_changes_the_job_not_the_pvc():
     for unchanged in (
         "model-cache-pvc",
         "model-cache-storage-class",
-        "model-storage-efs",
+        "gptoss-model-storage-efs",
         "dynamo-platform-release",
     ):
         assert after[unchanged].inputs == before[unchanged].inputs, unchanged
@@ -173,7 +173,7 @@ def test_changing_a_deployment_never_touches_the_cache():
 
 def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
     resources = _plan_resources(example_entries("gb200"), stack="gb200")
-    lustre = resources["model-storage-fsx"].inputs
+    lustre = resources["gptoss-model-storage-fsx"].inputs
     assert lustre["deploymentType"] == "PERSISTENT_2"
     assert lustre["storageCapacity"] == 1200  # 1200Gi asked: the smallest PERSISTENT_2 size
     assert lustre["perUnitStorageThroughput"] == 250
@@ -182,9 +182,9 @@ def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
     spec = volume.inputs["spec"]
     assert spec["csi"] == {
         "driver": "fsx.csi.aws.com",
-        "volumeHandle": "model-storage-fsx-id",
+        "volumeHandle": "gptoss-model-storage-fsx-id",
         "volumeAttributes": {
-            "dnsname": "model-storage-fsx.fsx.us-east-2.amazonaws.com",
+            "dnsname": "gptoss-model-storage-fsx.fsx.us-east-2.amazonaws.com",
             "mountname": "abcdefgh",
         },
     }
@@ -224,23 +224,23 @@ def test_fsx_lustre_is_reachable_from_the_nodes_and_version_2_15():
     run = run_entries(example_entries("gb200"), stack="gb200")
     assert run.error is None, run.error
     resources = {r.name: r for r in run.resources}
-    assert resources["model-storage-fsx"].inputs["fileSystemTypeVersion"] == "2.15"
+    assert resources["gptoss-model-storage-fsx"].inputs["fileSystemTypeVersion"] == "2.15"
     node_group = resources["gptoss-eks-cluster"].name
     rules = [
         r
         for r in run.resources
-        if r.type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule" and r.parent == "model-storage"
+        if r.type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule" and r.parent == "gptoss-model-storage"
     ]
     assert {(r.inputs["fromPort"], r.inputs["toPort"]) for r in rules} == {(988, 988), (1018, 1023)}
     for rule in rules:
         assert rule.inputs["ipProtocol"] == "tcp"
         assert rule.inputs["securityGroupId"] == f"{node_group}-sg-id"  # the cluster SG every node carries
-        assert rule.inputs["referencedSecurityGroupId"] == "model-storage-clients-id"  # from the file system
-    file_system_side = resources["model-storage-clients"].inputs["ingress"]
+        assert rule.inputs["referencedSecurityGroupId"] == "gptoss-model-storage-clients-id"  # from the file system
+    file_system_side = resources["gptoss-model-storage-clients"].inputs["ingress"]
     assert {(i["fromPort"], i["toPort"], i["self"]) for i in file_system_side} == {(988, 988, True), (1018, 1023, True)}
     waits = transitive_waits(run.resources)
     for name in ("model-cache-pv", "model-cache-pvc", "model-cache-download"):
-        assert {"model-storage-fsx", *(r.name for r in rules)} <= waits[name], name
+        assert {"gptoss-model-storage-fsx", *(r.name for r in rules)} <= waits[name], name
 
 
 def test_cache_objects_wait_for_every_efs_mount_target(dev_run):

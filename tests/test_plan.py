@@ -53,7 +53,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
         assert set(resource) <= {"type", "name", "parent", "inputs", "options"}
     pvc = next(r for r in resources if r["type"].endswith("PersistentVolumeClaim"))
     assert pvc["options"]["protect"] is pvc["options"]["retainOnDelete"] is True
-    assert {"workloads", "model-cache-storage-class", "gptoss-node-addons-aws-efs-csi-driver"} <= set(
+    assert {"workloads-namespace", "model-cache-storage-class", "gptoss-node-addons-aws-efs-csi-driver"} <= set(
         pvc["options"]["dependsOn"]
     )
     assert pvc["parent"] == "model-cache"

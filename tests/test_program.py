@@ -6,6 +6,7 @@ import pulumi
 import pytest
 
 from tests.conftest import run_entries, stack_entries
+from tests.test_infra import example_entries
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,8 @@ def test_components_follow_the_conventions(dev_run):
         ("gpt-oss-infra:aws:EksAddons", "gptoss-addons"),
         ("gpt-oss-infra:aws:NodeGroups", "gptoss-nodes"),
         ("gpt-oss-infra:aws:EksAddons", "gptoss-node-addons"),
-        ("gpt-oss-infra:aws:ModelStorage", "model-storage"),
+        ("gpt-oss-infra:aws:ModelStorage", "gptoss-model-storage"),
+        ("gpt-oss-infra:serving:Workloads", "workloads"),
         ("gpt-oss-infra:gpu:GpuSoftware", "gpu-software"),
         ("gpt-oss-infra:dynamo:DynamoPlatform", "dynamo-platform"),
         ("gpt-oss-infra:model:ModelCache", "model-cache"),
@@ -88,3 +90,17 @@ def test_invalid_config_registers_no_resource():
     assert isinstance(run.error, pulumi.RunError)
     assert "gpt-oss-infra:release.modelRevision" in str(run.error)
     assert run.resources == []
+
+
+def test_resources_moved_into_components_keep_their_identity(dev_run):
+    """Moving a resource under a component changes its URN; an alias to where it was keeps it (and
+    the protected file systems under it) instead of replacing it."""
+    by_name = {r.name: r for r in dev_run.resources}
+    at_root = {"parent": "(stack)"}
+    assert by_name["gptoss-model-storage"].options["aliases"] == [{"name": "model-storage"} | at_root]
+    assert by_name["gptoss-model-storage"].parent == "gptoss"  # inside the EKS target now
+    assert by_name["workloads-namespace"].options["aliases"] == [{"name": "workloads"} | at_root]
+    existing = run_entries(example_entries("existing-cluster"), stack="existing-cluster")
+    provider = next(r for r in existing.resources if r.type == "pulumi:providers:kubernetes")
+    assert provider.name == "existing-cluster-kubernetes" and provider.parent == "existing-cluster"
+    assert provider.options["aliases"] == [{"name": "kubernetes"} | at_root]

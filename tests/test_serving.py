@@ -7,8 +7,8 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
-from core.catalog import Recipe
 from core.errors import ConfigError
+from core.inputs.catalog import Recipe
 from core.stack import build_stack
 from tests.conftest import run_entries
 from tests.test_infra import example_entries

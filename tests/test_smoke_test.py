@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import kubernetes_validate
 import pytest
 
-from core.catalog import CONFIG_DIR
+from core.inputs.catalog import CONFIG_DIR
 from tests.conftest import run_entries, stack_entries
 from tools.dependencies import transitive_waits
 

@@ -10,8 +10,8 @@ import pytest
 
 from core.dynamo import undeclared_values
 from core.errors import ConfigError
+from core.render.validation import object_problems
 from core.stack import build_stack
-from core.validation import object_problems
 
 
 @pytest.fixture

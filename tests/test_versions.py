@@ -10,7 +10,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from core.catalog import Chart
+from core.inputs.catalog import Chart
 from tools.check_versions import check_chart
 from tools.plan import ROOT
 

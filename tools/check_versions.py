@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from core.catalog import CONFIG_DIR, Chart, load_catalog
+from core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
 
 
 def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:

@@ -122,7 +122,7 @@ def mock_account(config: dict[str, str]) -> MockAccount:
 
 @functools.cache
 def _catalog():
-    from core.catalog import load_catalog  # the tool's only use of the core: the catalog's EC2 facts
+    from core.inputs.catalog import load_catalog
 
     return load_catalog()
 
@@ -240,6 +240,14 @@ def _registration(request) -> Registration:
         options["dependsOn"] = sorted({_urn_name(urn) for urn in explicit_deps})
     if request.ignoreChanges:
         options["ignoreChanges"] = sorted(request.ignoreChanges)
+    # Where the resource was before a move (name, parent); the SDK's own type aliases are left out.
+    moves = [
+        _alias(alias.spec)
+        for alias in request.aliases
+        if alias.spec.name or alias.spec.parentUrn or alias.spec.noParent
+    ]
+    if moves:
+        options["aliases"] = moves
     return Registration(
         type=request.type,
         name=request.name,
@@ -251,6 +259,11 @@ def _registration(request) -> Registration:
         )
         - {""},
     )
+
+
+def _alias(spec) -> dict[str, Any]:
+    parent = "(stack)" if spec.noParent else (_urn_name(spec.parentUrn) if spec.parentUrn else "(same parent)")
+    return {"name": spec.name or "(same name)", "parent": parent}
 
 
 def _provider_name(reference: str) -> str:

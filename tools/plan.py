@@ -26,7 +26,7 @@ from typing import Any
 import pulumi
 import yaml
 
-from core.report import render_summary
+from core.render.report import render_summary
 from tools.mock_engine import SECRET, ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, PositiveInt, ValidationError, model_validator
 
+from core.backends.trtllm import EngineFields
 from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
-from core.schema import StrictModel, problems_from
-from core.trtllm import EngineFields
+from core.inputs.schema import StrictModel, problems_from
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
 Role = Literal["worker", "prefill", "decode"]
@@ -45,6 +45,9 @@ class Hardware(StrictModel):
     cpu_architecture: Literal["x86_64", "arm64"]
     ami_type: str
     instance_types: dict[str, InstanceType]  # the first is the default
+    # The oldest Kubernetes version its nodes work with, and why (None: no constraint).
+    min_kubernetes_version: Annotated[str | None, Field(pattern=r"^1\.\d{2}$")] = None
+    min_kubernetes_reason: str | None = None
 
     @property
     def default_instance_type(self) -> str:

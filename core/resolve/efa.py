@@ -17,14 +17,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from core.catalog import Ec2InstanceFacts, EfaSettings
-from core.config import KEY_PREFIX
 from core.dynamo import DynamoVersion
-from core.errors import Problem
+from core.inputs.catalog import EfaSettings
+from core.inputs.config import KEY_PREFIX
 from core.mappings import deep_merge
-from core.recipes import Pool, ResolvedDeployment
+from core.resolve.recipes import NodePool, ResolvedDeployment
 
 
 @dataclass(frozen=True)
@@ -49,12 +47,12 @@ def crosses_nodes(deployment: ResolvedDeployment) -> bool:
     return deployment.pool.config.nodes > 1 or deployment.total_gpus > per_node
 
 
-def efa_image(dynamo: DynamoVersion, pool: Pool) -> str | None:
+def efa_image(dynamo: DynamoVersion, pool: NodePool) -> str | None:
     return dynamo.spec.efa_runtime_images.get(pool.hardware.cpu_architecture)
 
 
 def pool_efa(
-    pools: dict[str, Pool], deployments: list[ResolvedDeployment], dynamo: DynamoVersion
+    pools: dict[str, NodePool], deployments: list[ResolvedDeployment], dynamo: DynamoVersion
 ) -> tuple[dict[str, bool], list[str]]:
     """Whether each pool gets EFA interfaces, and warnings for KV transfer that will run over TCP."""
     efa, warnings = {}, []
@@ -105,36 +103,3 @@ def with_efa(
         for worker in deployment.workers
     ]
     return dataclasses.replace(deployment, workers=workers)
-
-
-def efa_network_interfaces(
-    instance_type: str, ec2: Ec2InstanceFacts, wanted: int
-) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Launch-template interfaces for `wanted` EFA devices, from the instance type's network cards
-    as EC2 reports them [ec2-efa-layout]: the primary ENA interface on card 0, and one EFA-only
-    interface on each of `wanted` of the fastest cards, spread evenly over them. Card 0 holds the
-    primary and takes an EFA-only interface (device index 1) only when every card is needed: on
-    p6e-gb200 it must stay ENA only. On p5, p5en and p6-b200 that is every card; on p6e-gb200 it
-    is cards 1, 5, 9 and 13, AWS's 4 x 400 Gbps example.
-      [ec2-efa-layout] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html
-    """
-    fastest = max(ec2.network_card_peak_gbps)
-    candidates = [card for card, gbps in enumerate(ec2.network_card_peak_gbps) if gbps == fastest]
-    if 0 in candidates and wanted < len(candidates):
-        candidates.remove(0)
-    usable = min(len(candidates), ec2.efa_maximum_interfaces)
-    if wanted > usable:
-        return [], [
-            Problem(
-                f"configs/hardware.yaml: {instance_type}.efaInterfaces",
-                f"{wanted} EFA devices per node, but EC2 gives {instance_type} {usable} "
-                f"({len(candidates)} network cards at {fastest:g} Gbps, at most {ec2.efa_maximum_interfaces} EFA)",
-            )
-        ]
-    chosen = [candidates[i * len(candidates) // wanted] for i in range(wanted)]
-    interfaces = [{"network_card_index": 0, "device_index": 0, "interface_type": "interface"}]
-    interfaces += [
-        {"network_card_index": card, "device_index": 1 if card == 0 else 0, "interface_type": "efa-only"}
-        for card in chosen
-    ]
-    return interfaces, []

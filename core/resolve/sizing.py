@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.catalog import ModelSpec, Traffic
-from core.config import KEY_PREFIX
 from core.errors import Problem
-from core.recipes import Pool, ResolvedDeployment, Worker
+from core.inputs.catalog import ModelSpec, Traffic
+from core.inputs.config import KEY_PREFIX
+from core.resolve.recipes import NodePool, ResolvedDeployment, Worker
 
 GIB = 2**30
 GB = 10**9
@@ -35,12 +35,12 @@ class WorkerFit:
     max_batch_size: int  # per worker, as configured (per rank x ranks with attention DP)
 
 
-def gpu_memory_gib(pool: Pool) -> float:
+def gpu_memory_gib(pool: NodePool) -> float:
     """The catalog's published GB (10^9 bytes) per GPU, in GiB: conservative against nvidia-smi."""
     return pool.instance.gpu_memory_gb * GB / GIB
 
 
-def worker_fit(worker: Worker, pool: Pool, model: ModelSpec, traffic: Traffic, default_batch: int) -> WorkerFit:
+def worker_fit(worker: Worker, pool: NodePool, model: ModelSpec, traffic: Traffic, default_batch: int) -> WorkerFit:
     engine = worker.engine
     tensor = engine.get("tensor_parallel_size", 1)
     attention_dp = bool(engine.get("enable_attention_dp", False))
@@ -106,7 +106,7 @@ def fit_problems(deployment: ResolvedDeployment, fits: list[WorkerFit], key: str
     return problems, warnings
 
 
-def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, Pool]) -> list[Problem]:
+def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, NodePool]) -> list[Problem]:
     """First-fit decreasing of every worker pod (GPUs x replicas) of every deployment of a pool
     onto its nodes: a total that fits can still leave no node with room for one worker. A worker
     that must not share a node with another role of its deployment (EFA prefill and decode) is

@@ -6,24 +6,23 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from core.capacity import BlockPlan
-from core.catalog import Performance, Traffic
-from core.efa import crosses_nodes
-from core.infra import EksPlan, api_access
-from core.manifests import FRONTEND_PORT, frontend_service_name
-from core.recipes import Pool, ResolvedDeployment, Worker
-from core.sizing import WorkerFit
+from core.aws.capacity import BlockPlan
+from core.cluster_plan import ClusterPlan
+from core.inputs.catalog import Performance, Traffic
+from core.render.manifests import FRONTEND_PORT, frontend_service_name
+from core.resolve.efa import crosses_nodes
+from core.resolve.recipes import NodePool, ResolvedDeployment, Worker
+from core.resolve.sizing import WorkerFit
 from core.stack import Serving, Stack
 
 
-def stack_report(stack: Stack, performance: Performance, nodes: EksPlan | None) -> dict[str, Any]:
-    """Node pools and deployments with their topology; exported as stack outputs. `nodes`: the
-    created cluster's plan (None for an existing cluster)."""
+def stack_report(stack: Stack, performance: Performance, cluster: ClusterPlan) -> dict[str, Any]:
+    """Node pools and deployments with their topology; exported as stack outputs."""
     config = stack.config
-    blocks = nodes.blocks if nodes else {}
+    blocks = cluster.blocks
     return {
         "environment": config.environment,
-        "apiAccess": api_access(config),
+        "apiAccess": cluster.api_access,
         "release": config.release.model_dump(by_alias=True),
         "nodePools": {
             name: {
@@ -44,7 +43,7 @@ def stack_report(stack: Stack, performance: Performance, nodes: EksPlan | None) 
             serving.deployment.name: _deployment_report(serving, config.namespace, config.release.model, performance)
             for serving in stack.serving
         },
-        "warnings": stack.warnings + (nodes.warnings if nodes else []),
+        "warnings": stack.warnings + cluster.warnings,
     }
 
 
@@ -66,7 +65,7 @@ def _timestamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _pool_usd_per_hour(pool: Pool) -> float | None:
+def _pool_usd_per_hour(pool: NodePool) -> float | None:
     price = pool.instance.on_demand_usd_per_hour
     return None if price is None else round(price * pool.config.nodes, 2)
 

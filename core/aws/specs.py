@@ -19,16 +19,17 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import capacity, efa
-from core.aws_account import AccountFacts
-from core.capacity import BlockPlan, ScheduledScaling
-from core.catalog import AddonVersion
-from core.config import StackConfig
+from core.aws import capacity
+from core.aws.account import AccountFacts
+from core.aws.capacity import BlockPlan, ScheduledScaling
+from core.aws.efa import efa_network_interfaces
+from core.cluster_plan import ClusterPlan
 from core.errors import ConfigError
-from core.manifests import GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, common_labels
-from core.recipes import Pool
+from core.inputs.catalog import AddonVersion
+from core.inputs.config import EksClusterConfig, StackConfig
+from core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL, common_labels
+from core.resolve.recipes import NodePool
 
-SYSTEM_POOL = "system"
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SUBNET_PREFIX_LENGTH = 20  # 4,096 addresses per subnet: VPC CNI gives every pod a VPC address
@@ -94,36 +95,15 @@ class EksPlan:
 
     addons: list[AddonSpec]
     groups: list[NodeGroupSpec]  # the system group first
-    blocks: dict[str, BlockPlan]  # Capacity Block pools: when their nodes come and go
-    warnings: list[str]
-
-    def waiting_pools(self) -> dict[str, str]:
-        """Pools whose nodes cannot run now, and why."""
-        waiting = {}
-        for pool, plan in self.blocks.items():
-            block = plan.block
-            if plan.nodes_now:
-                continue
-            if block.upcoming:
-                waiting[pool] = (
-                    f"the pool's nodes arrive when Capacity Block {block.reservation_id} starts "
-                    f"({block.start:%Y-%m-%d %H:%M} UTC); run `pulumi up` again after that"
-                )
-            else:
-                waiting[pool] = (
-                    f"Capacity Block {block.reservation_id} drains its nodes at {plan.drained_at:%Y-%m-%d %H:%M} UTC "
-                    f"before it ends ({block.end:%Y-%m-%d %H:%M} UTC): set the pool's next block"
-                )
-        return waiting
 
 
 def eks_plan(
     config: StackConfig,
-    pools: dict[str, Pool],
+    pools: dict[str, NodePool],
     efa_pools: dict[str, bool],
     pinned_addons: dict[str, AddonVersion],
     facts: AccountFacts,
-) -> EksPlan:
+) -> ClusterPlan:
     """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
     AWS would refuse."""
     addon_specs, warnings = addons(config, pinned_addons)
@@ -137,7 +117,7 @@ def eks_plan(
             )
         interfaces: list[dict[str, Any]] = []
         if efa_pools[pool.name]:
-            interfaces, found = efa.efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
+            interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
             problems += found
         block = None
         if pool.config.capacity_type == "CAPACITY_BLOCK":
@@ -156,10 +136,15 @@ def eks_plan(
         groups.append(gpu_node_group(pool, interfaces, block))
     if problems:
         raise ConfigError(problems)
-    return EksPlan(addons=addon_specs, groups=groups, blocks=blocks, warnings=warnings)
+    return ClusterPlan(
+        api_access=api_access(config.cluster),
+        warnings=warnings,
+        blocks=blocks,
+        eks=EksPlan(addons=addon_specs, groups=groups),
+    )
 
 
-def gpu_node_group(pool: Pool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:
+def gpu_node_group(pool: NodePool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:
     config = pool.config
     nodes = config.nodes
     if block is not None:  # min 0: the scheduled actions take it to `nodes` and back [eks-cb]
@@ -172,7 +157,7 @@ def gpu_node_group(pool: Pool, network_interfaces: list[dict[str, Any]], block: 
         ami_type=pool.hardware.ami_type,
         capacity_type=config.capacity_type,
         labels={
-            "nvidia.com/gpu.present": "true",
+            **GPU_NODE_LABEL,
             HARDWARE_LABEL: config.hardware,
             POOL_LABEL: pool.name,
         },
@@ -206,11 +191,8 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
     return [(str(subnets[i]), str(subnets[zones + i])) for i in range(zones)]
 
 
-def api_access(config: StackConfig) -> str:
+def api_access(cluster: EksClusterConfig) -> str:
     """How `pulumi up` and kubectl reach the Kubernetes API: said in the plan summary."""
-    cluster = config.cluster
-    if not cluster.create:
-        return "through your kubeconfig (kubernetes:kubeconfig / kubernetes:context, else KUBECONFIG)"
     private = ", ".join(cluster.resolved_private_access_cidrs)
     if cluster.endpoint_public_access:
         return f"public endpoint from {', '.join(cluster.public_access_cidrs)}; private endpoint from {private}"

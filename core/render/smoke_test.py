@@ -23,10 +23,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import SmokeTestSettings
-from core.config import Release
-from core.manifests import DEPLOYMENT_LABEL, FRONTEND_PORT, REPLACE_UNREADY, common_labels, frontend_service_name
-from core.model_cache import SYSTEM_POOL_AFFINITY
+from core.inputs.catalog import SmokeTestSettings
+from core.inputs.config import Release
+from core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
+from core.render.manifests import FRONTEND_PORT, frontend_service_name
 
 SCRIPT = "smoke_test.py"
 SCRIPT_MOUNT = "/scripts"

@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.aws_account import CapacityBlock
-from core.config import KEY_PREFIX
+from core.aws.account import CapacityBlock
 from core.errors import Problem
-from core.recipes import Pool
+from core.inputs.config import KEY_PREFIX
+from core.resolve.recipes import NodePool
 
 EKS_SCALEDOWN_BEFORE_END = timedelta(minutes=40)  # [eks-cb]
 # EKS's 40 minutes are EC2's 30-minute reclaim plus 10 to drain: the same margin before an earlier reclaim.
@@ -67,7 +67,7 @@ class BlockPlan:
     drained_at: datetime  # when the group goes to 0 before the block ends (EKS's or ours)
 
 
-def block_plan(pool: Pool, block: CapacityBlock, now: datetime) -> tuple[BlockPlan | None, list[Problem]]:
+def block_plan(pool: NodePool, block: CapacityBlock, now: datetime) -> tuple[BlockPlan | None, list[Problem]]:
     """The pool's scaling over its block's window, or the problems that would make AWS refuse it."""
     key = f"{KEY_PREFIX}nodePools.{pool.name}"
     config = pool.config

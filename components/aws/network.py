@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.base import Component
-from core import infra
+from core.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Network(Component):
             f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{args.cluster_name}-igw"}, opts=self.child_opts()
         )
         public_routes = self._route_table(f"{name}-public", vpc, {"gateway_id": gateway.id})
-        cidrs = infra.subnet_cidrs(args.vpc_cidr, args.zone_count)
+        cidrs = aws_specs.subnet_cidrs(args.vpc_cidr, args.zone_count)
         public = [
             self._subnet(f"{name}-public-{i}", vpc, public_cidr, i, public_routes, {"kubernetes.io/role/elb": "1"})
             for i, (_, public_cidr) in enumerate(cidrs)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.config import Platform
 from core.dynamo import DynamoVersion
+from core.inputs.config import PlatformConfig
 from core.mappings import deep_merge
-from core.model_cache import SYSTEM_POOL_AFFINITY
+from core.render.labels import SYSTEM_POOL_AFFINITY
 
 NGC_PULL_SECRET = "ngc-pull"
 
 
 def platform_values(
-    platform: Platform, dynamo: DynamoVersion, block_storage_class: str | None, with_pull_secret: bool
+    platform: PlatformConfig, dynamo: DynamoVersion, block_storage_class: str | None, with_pull_secret: bool
 ) -> dict[str, Any]:
     """`block_storage_class`: named by every PVC the chart creates (NATS JetStream's file store).
     Left empty, the chart's PVC asks for the cluster's default class, which EKS 1.30+ does not set."""

@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
-from core.config import KEY_PREFIX, Deployment, NodePool, StackConfig
 from core.errors import ConfigError, Problem
+from core.inputs.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
+from core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
 from core.mappings import deep_merge
 
 if TYPE_CHECKING:
-    from core.efa import WorkerEfa
+    from core.resolve.efa import WorkerEfa
 
 # Dynamo service name per role, as in the upstream gpt-oss-120b recipes
 # (ai-dynamo/dynamo recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
@@ -40,9 +40,9 @@ class Worker:
 
 
 @dataclass(frozen=True)
-class Pool:
+class NodePool:
     name: str
-    config: NodePool
+    config: NodePoolConfig
     hardware: Hardware
     instance_type: str
 
@@ -58,10 +58,10 @@ class Pool:
 @dataclass(frozen=True)
 class ResolvedDeployment:
     name: str
-    config: Deployment
+    config: DeploymentConfig
     recipe_name: str
     recipe: Recipe
-    pool: Pool
+    pool: NodePool
     workers: list[Worker]
 
     @property
@@ -69,16 +69,16 @@ class ResolvedDeployment:
         return sum(worker.total_gpus for worker in self.workers)
 
 
-def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, Pool]:
+def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, NodePool]:
     pools = {}
     for name, pool in config.node_pools.items():
         hardware = catalog.hardware[pool.hardware]
         instance_type = pool.instance_type or hardware.default_instance_type
-        pools[name] = Pool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
+        pools[name] = NodePool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
     return pools
 
 
-def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, Pool]) -> list[ResolvedDeployment]:
+def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, NodePool]) -> list[ResolvedDeployment]:
     """Resolve every deployment; ConfigError lists every problem found in any of them."""
     resolved, problems = [], []
     for name, deployment in config.deployments.items():
@@ -94,7 +94,7 @@ def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, 
 
 
 def _resolve_workers(
-    deployment: Deployment, recipe: Recipe, pool: Pool, catalog: Catalog, key: str
+    deployment: DeploymentConfig, recipe: Recipe, pool: NodePool, catalog: Catalog, key: str
 ) -> tuple[list[Worker], list[Problem]]:
     problems = _gpus_problems(deployment, recipe, pool, key)
     overrides_by_role, override_problems = _split_overrides(deployment, recipe, key)
@@ -121,12 +121,12 @@ def _resolve_workers(
     return workers, problems
 
 
-def _worker_gpus(deployment: Deployment, spec: WorkerRole) -> int:
+def _worker_gpus(deployment: DeploymentConfig, spec: WorkerRole) -> int:
     sizable = len(spec.gpus.allowed) > 1
     return deployment.gpus if sizable and deployment.gpus else spec.gpus.default
 
 
-def _gpus_problems(deployment: Deployment, recipe: Recipe, pool: Pool, key: str) -> list[Problem]:
+def _gpus_problems(deployment: DeploymentConfig, recipe: Recipe, pool: NodePool, key: str) -> list[Problem]:
     sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpus.allowed) > 1}
     fixed = ", ".join(f"{role} {spec.gpus.default}" for role, spec in recipe.workers.items())
     if deployment.gpus is not None and not sizable:
@@ -154,7 +154,7 @@ def _gpus_problems(deployment: Deployment, recipe: Recipe, pool: Pool, key: str)
     return problems
 
 
-def _split_overrides(deployment: Deployment, recipe: Recipe, key: str) -> tuple[dict[str, dict], list[Problem]]:
+def _split_overrides(deployment: DeploymentConfig, recipe: Recipe, key: str) -> tuple[dict[str, dict], list[Problem]]:
     """One role: overrides are its engine keys. Several: overrides are keyed by role."""
     if len(recipe.workers) == 1:
         return {next(iter(recipe.workers)): deployment.overrides}, []

@@ -14,15 +14,15 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.aws.iam import role_with_managed_policies
 from components.base import Component
-from components.iam import role_with_managed_policies
-from core import infra
-from core.config import Cluster
+from core.aws import specs as aws_specs
+from core.inputs.config import EksClusterConfig
 
 
 @dataclass(frozen=True)
 class EksClusterArgs:
-    config: Cluster
+    config: EksClusterConfig
     region: str
     subnet_ids: list[pulumi.Input[str]]
 
@@ -36,8 +36,8 @@ class EksCluster(Component):
         config = args.config
         role = role_with_managed_policies(
             f"{name}-role",
-            infra.service_trust_policy("eks.amazonaws.com"),
-            infra.CLUSTER_MANAGED_POLICIES,
+            aws_specs.service_trust_policy("eks.amazonaws.com"),
+            aws_specs.CLUSTER_MANAGED_POLICIES,
             self,
         )
         key = aws.kms.Key(
@@ -67,7 +67,7 @@ class EksCluster(Component):
             },
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
-            enabled_cluster_log_types=infra.CONTROL_PLANE_LOG_TYPES,
+            enabled_cluster_log_types=aws_specs.CONTROL_PLANE_LOG_TYPES,
             opts=self.child_opts(depends_on=[logs]),
         )
         # The private endpoint answers only what the cluster security group admits: its own members
@@ -100,7 +100,7 @@ class EksCluster(Component):
             )
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
-                lambda values: json.dumps(infra.kubeconfig(config.name, values[0], values[1], args.region))
+                lambda values: json.dumps(aws_specs.kubeconfig(config.name, values[0], values[1], args.region))
             )
         )
         self.provider = k8s.Provider(
@@ -122,15 +122,15 @@ class EksAddons(Component):
         self,
         name: str,
         cluster: aws.eks.Cluster,
-        specs: list[infra.AddonSpec],
+        addons: list[aws_specs.AddonSpec],
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpt-oss-infra:aws:EksAddons", name, None, opts)
-        for spec in specs:
+        for spec in addons:
             identities = None
             if spec.managed_policy:
                 role = role_with_managed_policies(
-                    f"{name}-{spec.name}-role", infra.pod_identity_trust_policy(), [spec.managed_policy], self
+                    f"{name}-{spec.name}-role", aws_specs.pod_identity_trust_policy(), [spec.managed_policy], self
                 )
                 identities = [{"role_arn": role.arn, "service_account": spec.service_account}]
             aws.eks.Addon(

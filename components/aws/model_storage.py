@@ -14,8 +14,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.base import Component
-from core import model_cache
-from core.config import ModelCache
+from core.inputs.config import ModelCacheConfig
+from core.render import model_cache
 
 NFS_PORT = 2049
 LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports [fsx-sg]
@@ -24,7 +24,7 @@ LUSTRE_VERSION = "2.15"  # FSx's recommended Lustre version; the one every PERSI
 
 @dataclass(frozen=True)
 class ModelStorageArgs:
-    config: ModelCache
+    config: ModelCacheConfig
     name: str  # cluster name, for tags
     vpc_id: pulumi.Input[str]
     subnet_ids: list[pulumi.Input[str]]  # private subnets (EFS: a mount target in each)

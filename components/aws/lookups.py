@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 
 import pulumi_aws as aws
 
-from core.aws_account import AccountFacts, CapacityBlock
-from core.catalog import Ec2InstanceFacts
-from core.config import KEY_PREFIX
+from core.aws.account import AccountFacts, CapacityBlock
 from core.errors import ConfigError, Problem
+from core.inputs.catalog import Ec2InstanceFacts
+from core.inputs.config import KEY_PREFIX
 from core.stack import Stack
 
 

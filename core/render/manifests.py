@@ -14,13 +14,9 @@ from typing import Any
 
 import yaml
 
-from core.config import Release
-from core.recipes import ResolvedDeployment, Worker
-
-PART_OF = "gpt-oss-infra"
-POOL_LABEL = "gpt-oss-infra/pool"
-HARDWARE_LABEL = "gpt-oss-infra/hardware"
-GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+from core.inputs.config import Release
+from core.render.labels import DEPLOYMENT_LABEL, GPU_TAINT, common_labels, worker_labels
+from core.resolve.recipes import ResolvedDeployment, Worker
 
 MODEL_CACHE_PVC = "model-cache"
 MODEL_CACHE_MOUNT = "/opt/models"  # HF_HOME of every worker, as in the upstream recipes
@@ -30,19 +26,6 @@ HF_TOKEN_KEY = "HF_TOKEN"
 WORKER_SHARED_MEMORY = "80Gi"  # upstream recipes' sharedMemory for TRT-LLM workers
 FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
-DEPLOYMENT_LABEL = "gpt-oss-infra/deployment"
-# A Job Pulumi waits for that failed stays failed in the cluster: at the next `up`, replace it (run
-# it again) instead of failing on it at once (pulumi-kubernetes' pulumi.com/replaceUnready).
-REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
-ROLE_LABEL = "gpt-oss-infra/role"
-
-
-def common_labels(component: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/managed-by": "pulumi",
-        "app.kubernetes.io/part-of": PART_OF,
-        "app.kubernetes.io/component": component,
-    }
 
 
 def namespace(name: str, component: str = "workloads") -> dict[str, Any]:
@@ -227,11 +210,6 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
     if extras.with_hf_token:
         service["envFromSecret"] = HF_TOKEN_SECRET
     return service
-
-
-def worker_labels(deployment_name: str, role: str) -> dict[str, str]:
-    """Labels on a worker's pods that name its deployment and role (others select them)."""
-    return {DEPLOYMENT_LABEL: deployment_name, ROLE_LABEL: role}
 
 
 def _pull_secrets(extras: PodExtras) -> dict[str, Any]:

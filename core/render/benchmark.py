@@ -10,17 +10,12 @@ import hashlib
 import json
 from typing import Any
 
-from core.catalog import BenchmarkSettings
-from core.config import Release
-from core.manifests import (
-    DEPLOYMENT_LABEL,
-    FRONTEND_PORT,
-    MODEL_CACHE_MOUNT,
-    frontend_service_name,
-    model_snapshot_path,
-)
-from core.model_cache import cache_job
-from core.recipes import ResolvedDeployment
+from core.inputs.catalog import BenchmarkSettings
+from core.inputs.config import Release
+from core.render.labels import DEPLOYMENT_LABEL
+from core.render.manifests import FRONTEND_PORT, MODEL_CACHE_MOUNT, frontend_service_name, model_snapshot_path
+from core.render.model_cache import cache_job
+from core.resolve.recipes import ResolvedDeployment
 
 _SCRIPT = """set -eu
 pip install --no-cache-dir --quiet "aiperf==${AIPERF_VERSION}"

@@ -6,13 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import Chart
-from core.config import Cluster
 from core.dynamo import undeclared_values
 from core.errors import Problem
-from core.manifests import GPU_TAINT
+from core.inputs.catalog import Chart
+from core.inputs.config import EksClusterConfig, ExistingClusterConfig
+from core.render.labels import GPU_NODE_LABEL, GPU_TAINT
 
-GPU_NODES = {"nvidia.com/gpu.present": "true"}  # the label our GPU node groups carry
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
 
 
@@ -22,10 +21,12 @@ class ChartRelease:
     values: dict[str, Any]
 
 
-def gpu_software(cluster: Cluster, charts: dict[str, Chart], efa: bool) -> list[ChartRelease]:
+def gpu_software(
+    cluster: EksClusterConfig | ExistingClusterConfig, charts: dict[str, Chart], efa: bool
+) -> list[ChartRelease]:
     """The device plugin or the GPU Operator (never both), DCGM exporter when asked and the
     operator does not bring its own, and the EFA device plugin when a pool has EFA."""
-    placement = {"tolerations": [GPU_TAINT], "nodeSelector": GPU_NODES}
+    placement = {"tolerations": [GPU_TAINT], "nodeSelector": GPU_NODE_LABEL}
     releases = []
     if cluster.resolved_gpu_software == "device-plugin":
         # mofedEnabled is on by default from 0.19 and conflicts with the EFA device plugin.

@@ -12,15 +12,15 @@ from datetime import UTC, datetime
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.iam import role_with_managed_policies
 from components.base import Component
-from components.iam import role_with_managed_policies
-from core import infra
+from core.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)
 class NodeGroupsArgs:
     cluster: aws.eks.Cluster
-    specs: list[infra.NodeGroupSpec]
+    groups: list[aws_specs.NodeGroupSpec]  # the system group first
     subnet_ids: list[pulumi.Input[str]]  # private subnets, in availability_zone_order
     subnet_by_zone: dict[str, pulumi.Input[str]]  # the private subnet of each pinned AZ
     environment: str  # tagged on every group: policies and cost reports read it
@@ -31,17 +31,17 @@ class NodeGroups(Component):
         super().__init__("gpt-oss-infra:aws:NodeGroups", name, None, opts)
         role = role_with_managed_policies(
             f"{name}-node-role",
-            infra.service_trust_policy("ec2.amazonaws.com"),
-            infra.NODE_MANAGED_POLICIES,
+            aws_specs.service_trust_policy("ec2.amazonaws.com"),
+            aws_specs.NODE_MANAGED_POLICIES,
             self,
         )
         # EFA interfaces replace the node group's default network setup: they carry the cluster
         # security group explicitly, plus one that lets EFA peers talk to each other.
         interface_groups = [args.cluster.vpc_config.cluster_security_group_id]
-        if any(spec.network_interfaces for spec in args.specs):
+        if any(spec.network_interfaces for spec in args.groups):
             interface_groups.append(self._efa_security_group(name, args.cluster.vpc_config.vpc_id).id)
         self.node_groups = {}
-        for spec in args.specs:
+        for spec in args.groups:
             group_name = f"{name}-{spec.pool}"
             placement = None
             if spec.placement_group:
@@ -63,7 +63,7 @@ class NodeGroups(Component):
                 # A pinned version, never $Latest/$Default: the group changes only when Pulumi says so.
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
                 node_repair_config={"enabled": spec.node_repair},
-                tags=infra.node_group_tags(spec, args.environment),
+                tags=aws_specs.node_group_tags(spec, args.environment),
                 update_config={"max_unavailable": 1, "update_strategy": spec.update_strategy},
                 opts=self.child_opts(
                     # Capacity Block groups: the scheduled actions below own the desired size.
@@ -89,7 +89,7 @@ class NodeGroups(Component):
         self.register_outputs({"nodeGroups": list(self.node_groups)})
 
     @staticmethod
-    def _subnets(spec: infra.NodeGroupSpec, args: NodeGroupsArgs) -> list[pulumi.Input[str]]:
+    def _subnets(spec: aws_specs.NodeGroupSpec, args: NodeGroupsArgs) -> list[pulumi.Input[str]]:
         if spec.availability_zone:
             return [args.subnet_by_zone[spec.availability_zone]]
         if spec.placement_group:  # a cluster placement group lives in one AZ
@@ -110,7 +110,7 @@ class NodeGroups(Component):
     def _launch_template(
         self,
         name: str,
-        spec: infra.NodeGroupSpec,
+        spec: aws_specs.NodeGroupSpec,
         placement: aws.ec2.PlacementGroup | None,
         interface_groups: list[pulumi.Input[str]],
     ) -> aws.ec2.LaunchTemplate:

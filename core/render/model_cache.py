@@ -11,28 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.catalog import ModelDownload
-from core.config import ModelCache, Release
-from core.manifests import (
-    HF_TOKEN_SECRET,
-    MODEL_CACHE_MOUNT,
-    MODEL_CACHE_PVC,
-    POOL_LABEL,
-    REPLACE_UNREADY,
-    common_labels,
-)
-from core.quantity import gibibytes
-
-SYSTEM_POOL_AFFINITY = {
-    "nodeAffinity": {
-        "preferredDuringSchedulingIgnoredDuringExecution": [
-            {
-                "weight": 100,
-                "preference": {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["system"]}]},
-            }
-        ]
-    }
-}
+from core.inputs.catalog import ModelDownload
+from core.inputs.config import ModelCacheConfig, Release
+from core.inputs.quantity import gibibytes
+from core.render.labels import REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
+from core.render.manifests import HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
 
 # Values AWS computes when it creates the file system: the manifests name them, the shell fills
 # them in (components.kube.substitute) before anything is registered.
@@ -65,12 +48,12 @@ PY
 """
 
 
-def storage_class_name(model_cache: ModelCache) -> str:
+def storage_class_name(model_cache: ModelCacheConfig) -> str:
     """The RWX StorageClass of the model cache: the user's for `existing`, else ours."""
     return model_cache.storage_class_name or f"gpt-oss-{model_cache.storage}"
 
 
-def storage_class(model_cache: ModelCache) -> dict[str, Any] | None:
+def storage_class(model_cache: ModelCacheConfig) -> dict[str, Any] | None:
     """Our StorageClass (None for `existing`)."""
     if model_cache.storage == "existing":
         return None
@@ -101,7 +84,7 @@ def fsx_capacity_gib(size: str) -> int:
     return math.ceil(wanted / FSX_STEP_GIB) * FSX_STEP_GIB
 
 
-def fsx_persistent_volume(model_cache: ModelCache, namespace: str) -> dict[str, Any]:
+def fsx_persistent_volume(model_cache: ModelCacheConfig, namespace: str) -> dict[str, Any]:
     """The static PV of an FSx for Lustre file system, bound to our PVC only."""
     return {
         "apiVersion": "v1",
@@ -123,7 +106,7 @@ def fsx_persistent_volume(model_cache: ModelCache, namespace: str) -> dict[str, 
     }
 
 
-def model_cache_pvc(model_cache: ModelCache, namespace: str) -> dict[str, Any]:
+def model_cache_pvc(model_cache: ModelCacheConfig, namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",

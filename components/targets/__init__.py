@@ -1,0 +1,15 @@
+"""The cluster target seam: one module per `cluster.kind`, each with
+- `plan(stack, catalog) -> ClusterPlan`: what it decides before any resource exists (it may read
+  the cloud account); ConfigError refuses the stack there, with nothing registered;
+- `build(stack, plan) -> ClusterTarget`: its one component, and the small object the rest of the
+  program uses (core.cluster_plan, components.targets.target).
+Another cloud or cluster kind is a new module here and its config kind (core.inputs.config).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from components.targets import eks, existing
+
+KINDS: dict[str, ModuleType] = {"eks": eks, "existing": existing}

@@ -1,0 +1,30 @@
+"""What every cluster target gives the rest of the program: one small object, whatever the kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+@dataclass(frozen=True)
+class FileSystemRef:
+    """The file system behind the model cache, where the target creates one."""
+
+    id: pulumi.Input[str]
+    dns_name: pulumi.Input[str] | None = None  # FSx for Lustre
+    mount_name: pulumi.Input[str] | None = None  # FSx for Lustre
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    provider: k8s.Provider  # every Kubernetes resource of the stack goes through it
+    # Everything but GPU workloads waits for these, and only these.
+    system_ready: list[pulumi.Resource] = field(default_factory=list)
+    # Per GPU pool: what its GPU workloads wait for too (its node group), where the target makes nodes.
+    gpu_ready: dict[str, pulumi.Resource] = field(default_factory=dict)
+    file_system: FileSystemRef | None = None  # None: the model cache uses an existing StorageClass
+    storage_ready: list[pulumi.Resource] = field(default_factory=list)  # what mounting the file system needs
+    exports: dict[str, Any] = field(default_factory=dict)  # stack outputs about the cluster

@@ -1,0 +1,42 @@
+"""The serving workloads' namespace and its image pull secret."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base import Component
+from components.kubernetes import resource_args
+from components.platform import docker_config_json
+
+
+@dataclass(frozen=True)
+class WorkloadsArgs:
+    namespace: dict[str, Any]
+    pull_secret: dict[str, Any] | None  # without data: the NGC key is added here
+    ngc_api_key: pulumi.Output[str] | None
+
+
+class Workloads(Component):
+    """Depend on the component to wait for the namespace (and the pull secret)."""
+
+    def __init__(self, name: str, args: WorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:serving:Workloads", name, None, opts)
+        # Both were at the stack's root before this component: kept, not replaced.
+        was_at_root = pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            **resource_args(args.namespace),
+            opts=self.child_opts(aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)]),
+        )
+        if args.pull_secret is not None and args.ngc_api_key is not None:
+            k8s.core.v1.Secret(
+                f"{name}-ngc-pull",
+                **resource_args(args.pull_secret),
+                string_data={".dockerconfigjson": docker_config_json(args.ngc_api_key)},
+                opts=self.child_opts(depends_on=[namespace], aliases=[was_at_root]),
+            )
+        self.register_outputs({})

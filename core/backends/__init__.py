@@ -1,0 +1,1 @@
+"""Serving backends: what is specific to the engine the workers run (TensorRT-LLM today)."""

@@ -1,0 +1,195 @@
+"""The stack config's models: the product's public interface (Pulumi config namespace
+`gpt-oss-infra`). Checked across fields in core.inputs.rules.
+
+The cluster is a tagged union: `kind: eks` (a cluster the program creates, with its network and
+node groups) or `kind: existing` (a cluster reached through a kubeconfig), each with only its own
+keys. Config models carry a `Config` suffix; the components that build from them do not.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PositiveInt
+
+from core.inputs.catalog import CapacityType
+from core.inputs.schema import StrictModel
+from core.inputs.types import (
+    AvailabilityZone,
+    Cidr,
+    CommitId,
+    DeploymentName,
+    DnsLabel,
+    KubernetesVersion,
+    PinnedImage,
+    Quantity,
+    ReservationId,
+    RoleArn,
+    SubnetId,
+)
+
+NAMESPACE = "gpt-oss-infra"
+KEY_PREFIX = f"{NAMESPACE}:"
+SECRET_KEYS = ("hfToken", "ngcApiKey")  # read by the shell as Pulumi secrets, never parsed here
+
+# The encrypted gp3 StorageClass an EKS cluster of ours gets (EBS CSI driver add-on): EKS 1.30 and
+# later mark no StorageClass as the default, so every PVC we render names one.
+CREATED_BLOCK_STORAGE_CLASS = "gpt-oss-gp3"
+
+GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
+
+
+class Release(StrictModel):
+    """Everything promotion moves between stacks, and nothing else."""
+
+    dynamo: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]  # one of configs/dynamo/versions.yaml
+    runtime_image: PinnedImage
+    model: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")]
+    model_revision: CommitId
+
+
+class SystemNodesConfig(StrictModel):
+    """The CPU node group for the frontend, the Dynamo operator, NATS and jobs."""
+
+    instance_type: str = "m7i.2xlarge"
+    nodes: Annotated[int, Field(ge=1)] = 2
+    disk_size_gib: Annotated[int, Field(ge=20, alias="diskSizeGiB")] = 100
+
+
+class NetworkConfig(StrictModel):
+    """A new VPC (default), or existing private subnets keyed by availability zone."""
+
+    vpc_cidr: Cidr = "10.0.0.0/16"
+    availability_zones: Annotated[int, Field(ge=2, le=6)] = 3
+    existing_private_subnets: dict[str, SubnetId] | None = None
+
+
+class _ClusterConfig(StrictModel):
+    """What every cluster kind has."""
+
+    name: DnsLabel
+    kubernetes_version: KubernetesVersion = "1.33"  # objects are validated against it
+    # What makes GPUs schedulable: NVIDIA's device plugin (default on clusters we create), the GPU
+    # Operator, or nothing (an existing cluster that has one already). Never two of them.
+    gpu_software: GpuSoftware | None = None
+    dcgm_exporter: bool = False
+
+
+class EksClusterConfig(_ClusterConfig):
+    """An EKS cluster the program creates, with its network, node groups and add-ons."""
+
+    kind: Literal["eks"]
+    endpoint_public_access: bool = True  # the private endpoint is always on
+    public_access_cidrs: list[Cidr] = []
+    # Networks that reach the private endpoint (in-VPC deploy runners, VPN): HTTPS into the
+    # cluster security group, which admits only its own members by default. Default: the VPC we create.
+    private_access_cidrs: list[Cidr] | None = None
+    admin_role_arns: list[RoleArn] = []
+    log_retention_days: Annotated[int, Field(ge=1)] = 30
+    system_nodes: SystemNodesConfig = SystemNodesConfig()
+    network: NetworkConfig = NetworkConfig()
+
+    @property
+    def resolved_gpu_software(self) -> GpuSoftware:
+        return self.gpu_software or "device-plugin"
+
+    @property
+    def resolved_private_access_cidrs(self) -> list[str]:
+        if self.private_access_cidrs is not None:
+            return self.private_access_cidrs
+        return [] if self.network.existing_private_subnets else [self.network.vpc_cidr]
+
+    @property
+    def block_storage_class(self) -> str:
+        """The StorageClass every platform PVC names: the gp3 class the cluster gets."""
+        return CREATED_BLOCK_STORAGE_CLASS
+
+
+class ExistingClusterConfig(_ClusterConfig):
+    """A cluster that exists, reached through `kubernetes:kubeconfig` / `kubernetes:context`."""
+
+    kind: Literal["existing"]
+    # The ReadWriteOnce StorageClass for the platform's volumes (NATS JetStream).
+    block_storage_class_name: DnsLabel | None = None
+
+    @property
+    def resolved_gpu_software(self) -> GpuSoftware:
+        return self.gpu_software or "none"
+
+    @property
+    def block_storage_class(self) -> str | None:
+        return self.block_storage_class_name
+
+
+ClusterConfig = Annotated[EksClusterConfig | ExistingClusterConfig, Field(discriminator="kind")]
+
+
+class NodePoolConfig(StrictModel):
+    hardware: str
+    nodes: Annotated[int, Field(ge=0)]
+    capacity_type: CapacityType = "ON_DEMAND"
+    capacity_reservation_id: ReservationId | None = None
+    instance_type: str | None = None  # default: the hardware's first instance type
+    # Required with CAPACITY_BLOCK: the reservation's AZ, whose private subnet alone the pool uses.
+    availability_zone: AvailabilityZone | None = None
+    efa: bool | None = None  # default: on when a deployment's KV cache crosses the pool's nodes
+    disk_size_gib: Annotated[int, Field(ge=100, alias="diskSizeGiB")] = 500  # root volume: runtime images are large
+    # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
+    # our node groups carry. Set it to target GPU nodes of an existing cluster.
+    node_selector: dict[str, str] | None = None
+
+
+class ModelCacheConfig(StrictModel):
+    storage: Literal["efs", "fsx-lustre", "existing"] = "efs"
+    size: Quantity = "400Gi"
+    storage_class_name: DnsLabel | None = None
+    # FSx for Lustre PERSISTENT_2 throughput per TiB: 125 | 250 | 500 | 1000 MB/s
+    fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(250, alias="fsxThroughputPerTiB")
+
+
+class PlatformConfig(StrictModel):
+    """The Dynamo platform Helm release (chart version: release.dynamo)."""
+
+    namespace: DnsLabel = "dynamo-system"
+    nats: bool = True  # on in 1.0-1.2 charts; the KV router's events travel over NATS
+    grove: bool = False  # multinode orchestration; needs Grove installed
+    kai_scheduler: bool = False
+
+
+class BenchmarkConfig(StrictModel):
+    """Opt-in aiperf Job against the deployment's frontend; the recipe's traffic shape by default
+    (seed 002's long-context run: inputTokens 32000, outputTokens 256)."""
+
+    enabled: bool = False
+    input_tokens: PositiveInt | None = None
+    output_tokens: PositiveInt | None = None
+    concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count
+
+
+class DeploymentConfig(StrictModel):
+    recipe: str
+    node_pool: str
+    gpus: PositiveInt | None = None  # GPUs per worker, where the recipe allows several sizes
+    replicas: PositiveInt = 1
+    router_mode: Literal["round-robin", "kv"] = "round-robin"
+    overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
+    benchmark: BenchmarkConfig = BenchmarkConfig()
+    # How long `pulumi up` waits for the graph to be Ready: pulling the runtime image and loading
+    # the model, which seed 004 puts at 15-30 minutes. Twice that by default.
+    ready_timeout_minutes: PositiveInt = 60
+
+
+class StackConfig(StrictModel):
+    environment: DnsLabel
+    release: Release
+    cluster: ClusterConfig
+    node_pools: Annotated[dict[DnsLabel, NodePoolConfig], Field(min_length=1)]
+    model_cache: ModelCacheConfig = ModelCacheConfig()
+    deployments: dict[DeploymentName, DeploymentConfig] = {}
+    namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
+    platform: PlatformConfig = PlatformConfig()
+
+    @property
+    def pinned_zones(self) -> list[str]:
+        """The AZs node pools pin (their reservations live there), once each, in config order."""
+        return list(dict.fromkeys(p.availability_zone for p in self.node_pools.values() if p.availability_zone))

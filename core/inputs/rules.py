@@ -1,0 +1,261 @@
+"""The stack config's cross-field rules: `parse_stack_config` turns the namespace's keys (objects
+already decoded) into a StackConfig, or raises ConfigError naming every bad key, e.g.
+`gpt-oss-infra:deployments.gpt-oss.gpus`. The HF token is not part of it: the Pulumi shell keeps
+the secret to itself and passes only whether one is set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.errors import ConfigError, Problem
+from core.inputs.catalog import Catalog
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, StackConfig
+from core.inputs.schema import problems_from
+
+CLUSTER_KINDS = ("eks", "existing")
+
+
+def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConfig, list[str]]:
+    """Validate the `gpt-oss-infra:` keys (prefix stripped) and every cross-field rule; return the
+    config and warnings (deprecated keys)."""
+    raw, warnings, problems = _upgrade_deprecated(raw)
+    try:
+        config = StackConfig.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(problems + _without_union_tags(problems_from(error, KEY_PREFIX))) from None
+    problems += (
+        _release_problems(config, catalog)
+        + _pool_problems(config, catalog)
+        + _deployment_problems(config, catalog)
+        + _cluster_problems(config, catalog)
+        + _storage_problems(config)
+    )
+    if problems:
+        raise ConfigError(problems)
+    return config, warnings
+
+
+def _upgrade_deprecated(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[Problem]]:
+    """`cluster.create: true|false` (before cluster kinds) is read as `kind: eks|existing`, with a
+    warning; a cluster without either is `kind: eks`."""
+    cluster = raw.get("cluster")
+    if not isinstance(cluster, dict) or ("kind" in cluster and "create" not in cluster):
+        return raw, [], []
+    key = f"{KEY_PREFIX}cluster.create"
+    cluster = dict(cluster)
+    if "create" not in cluster:
+        return raw | {"cluster": cluster | {"kind": "eks"}}, [], []
+    create = cluster.pop("create")
+    if "kind" in cluster:
+        return raw | {"cluster": cluster}, [], [Problem(key, "deprecated and replaced by kind: remove it")]
+    if not isinstance(create, bool):
+        problem = Problem(key, f"{create!r} must be true or false; it is deprecated: write kind: eks|existing")
+        return raw | {"cluster": cluster | {"kind": "eks"}}, [], [problem]
+    kind = "eks" if create else "existing"
+    warning = f"{key} is deprecated: write `kind: {kind}` instead of `create: {str(create).lower()}`"
+    return raw | {"cluster": cluster | {"kind": kind}}, [warning], []
+
+
+def _without_union_tags(problems: list[Problem]) -> list[Problem]:
+    """pydantic names the union member in an error's path (cluster.eks.name): the key is cluster.name."""
+    tags = "|".join(CLUSTER_KINDS)
+    return [
+        Problem(re.sub(rf"^({re.escape(KEY_PREFIX)}cluster)\.({tags})(\.|$)", r"\1\3", problem.key), problem.message)
+        for problem in problems
+    ]
+
+
+def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    problems = []
+    for name, pool in config.node_pools.items():
+        key = f"{KEY_PREFIX}nodePools.{name}"
+        hardware = catalog.hardware.get(pool.hardware)
+        if hardware is None:
+            problems.append(
+                Problem(
+                    f"{key}.hardware",
+                    f"unknown hardware {pool.hardware!r}; one of {', '.join(catalog.hardware)}",
+                )
+            )
+            continue
+        instance_type = pool.instance_type or hardware.default_instance_type
+        instance = hardware.instance_types.get(instance_type)
+        if instance is None:
+            problems.append(
+                Problem(
+                    f"{key}.instanceType",
+                    f"{instance_type!r} does not carry {pool.hardware}; one of {', '.join(hardware.instance_types)}",
+                )
+            )
+            continue
+        if pool.capacity_type not in instance.capacity_types:
+            problems.append(
+                Problem(
+                    f"{key}.capacityType",
+                    f"{instance_type} ({pool.hardware}) is sold as {', '.join(instance.capacity_types)} only",
+                )
+            )
+        if pool.capacity_type == "CAPACITY_BLOCK" and not pool.capacity_reservation_id:
+            problems.append(
+                Problem(
+                    f"{key}.capacityReservationId",
+                    "required with capacityType CAPACITY_BLOCK (the reservation id, cr-...)",
+                )
+            )
+        if pool.capacity_type == "CAPACITY_BLOCK" and not pool.availability_zone:
+            problems.append(
+                Problem(
+                    f"{key}.availabilityZone",
+                    "required with capacityType CAPACITY_BLOCK: the reservation's AZ (e.g. us-east-2b)",
+                )
+            )
+        minimum = hardware.min_kubernetes_version
+        if minimum and _minor(config.cluster.kubernetes_version) < _minor(minimum):
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}cluster.kubernetesVersion",
+                    f"{pool.hardware} nodes need Kubernetes >= {minimum} ({hardware.min_kubernetes_reason})",
+                )
+            )
+    return problems
+
+
+def _minor(kubernetes_version: str) -> int:
+    return int(kubernetes_version.split(".")[1])
+
+
+def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    if config.release.dynamo in catalog.dynamo_versions:
+        return []
+    return [
+        Problem(
+            f"{KEY_PREFIX}release.dynamo",
+            f"Dynamo {config.release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
+            "(each needs its CRDs and chart values in configs/dynamo/)",
+        )
+    ]
+
+
+def _storage_problems(config: StackConfig) -> list[Problem]:
+    """Platform volumes (NATS JetStream's file store) need a block StorageClass that exists, and
+    the model cache a file system the cluster kind can offer."""
+    cluster, problems = config.cluster, []
+    if isinstance(cluster, ExistingClusterConfig):
+        if config.platform.nats and not cluster.block_storage_class_name:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}cluster.blockStorageClassName",
+                    "required on an existing cluster while platform.nats is on: the ReadWriteOnce StorageClass "
+                    "for NATS JetStream's volume (e.g. gp3 or gp2 on EKS; EKS 1.30+ marks no class as default)",
+                )
+            )
+        if config.model_cache.storage != "existing":
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}modelCache.storage",
+                    "an existing cluster needs storage: existing (with storageClassName): "
+                    "efs and fsx-lustre file systems are created with an EKS cluster's network",
+                )
+            )
+    if config.model_cache.storage == "existing" and not config.model_cache.storage_class_name:
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}modelCache.storageClassName",
+                "required with storage: existing (the RWX StorageClass to use)",
+            )
+        )
+    return problems
+
+
+def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    cluster = config.cluster
+    if not isinstance(cluster, EksClusterConfig):
+        return []
+    key = f"{KEY_PREFIX}cluster"
+    problems = []
+    if cluster.kubernetes_version not in catalog.addon_versions:
+        problems.append(
+            Problem(
+                f"{key}.kubernetesVersion",
+                f"EKS add-on versions are pinned for {', '.join(catalog.addon_versions)} (configs/eks-addons.yaml); "
+                f"pin them for {cluster.kubernetes_version} there first",
+            )
+        )
+    if cluster.endpoint_public_access and not cluster.public_access_cidrs:
+        problems.append(
+            Problem(
+                f"{key}.publicAccessCidrs",
+                "required while endpointPublicAccess is true: the CIDRs allowed to reach the API "
+                "(or set endpointPublicAccess: false and reach it from inside the VPC)",
+            )
+        )
+    if any(ipaddress.ip_network(cidr).prefixlen == 0 for cidr in cluster.public_access_cidrs):
+        problems.append(Problem(f"{key}.publicAccessCidrs", "0.0.0.0/0 opens the API to the internet"))
+    if not cluster.endpoint_public_access and not cluster.resolved_private_access_cidrs:
+        problems.append(
+            Problem(
+                f"{key}.privateAccessCidrs",
+                "required with endpointPublicAccess false in existing subnets: the networks `pulumi up` and "
+                "kubectl run from (a runner in the VPC, a VPN); nothing else reaches a private-only API",
+            )
+        )
+    pinned = config.pinned_zones
+    existing = cluster.network.existing_private_subnets
+    if existing is not None:
+        if len(existing) < 2:
+            problems.append(Problem(f"{key}.network.existingPrivateSubnets", "EKS needs subnets in at least 2 AZs"))
+        for name, pool in config.node_pools.items():
+            if pool.availability_zone and pool.availability_zone not in existing:
+                problems.append(
+                    Problem(
+                        f"{KEY_PREFIX}nodePools.{name}.availabilityZone",
+                        f"no private subnet in {pool.availability_zone}; "
+                        f"existingPrivateSubnets has {', '.join(existing)}",
+                    )
+                )
+    elif len(pinned) > cluster.network.availability_zones:
+        problems.append(
+            Problem(
+                f"{key}.network.availabilityZones",
+                f"node pools pin {len(pinned)} AZs ({', '.join(pinned)}); raise it to at least that",
+            )
+        )
+    return problems
+
+
+def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    problems = []
+    for name, deployment in config.deployments.items():
+        key = f"{KEY_PREFIX}deployments.{name}"
+        recipe = catalog.recipes.get(deployment.recipe)
+        if recipe is None:
+            problems.append(
+                Problem(
+                    f"{key}.recipe",
+                    f"unknown recipe {deployment.recipe!r}; one of {', '.join(sorted(catalog.recipes))}",
+                )
+            )
+        pool = config.node_pools.get(deployment.node_pool)
+        if pool is None:
+            problems.append(
+                Problem(
+                    f"{key}.nodePool",
+                    f"unknown node pool {deployment.node_pool!r}; one of {', '.join(config.node_pools)}",
+                )
+            )
+        if recipe is None or pool is None:
+            continue
+        if recipe.hardware != pool.hardware:
+            problems.append(
+                Problem(
+                    f"{key}.recipe",
+                    f"recipe {deployment.recipe} runs on {recipe.hardware}, "
+                    f"but node pool {deployment.node_pool} is {pool.hardware}",
+                )
+            )
+    return problems

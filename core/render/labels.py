@@ -1,0 +1,43 @@
+"""Labels, taints, placement and Pulumi annotations that several objects share, defined once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PART_OF = "gpt-oss-infra"
+POOL_LABEL = "gpt-oss-infra/pool"  # on every node of ours: the node pool it belongs to
+HARDWARE_LABEL = "gpt-oss-infra/hardware"
+DEPLOYMENT_LABEL = "gpt-oss-infra/deployment"
+ROLE_LABEL = "gpt-oss-infra/role"  # a worker's role: worker, prefill or decode
+GPU_NODE_LABEL = {"nvidia.com/gpu.present": "true"}  # on our GPU nodes; the device plugin selects it
+GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+SYSTEM_POOL = "system"  # the CPU node group: platform, jobs, frontends
+
+# Platform pods and jobs prefer the system pool (and may run elsewhere in an existing cluster).
+SYSTEM_POOL_AFFINITY: dict[str, Any] = {
+    "nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "preference": {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [SYSTEM_POOL]}]},
+            }
+        ]
+    }
+}
+
+# A Job Pulumi waits for that failed stays failed in the cluster: at the next `up`, replace it (run
+# it again) instead of failing on it at once (pulumi-kubernetes' pulumi.com/replaceUnready).
+REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
+
+
+def common_labels(component: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/managed-by": "pulumi",
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/component": component,
+    }
+
+
+def worker_labels(deployment_name: str, role: str) -> dict[str, str]:
+    """Labels on a worker's pods that name its deployment and role (others select them)."""
+    return {DEPLOYMENT_LABEL: deployment_name, ROLE_LABEL: role}
