@@ -28,7 +28,7 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     nats_switch: list[str] = Field(min_length=1)
-    efa_runtime_images: dict[str, str]  # node CPU architecture -> image
+    efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     sources: list[str] = Field(min_length=1)
 
 

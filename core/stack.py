@@ -110,10 +110,15 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
     deployments = [efa.with_efa(d, efa_pools[d.pool.name], dynamo, catalog.efa) for d in deployments]
     problems = sizing.placement_problems(deployments, pools)
     fits = {}
-    default_batch = int(catalog.engine_fields.default("max_batch_size"))
     for deployment in deployments:
         fits[deployment.name] = [
-            sizing.worker_fit(worker, deployment.pool, catalog.model, deployment.recipe.traffic, default_batch)
+            sizing.worker_fit(
+                worker,
+                deployment.pool,
+                catalog.model,
+                deployment.recipe.traffic,
+                deployment.backend.view(worker.engine),
+            )
             for worker in deployment.workers
         ]
         found, warned = sizing.fit_problems(

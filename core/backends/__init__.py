@@ -1,1 +1,80 @@
-"""Serving backends: what is specific to the engine the workers run (TensorRT-LLM today)."""
+"""The serving-backend seam: what is specific to the engine a recipe's workers run.
+
+A recipe names its backend (`backend: trtllm`); the backend, made from its module and its data
+(configs/backends/<name>.yaml), owns the worker's command and service names, the DGD's
+backendFramework, the engine-config validator, how a worker's GPUs become parallel sizes, and an
+`EngineView`: the few numbers the rest of the core (sizing, report) reads of an engine config.
+Adding vLLM or SGLang is a module here, its data file, an entry in BACKENDS, and recipes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from core.errors import Problem
+from core.inputs.schema import StrictModel
+
+
+class BackendEfa(StrictModel):
+    engine: dict[str, Any]  # deep-merged into the worker's engine config
+    env: dict[str, str]
+
+
+class BackendSpec(StrictModel):
+    """configs/backends/<name>.yaml"""
+
+    title: str  # as people name it, in messages
+    framework: str  # DynamoGraphDeployment spec.backendFramework
+    command: list[str] = Field(min_length=1)
+    service_names: dict[str, str]  # role (worker, prefill, decode) -> Dynamo service name
+    engine_fields: str  # path under configs/ of the engine field list
+    efa: BackendEfa  # what a worker whose KV cache crosses nodes gets on an EFA pool
+
+
+@dataclass(frozen=True)
+class EngineView:
+    """An engine config as the rest of the core reads it, whatever the backend."""
+
+    tensor_parallel: int
+    pipeline_parallel: int
+    expert_parallel: int | None
+    attention_data_parallel: bool  # each rank serves its own sequences (KV per rank)
+    kv_cache_fraction: float  # of the GPU memory left after the weights
+    kv_cache_dtype: str  # "auto" (the model's) or a narrower type such as "fp8"
+    max_seq_len: int | None
+    max_batch_size: int  # per rank
+    moe_backend: str | None
+
+
+class Backend(Protocol):
+    name: str
+    spec: BackendSpec
+
+    def check(self, engine: dict[str, Any], key_prefix: str) -> list[Problem]:
+        """Every problem of an engine config (unknown keys, wrong values), each keyed under key_prefix."""
+
+    def parallel_sizes(self, tensor: int, expert: int) -> dict[str, Any]:
+        """The engine keys that give a worker these tensor and expert parallel sizes."""
+
+    def consistency_problems(
+        self, engine: dict[str, Any], gpus: int, overrides: dict[str, Any], overrides_key: str, gpus_key: str
+    ) -> list[Problem]:
+        """Problems of a resolved engine config with the worker's GPUs (e.g. TP x PP != GPUs)."""
+
+    def view(self, engine: dict[str, Any]) -> EngineView: ...
+
+    def worker_args(
+        self, model_path: str, served_model_name: str, engine_file: str, role: str, recipe_args: list[str]
+    ) -> list[str]:
+        """The worker command's arguments, the recipe's own among them."""
+
+
+def load_backends(config_dir: Path) -> dict[str, Backend]:
+    from core.backends import trtllm  # the backends' modules need this module's types
+
+    makers = {"trtllm": trtllm.TrtllmBackend}
+    return {name: make.load(config_dir) for name, make in makers.items()}

@@ -1,9 +1,9 @@
-"""Check engine configs (TRT-LLM `extra_llm_api_options`) against the fields TRT-LLM accepts.
+"""Dynamo's TensorRT-LLM backend: its engine configs (`extra_llm_api_options`) and how workers run.
 
-The field list is configs/schemas/trtllm/llm_args_fields.json (see SOURCES.md there): for each
-TorchLlmArgs class its field names, annotation text and default. TorchLlmArgs rejects unknown
-keys at start-up, after the pod has pulled a 30 GiB image and loaded 60 GiB of weights; we
-refuse them at plan time instead, with the closest valid name.
+Engine configs are checked against the fields TRT-LLM accepts: configs/schemas/trtllm/llm_args_fields.json
+(see SOURCES.md there), for each TorchLlmArgs class its field names, annotation text and default.
+TorchLlmArgs rejects unknown keys at start-up, after the pod has pulled a large image and loaded
+60 GiB of weights; we refuse them at plan time instead, with the closest valid name.
 """
 
 from __future__ import annotations
@@ -15,9 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import Problem
+import yaml
+from pydantic import ValidationError
+
+from core.backends import BackendSpec, EngineView
+from core.errors import ConfigError, Problem
+from core.inputs.schema import problems_from
 
 TOP_LEVEL_CLASS = "TorchLlmArgs"
+# KvCacheConfig.free_gpu_memory_fraction's default (the field list gives it as 0.9).
+KV_CACHE_FRACTION_DEFAULT = 0.9
 
 # Sections whose class is chosen by a discriminator key (the field list's notes say so):
 # section -> (discriminator key, suffix of the candidate class names, class used when absent).
@@ -108,3 +115,85 @@ def _unknown_field_message(name: str, fields: dict[str, Any]) -> str:
     closest = difflib.get_close_matches(name, fields, n=1)
     hint = f"; did you mean {closest[0]!r}?" if closest else ""
     return f"not a TensorRT-LLM engine field{hint}"
+
+
+class TrtllmBackend:
+    """Dynamo's TensorRT-LLM backend (configs/backends/trtllm.yaml)."""
+
+    name = "trtllm"
+
+    def __init__(self, spec: BackendSpec, fields: EngineFields):
+        self.spec = spec
+        self.fields = fields
+
+    @classmethod
+    def load(cls, config_dir: Path) -> TrtllmBackend:
+        path = config_dir / "backends" / f"{cls.name}.yaml"
+        with path.open() as stream:
+            data = yaml.safe_load(stream)
+        try:
+            spec = BackendSpec.model_validate(data)
+        except ValidationError as error:
+            raise ConfigError(problems_from(error, f"{path}: ")) from None
+        backend = cls(spec, EngineFields.load(config_dir / spec.engine_fields))
+        problems = backend.check(spec.efa.engine, f"{path}: efa.engine")
+        if problems:
+            raise ConfigError(problems)
+        return backend
+
+    def check(self, engine: dict[str, Any], key_prefix: str) -> list[Problem]:
+        return self.fields.check(engine, key_prefix)
+
+    def parallel_sizes(self, tensor: int, expert: int) -> dict[str, Any]:
+        return {"tensor_parallel_size": tensor, "moe_expert_parallel_size": expert}
+
+    def consistency_problems(
+        self, engine: dict[str, Any], gpus: int, overrides: dict[str, Any], overrides_key: str, gpus_key: str
+    ) -> list[Problem]:
+        tensor = engine.get("tensor_parallel_size", 1)
+        pipeline = engine.get("pipeline_parallel_size", 1)
+        if tensor * pipeline == gpus:
+            return []
+        culprit = next(
+            (
+                f"{overrides_key}.{name}"
+                for name in ("tensor_parallel_size", "pipeline_parallel_size")
+                if name in overrides
+            ),
+            gpus_key,
+        )
+        return [
+            Problem(
+                culprit,
+                f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline}"
+                f" must equal the worker's {gpus} GPUs",
+            )
+        ]
+
+    def view(self, engine: dict[str, Any]) -> EngineView:
+        kv_config = engine.get("kv_cache_config", {})
+        return EngineView(
+            tensor_parallel=engine.get("tensor_parallel_size", 1),
+            pipeline_parallel=engine.get("pipeline_parallel_size", 1),
+            expert_parallel=engine.get("moe_expert_parallel_size"),
+            attention_data_parallel=bool(engine.get("enable_attention_dp", False)),
+            kv_cache_fraction=kv_config.get("free_gpu_memory_fraction", KV_CACHE_FRACTION_DEFAULT),
+            kv_cache_dtype=kv_config.get("dtype", "auto"),
+            max_seq_len=engine.get("max_seq_len"),
+            max_batch_size=engine.get("max_batch_size", int(self.fields.default("max_batch_size"))),
+            moe_backend=engine.get("moe_config", {}).get("backend"),
+        )
+
+    def worker_args(
+        self, model_path: str, served_model_name: str, engine_file: str, role: str, recipe_args: list[str]
+    ) -> list[str]:
+        args = [
+            "--model-path",
+            model_path,
+            "--served-model-name",
+            served_model_name,
+            "--extra-engine-args",
+            engine_file,
+            *recipe_args,
+        ]
+        return args if role == "worker" else [*args, "--disaggregation-mode", role]

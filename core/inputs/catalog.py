@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, PositiveInt, ValidationError, model_validator
 
-from core.backends.trtllm import EngineFields
+from core.backends import Backend, load_backends
 from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
 from core.inputs.schema import StrictModel, problems_from
@@ -66,7 +66,7 @@ class GpuSizes(StrictModel):
 
 
 class Parallelism(StrictModel):
-    """How a worker's GPU count maps to TRT-LLM parallel sizes ("gpus" = the worker's GPU count)."""
+    """How a worker's GPU count maps to the engine's parallel sizes ("gpus" = the worker's GPU count)."""
 
     tensor: Literal["gpus"] | PositiveInt = "gpus"
     expert: Literal["gpus"] | PositiveInt = "gpus"
@@ -75,9 +75,9 @@ class Parallelism(StrictModel):
 class WorkerRole(StrictModel):
     gpus: GpuSizes
     parallelism: Parallelism = Parallelism()
-    engine: dict  # TRT-LLM engine config (extra_llm_api_options); checked against EngineFields
+    engine: dict  # the backend's engine config; checked by the backend (core/backends/)
     env: dict[str, str] = {}
-    args: list[str] = []  # extra `python3 -m dynamo.trtllm` flags
+    args: list[str] = []  # extra flags of the backend's worker command
 
 
 class Traffic(StrictModel):
@@ -96,6 +96,7 @@ class Recipe(StrictModel):
     description: str
     hardware: str
     mode: Literal["aggregated", "disaggregated"]
+    backend: str  # configs/backends/<backend>.yaml
     sources: Annotated[list[str], Field(min_length=1)]
     decisions: list[str] = []  # where and why the recipe departs from its sources
     traffic: Traffic
@@ -164,11 +165,9 @@ class ModelSpec(StrictModel):
     kv_bytes_per_element: dict[str, PositiveInt]
 
 
-class EfaSettings(StrictModel):
-    """What a worker whose KV cache crosses nodes gets on an EFA pool (configs/efa.yaml)."""
+class EfaPodSettings(StrictModel):
+    """What a worker whose KV cache crosses nodes gets on an EFA pool, whatever its backend (configs/efa.yaml)."""
 
-    engine: dict[str, Any]  # deep-merged into the worker's engine config; checked against EngineFields
-    env: dict[str, str]
     security_context: dict[str, Any]  # the main container's
     host_ipc: bool = Field(alias="hostIPC")
 
@@ -190,14 +189,14 @@ class Performance(StrictModel):
 class Catalog:
     hardware: dict[str, Hardware]
     recipes: dict[str, Recipe]
-    engine_fields: EngineFields
+    backends: dict[str, Backend]  # recipe.backend -> the serving backend its workers run
     charts: dict[str, Chart]
     model_download: ModelDownload
     model: ModelSpec
     performance: Performance
     benchmark: BenchmarkSettings
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
-    efa: EfaSettings
+    efa: EfaPodSettings
     smoke_test: SmokeTestSettings
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
     scripts: dict[str, str]  # configs/scripts/<file name> -> its text, mounted into the Jobs that run it
@@ -209,17 +208,11 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         name: _parse(Hardware, data, f"{config_dir / 'hardware.yaml'}: {name}.")
         for name, data in _read_yaml(config_dir / "hardware.yaml").items()
     }
-    engine_fields = EngineFields.load(config_dir / "schemas" / "trtllm" / "llm_args_fields.json")
+    backends = load_backends(config_dir)
     recipes = {}
     for path in sorted((config_dir / "recipes").glob("*.yaml")):
         recipe = _parse(Recipe, _read_yaml(path), f"{path}: ")
-        problems = (
-            []
-            if recipe.hardware in hardware
-            else [Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join(hardware)}")]
-        )
-        for role, spec in recipe.workers.items():
-            problems += engine_fields.check(spec.engine, f"{path}: workers.{role}.engine")
+        problems = _recipe_problems(recipe, path, hardware, backends)
         if problems:
             raise ConfigError(problems)
         recipes[path.stem] = recipe
@@ -235,7 +228,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
     return Catalog(
         hardware=hardware,
         recipes=recipes,
-        engine_fields=engine_fields,
+        backends=backends,
         charts=charts,
         model_download=model_download,
         model=_parse(ModelSpec, _read_yaml(config_dir / "model.yaml"), f"{config_dir / 'model.yaml'}: "),
@@ -245,7 +238,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "
         ),
-        efa=_efa_settings(config_dir / "efa.yaml", engine_fields),
+        efa=_parse(EfaPodSettings, _read_yaml(config_dir / "efa.yaml"), f"{config_dir / 'efa.yaml'}: "),
         addon_versions={
             kubernetes: {
                 addon: _parse(AddonVersion, pin, f"{config_dir / 'eks-addons.yaml'}: {kubernetes}.{addon}.")
@@ -268,12 +261,16 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
     )
 
 
-def _efa_settings(path: Path, engine_fields: EngineFields) -> EfaSettings:
-    settings = _parse(EfaSettings, _read_yaml(path), f"{path}: ")
-    problems = engine_fields.check(settings.engine, f"{path}: engine")
-    if problems:
-        raise ConfigError(problems)
-    return settings
+def _recipe_problems(recipe: Recipe, path: Path, hardware: dict[str, Hardware], backends: dict[str, Backend]):
+    problems = []
+    if recipe.hardware not in hardware:
+        problems.append(Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join(hardware)}"))
+    backend = backends.get(recipe.backend)
+    if backend is None:
+        return [*problems, Problem(f"{path}: backend", f"unknown backend; known: {', '.join(backends)}")]
+    for role, spec in recipe.workers.items():
+        problems += backend.check(spec.engine, f"{path}: workers.{role}.engine")
+    return problems
 
 
 def _read_yaml(path: Path) -> dict:

@@ -115,7 +115,7 @@ def dynamo_graph_deployment(
             "annotations": annotations,
         },
         "spec": {
-            "backendFramework": "trtllm",
+            "backendFramework": deployment.backend.spec.framework,
             "pvcs": [{"name": MODEL_CACHE_PVC, "create": False}],
             "services": services,
         },
@@ -148,17 +148,13 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
 
 
 def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> dict[str, Any]:
-    args = [
-        "--model-path",
-        model_snapshot_path(release),
-        "--served-model-name",
-        release.model,
-        "--extra-engine-args",
-        f"{ENGINE_CONFIG_MOUNT}/{_engine_file(worker)}",
-        *worker.args,
-    ]
-    if worker.role != "worker":
-        args += ["--disaggregation-mode", worker.role]
+    args = deployment.backend.worker_args(
+        model_path=model_snapshot_path(release),
+        served_model_name=release.model,
+        engine_file=f"{ENGINE_CONFIG_MOUNT}/{_engine_file(worker)}",
+        role=worker.role,
+        recipe_args=worker.args,
+    )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
     image = worker.efa.image if worker.efa else release.runtime_image
     resources: dict[str, Any] = {"gpu": str(worker.gpus)}
@@ -183,7 +179,7 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
             ],
             "mainContainer": {
                 "image": image,
-                "command": ["python3", "-m", "dynamo.trtllm"],
+                "command": deployment.backend.spec.command,
                 "args": args,
                 "env": [{"name": name, "value": value} for name, value in env.items()],
                 "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
@@ -191,8 +187,8 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
         },
     }
     if worker.efa:
-        service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.settings.security_context
-        service["extraPodSpec"]["hostIPC"] = worker.efa.settings.host_ipc
+        service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.pod.security_context
+        service["extraPodSpec"]["hostIPC"] = worker.efa.pod.host_ipc
         service["extraPodMetadata"]["labels"] = worker_labels(deployment.name, worker.role)
         if worker.efa.apart_from:  # required anti-affinity is symmetric: one side suffices
             service["extraPodSpec"]["affinity"] = {

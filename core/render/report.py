@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from core.aws.capacity import BlockPlan
+from core.backends import EngineView
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import Performance, Traffic
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
@@ -104,7 +105,7 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
         ),
         "health": f"curl -s http://localhost:{FRONTEND_PORT}/health",
         "workers": {
-            worker.service_name: _worker_report(worker, fit)
+            worker.service_name: _worker_report(worker, deployment.backend.view(worker.engine), fit)
             for worker, fit in zip(deployment.workers, serving.fits, strict=True)
         },
     }
@@ -144,16 +145,15 @@ def _input_tokens(shape: str) -> int:
     return int(shape.split("/")[0].removesuffix("k")) * 1024
 
 
-def _worker_report(worker: Worker, fit: WorkerFit) -> dict[str, Any]:
-    engine = worker.engine
+def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit) -> dict[str, Any]:
     return {
         "role": worker.role,
         "replicas": worker.replicas,
         "gpusPerWorker": worker.gpus,
-        "tensorParallel": engine.get("tensor_parallel_size", 1),
-        "expertParallel": engine.get("moe_expert_parallel_size"),
-        "attentionDataParallel": engine.get("enable_attention_dp", False),
-        "moeBackend": engine.get("moe_config", {}).get("backend"),
+        "tensorParallel": engine.tensor_parallel,
+        "expertParallel": engine.expert_parallel,
+        "attentionDataParallel": engine.attention_data_parallel,
+        "moeBackend": engine.moe_backend,
         "weightsGiBPerGpu": fit.weights_gib_per_gpu,
         "kvCacheGiBPerGpu": fit.kv_budget_gib_per_gpu,
         "kvTokenCapacity": fit.kv_token_capacity,

@@ -3,8 +3,9 @@
 A pool gets EFA interfaces when one of its deployments moves KV cache between nodes (or the pool's
 `efa` says so): a worker wider than a node, or a disaggregated deployment whose prefill and decode
 workers can land on different nodes. Those workers request their GPUs' share of the node's EFA
-devices and run with the settings of Dynamo's EFA guide (configs/efa.yaml), in the Dynamo
-release's EFA runtime image. Pools where nothing crosses nodes stay without EFA: the interfaces
+devices and run with the settings of Dynamo's EFA guide (configs/efa.yaml for the pod, the
+backend's configs/backends/<name>.yaml for its engine and env), in the Dynamo release's EFA
+runtime image for that backend. Pools where nothing crosses nodes stay without EFA: the interfaces
 cost IP addresses and a placement group, and buy nothing there.
 
   [dynamo-disagg] ai-dynamo/dynamo docs/kubernetes/disagg-communication-guide.md ("Pod Anti-Affinity
@@ -18,8 +19,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from core.backends import BackendEfa
 from core.dynamo import DynamoVersion
-from core.inputs.catalog import EfaSettings
+from core.inputs.catalog import EfaPodSettings
 from core.inputs.config import KEY_PREFIX
 from core.mappings import deep_merge
 from core.resolve.recipes import NodePool, ResolvedDeployment
@@ -31,7 +33,7 @@ class WorkerEfa:
 
     devices: int  # vpc.amazonaws.com/efa requested (= limit)
     image: str  # the Dynamo release's EFA runtime image for the pool's CPU architecture
-    settings: EfaSettings
+    pod: EfaPodSettings  # the pod's security context and host IPC
     # The role this worker's pods must not share a node with: EFA transfers between prefill and
     # decode fail on one node ("fi_read ... EAGAIN"), so Dynamo's guide requires them apart [dynamo-disagg].
     apart_from: str | None = None
@@ -47,8 +49,10 @@ def crosses_nodes(deployment: ResolvedDeployment) -> bool:
     return deployment.pool.config.nodes > 1 or deployment.total_gpus > per_node
 
 
-def efa_image(dynamo: DynamoVersion, pool: NodePool) -> str | None:
-    return dynamo.spec.efa_runtime_images.get(pool.hardware.cpu_architecture)
+def efa_image(dynamo: DynamoVersion, deployment: ResolvedDeployment) -> str | None:
+    """The Dynamo release's EFA runtime image for the deployment's backend and node CPU architecture."""
+    images = dynamo.spec.efa_runtime_images.get(deployment.recipe.backend, {})
+    return images.get(deployment.pool.hardware.cpu_architecture)
 
 
 def pool_efa(
@@ -58,14 +62,14 @@ def pool_efa(
     efa, warnings = {}, []
     for name, pool in pools.items():
         crossing = [d for d in deployments if d.pool.name == name and crosses_nodes(d)]
-        image = efa_image(dynamo, pool)
-        wanted = pool.config.efa if pool.config.efa is not None else bool(crossing and image)
+        with_image = [d for d in crossing if efa_image(dynamo, d)]
+        wanted = pool.config.efa if pool.config.efa is not None else bool(with_image)
         efa[name] = wanted and pool.instance.efa_interfaces > 0
         for deployment in crossing:
             why = None
-            if image is None:
+            if deployment not in with_image:
                 why = (
-                    f"Dynamo {dynamo.version} publishes no TensorRT-LLM EFA runtime image for "
+                    f"Dynamo {dynamo.version} publishes no {deployment.backend.spec.title} EFA runtime image for "
                     f"{pool.hardware.cpu_architecture} nodes (configs/dynamo/versions.yaml)"
                 )
             elif not efa[name]:
@@ -79,24 +83,25 @@ def pool_efa(
 
 
 def with_efa(
-    deployment: ResolvedDeployment, efa_on_pool: bool, dynamo: DynamoVersion, settings: EfaSettings
+    deployment: ResolvedDeployment, efa_on_pool: bool, dynamo: DynamoVersion, pod: EfaPodSettings
 ) -> ResolvedDeployment:
     """The deployment with EFA on each worker, when its KV cache crosses nodes of an EFA pool:
     its GPUs' share of the node's EFA devices (rounded up), the EFA image, and the guide's
-    engine and env settings on top of the recipe's."""
-    image = efa_image(dynamo, deployment.pool)
+    engine and env settings (the backend's) on top of the recipe's."""
+    image = efa_image(dynamo, deployment)
+    backend_efa: BackendEfa = deployment.backend.spec.efa
     if not (efa_on_pool and image and crosses_nodes(deployment)):
         return deployment
     instance = deployment.pool.instance
     workers = [
         dataclasses.replace(
             worker,
-            engine=deep_merge(worker.engine, settings.engine),
-            env=worker.env | settings.env,
+            engine=deep_merge(worker.engine, backend_efa.engine),
+            env=worker.env | backend_efa.env,
             efa=WorkerEfa(
                 devices=math.ceil(worker.gpus * instance.efa_interfaces / instance.gpus_per_node),
                 image=image,
-                settings=settings,
+                pod=pod,
                 apart_from="prefill" if worker.role == "decode" else None,
             ),
         )

@@ -1,8 +1,9 @@
 """Recipe resolution: a deployment's config + its recipe + its pool -> concrete workers.
 
 Engine config precedence, lowest first: the recipe's role engine config, the parallel sizes the
-worker's GPU count implies, the deployment's `overrides`. The result must still be consistent
-(tensor x pipeline parallel == GPUs per worker) and every key must be a TRT-LLM field.
+worker's GPU count implies, the deployment's `overrides`. The recipe's backend (core/backends/)
+checks the result: every key must be one its engine accepts, and the parallel sizes must fit the
+worker's GPUs.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.backends import Backend
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
 from core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
@@ -17,10 +19,6 @@ from core.mappings import deep_merge
 
 if TYPE_CHECKING:
     from core.resolve.efa import WorkerEfa
-
-# Dynamo service name per role, as in the upstream gpt-oss-120b recipes
-# (ai-dynamo/dynamo recipes/gpt-oss-120b/trtllm/{agg,disagg}/deploy.yaml).
-SERVICE_NAMES = {"worker": "TrtllmWorker", "prefill": "TrtllmPrefillWorker", "decode": "TrtllmDecodeWorker"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +59,7 @@ class ResolvedDeployment:
     config: DeploymentConfig
     recipe_name: str
     recipe: Recipe
+    backend: Backend
     pool: NodePool
     workers: list[Worker]
 
@@ -85,16 +84,17 @@ def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, 
         recipe = catalog.recipes[deployment.recipe]
         pool = pools[deployment.node_pool]
         key = f"{KEY_PREFIX}deployments.{name}"
-        workers, worker_problems = _resolve_workers(deployment, recipe, pool, catalog, key)
+        backend = catalog.backends[recipe.backend]
+        workers, worker_problems = _resolve_workers(deployment, recipe, backend, pool, key)
         problems += worker_problems
-        resolved.append(ResolvedDeployment(name, deployment, deployment.recipe, recipe, pool, workers))
+        resolved.append(ResolvedDeployment(name, deployment, deployment.recipe, recipe, backend, pool, workers))
     if problems:
         raise ConfigError(problems)
     return resolved
 
 
 def _resolve_workers(
-    deployment: DeploymentConfig, recipe: Recipe, pool: NodePool, catalog: Catalog, key: str
+    deployment: DeploymentConfig, recipe: Recipe, backend: Backend, pool: NodePool, key: str
 ) -> tuple[list[Worker], list[Problem]]:
     problems = _gpus_problems(deployment, recipe, pool, key)
     overrides_by_role, override_problems = _split_overrides(deployment, recipe, key)
@@ -104,13 +104,13 @@ def _resolve_workers(
         gpus = _worker_gpus(deployment, spec)
         overrides = overrides_by_role.get(role, {})
         overrides_key = f"{key}.overrides" + (f".{role}" if len(recipe.workers) > 1 else "")
-        problems += catalog.engine_fields.check(overrides, overrides_key)
-        engine = deep_merge(deep_merge(spec.engine, _parallel_sizes(spec, gpus)), overrides)
-        problems += _consistency_problems(engine, gpus, overrides, overrides_key, key)
+        problems += backend.check(overrides, overrides_key)
+        engine = deep_merge(deep_merge(spec.engine, _parallel_sizes(spec, gpus, backend)), overrides)
+        problems += backend.consistency_problems(engine, gpus, overrides, overrides_key, f"{key}.gpus")
         workers.append(
             Worker(
                 role=role,
-                service_name=SERVICE_NAMES[role],
+                service_name=backend.spec.service_names[role],
                 gpus=gpus,
                 replicas=deployment.replicas,
                 engine=engine,
@@ -169,28 +169,8 @@ def _split_overrides(deployment: DeploymentConfig, recipe: Recipe, key: str) -> 
     return {role: value for role, value in deployment.overrides.items() if role not in unknown}, problems
 
 
-def _parallel_sizes(spec: WorkerRole, gpus: int) -> dict[str, int]:
+def _parallel_sizes(spec: WorkerRole, gpus: int, backend: Backend) -> dict[str, Any]:
     def size(value: str | int) -> int:
         return gpus if value == "gpus" else int(value)
 
-    return {
-        "tensor_parallel_size": size(spec.parallelism.tensor),
-        "moe_expert_parallel_size": size(spec.parallelism.expert),
-    }
-
-
-def _consistency_problems(engine: dict, gpus: int, overrides: dict, overrides_key: str, key: str) -> list[Problem]:
-    tensor = engine.get("tensor_parallel_size", 1)
-    pipeline = engine.get("pipeline_parallel_size", 1)
-    if tensor * pipeline == gpus:
-        return []
-    culprit = next(
-        (f"{overrides_key}.{name}" for name in ("tensor_parallel_size", "pipeline_parallel_size") if name in overrides),
-        f"{key}.gpus",
-    )
-    return [
-        Problem(
-            culprit,
-            f"tensor_parallel_size {tensor} x pipeline_parallel_size {pipeline} must equal the worker's {gpus} GPUs",
-        )
-    ]
+    return backend.parallel_sizes(tensor=size(spec.parallelism.tensor), expert=size(spec.parallelism.expert))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.backends import EngineView
 from core.errors import Problem
 from core.inputs.catalog import ModelSpec, Traffic
 from core.inputs.config import KEY_PREFIX
@@ -40,23 +41,20 @@ def gpu_memory_gib(pool: NodePool) -> float:
     return pool.instance.gpu_memory_gb * GB / GIB
 
 
-def worker_fit(worker: Worker, pool: NodePool, model: ModelSpec, traffic: Traffic, default_batch: int) -> WorkerFit:
-    engine = worker.engine
-    tensor = engine.get("tensor_parallel_size", 1)
-    attention_dp = bool(engine.get("enable_attention_dp", False))
+def worker_fit(worker: Worker, pool: NodePool, model: ModelSpec, traffic: Traffic, engine: EngineView) -> WorkerFit:
+    tensor = engine.tensor_parallel
+    attention_dp = engine.attention_data_parallel
     weights = model.checkpoint_gib - model.dense_gib
     weights_per_gpu = weights / tensor + model.dense_gib / (1 if attention_dp else tensor)
 
     gpu_gib = gpu_memory_gib(pool)
-    kv_config = engine.get("kv_cache_config", {})
-    fraction = kv_config.get("free_gpu_memory_fraction", 0.9)
-    budget_per_gpu = max(gpu_gib - weights_per_gpu, 0.0) * fraction
+    budget_per_gpu = max(gpu_gib - weights_per_gpu, 0.0) * engine.kv_cache_fraction
 
-    kv_dtype = kv_config.get("dtype", "auto")
+    kv_dtype = engine.kv_cache_dtype
     head_ranks = 1 if attention_dp else min(tensor, model.kv_heads)
     token_layer_bytes = 2 * model.kv_heads * model.head_dim * model.kv_bytes_per_element[kv_dtype] / head_ranks
     full_layers = model.layers - model.sliding_window_layers
-    sequence = min(traffic.sequence_tokens, engine.get("max_seq_len") or model.max_position_embeddings)
+    sequence = min(traffic.sequence_tokens, engine.max_seq_len or model.max_position_embeddings)
     sequence_bytes = token_layer_bytes * (
         full_layers * sequence + model.sliding_window_layers * min(sequence, model.sliding_window)
     )
@@ -64,7 +62,6 @@ def worker_fit(worker: Worker, pool: NodePool, model: ModelSpec, traffic: Traffi
     kv_pools = worker.gpus if attention_dp else 1
     budget_bytes = budget_per_gpu * GIB * kv_pools
     per_token_bytes = token_layer_bytes * full_layers  # capacity counted in full-attention tokens
-    batch = engine.get("max_batch_size", default_batch)
     return WorkerFit(
         service=worker.service_name,
         weights_gib_per_gpu=round(weights_per_gpu, 2),
@@ -72,7 +69,7 @@ def worker_fit(worker: Worker, pool: NodePool, model: ModelSpec, traffic: Traffi
         kv_token_capacity=int(budget_bytes // per_token_bytes),
         sequence_tokens=sequence,
         max_concurrency=int(budget_bytes // sequence_bytes),
-        max_batch_size=batch * kv_pools,
+        max_batch_size=engine.max_batch_size * kv_pools,
     )
 
 
