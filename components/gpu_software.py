@@ -1,4 +1,4 @@
-"""What makes GPUs (and EFA) schedulable: the pinned Helm releases core.gpu_software decided."""
+"""What makes GPUs (and EFA) schedulable: the pinned Helm releases core.render.gpu_software decided."""
 
 from __future__ import annotations
 

@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base import Component
+from core.render.scripts import ScriptedJob
+
 
 def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments of a typed pulumi-kubernetes resource for a manifest dict.
@@ -18,3 +24,13 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
         for key, value in manifest.items()
         if key not in ("apiVersion", "kind")
     }
+
+
+def scripted_job(
+    owner: Component, name: str, scripted: ScriptedJob, depends_on: list[pulumi.Resource], **job_opts: Any
+) -> k8s.batch.v1.Job:
+    """A Job's script ConfigMap (`<name>-script`) and the Job (`<name>`), which waits for it and for `depends_on`."""
+    script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
+    return k8s.batch.v1.Job(
+        name, **resource_args(scripted.job), opts=owner.child_opts(depends_on=[*depends_on, script], **job_opts)
+    )

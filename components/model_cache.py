@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kubernetes import resource_args
+from components.kubernetes import resource_args, scripted_job
 from components.targets.target import FileSystemRef
 from core.render import manifests
 from core.stack import ModelCacheObjects
@@ -74,12 +74,11 @@ class ModelCache(Component):
         )
         # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
         # on it starts only with a complete cache.
-        self.download = k8s.batch.v1.Job(
+        self.download = scripted_job(
+            self,
             f"{name}-download",
-            **resource_args(objects.download_job),
-            opts=self.child_opts(
-                depends_on=[pvc, *secrets],
-                custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
-            ),
+            objects.download,
+            depends_on=[pvc, *secrets],
+            custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
         )
         self.register_outputs({"downloadJob": self.download.metadata["name"]})

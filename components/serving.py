@@ -1,4 +1,5 @@
-"""A gpt-oss-120b serving deployment: engine-config ConfigMap + DynamoGraphDeployment."""
+"""A gpt-oss-120b serving deployment: engine-config ConfigMap, DynamoGraphDeployment, smoke test
+and the opt-in benchmark."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kubernetes import resource_args
+from components.kubernetes import resource_args, scripted_job
 from core.render import manifests
 from core.stack import Serving
 
@@ -20,7 +21,7 @@ class DynamoServingArgs:
 
 
 class DynamoServing(Component):
-    """One DynamoGraphDeployment with a Frontend and the recipe's TRT-LLM workers."""
+    """One DynamoGraphDeployment with a Frontend and the recipe's workers."""
 
     def __init__(self, name: str, args: DynamoServingArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:serving:DynamoServing", name, None, opts)
@@ -40,12 +41,8 @@ class DynamoServing(Component):
             spec=graph["spec"],
             opts=self.child_opts(depends_on=[engine_config, *gpu_nodes]),
         )
-        if serving.benchmark_job is not None:
-            k8s.batch.v1.Job(
-                f"{name}-benchmark",
-                **resource_args(serving.benchmark_job),
-                opts=self.child_opts(depends_on=[graph_resource]),
-            )
+        if serving.benchmark is not None:
+            scripted_job(self, f"{name}-benchmark", serving.benchmark, depends_on=[graph_resource])
         service = manifests.frontend_service_name(serving.deployment.name)
         namespace = graph["metadata"]["namespace"]
         self.endpoint = pulumi.Output.from_input(
@@ -54,14 +51,7 @@ class DynamoServing(Component):
         # `pulumi up` got here only if the graph became Ready and the smoke test's answer had content.
         self.check: pulumi.Output[str] = pulumi.Output.from_input(f"not checked yet: {serving.deferred}")
         if serving.smoke_test is not None:
-            script = k8s.core.v1.ConfigMap(
-                f"{name}-smoke-test-script", **resource_args(serving.smoke_test.script), opts=self.child_opts()
-            )
-            job = k8s.batch.v1.Job(
-                f"{name}-smoke-test",
-                **resource_args(serving.smoke_test.job),
-                opts=self.child_opts(depends_on=[graph_resource, script]),
-            )
+            job = scripted_job(self, f"{name}-smoke-test", serving.smoke_test, depends_on=[graph_resource])
             self.check = job.metadata.apply(
                 lambda metadata: f"answered a chat completion through {service} (Job {metadata['name']})"
             )

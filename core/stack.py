@@ -14,6 +14,7 @@ from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfi
 from core.inputs.rules import parse_stack_config
 from core.render import benchmark, gpu_software, manifests, model_cache, platform, smoke_test
 from core.render.labels import POOL_LABEL
+from core.render.scripts import Script, ScriptedJob
 from core.render.validation import object_problems
 from core.resolve import efa, sizing
 from core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
@@ -27,9 +28,13 @@ class Serving:
     engine_config: dict[str, Any]
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
-    benchmark_job: dict[str, Any] | None  # only when deployments.<name>.benchmark.enabled
-    smoke_test: smoke_test.SmokeTest | None  # None while its nodes cannot exist yet (`deferred` says why)
+    benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
+    smoke_test: ScriptedJob | None  # None while its nodes cannot exist yet (`deferred` says why)
     deferred: str | None = None
+
+    def objects(self) -> list[dict[str, Any]]:
+        jobs = [scripted for scripted in (self.benchmark, self.smoke_test) if scripted]
+        return [self.engine_config, self.graph, *(obj for each in jobs for obj in (each.script, each.job))]
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class ModelCacheObjects:
     persistent_volume: dict[str, Any] | None  # FSx for Lustre only: a static PV
     pvc: dict[str, Any]
     hf_token_secret: dict[str, Any] | None  # without data: the shell adds the secret value
-    download_job: dict[str, Any]
+    download: ScriptedJob
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class Stack:
     config: StackConfig
     pools: dict[str, NodePool]
     block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
-    efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.efa.pool_efa)
+    efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
     platform: PlatformObjects
     namespace: dict[str, Any]
@@ -80,18 +85,10 @@ class Stack:
             cache.persistent_volume,
             cache.pvc,
             cache.hf_token_secret,
-            cache.download_job,
+            cache.download.script,
+            cache.download.job,
         ]
-        per_deployment = [
-            obj
-            for serving in self.serving
-            for obj in (
-                serving.engine_config,
-                serving.graph,
-                serving.benchmark_job,
-                *((serving.smoke_test.script, serving.smoke_test.job) if serving.smoke_test else ()),
-            )
-        ]
+        per_deployment = [obj for serving in self.serving for obj in serving.objects()]
         return [obj for obj in fixed + per_deployment if obj]
 
 
@@ -167,8 +164,12 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
             else None,
             pvc=model_cache.model_cache_pvc(cache, namespace),
             hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
-            download_job=model_cache.model_download_job(
-                config.release, namespace, catalog.model_download, with_hf_token
+            download=model_cache.model_download_job(
+                config.release,
+                namespace,
+                catalog.model_download,
+                _script(catalog, model_cache.DOWNLOAD_SCRIPT),
+                with_hf_token,
             ),
         ),
         serving=[
@@ -218,11 +219,17 @@ def _serving(
         engine_config=manifests.engine_config_map(deployment, namespace),
         graph=graph,
         fits=fits,
-        benchmark_job=benchmark.benchmark_job(deployment, release, namespace, catalog.benchmark)
+        benchmark=benchmark.benchmark_job(
+            deployment, release, namespace, catalog.benchmark, _script(catalog, benchmark.SCRIPT)
+        )
         if deployment.config.benchmark.enabled
         else None,
-        smoke_test=smoke_test.smoke_test(graph, release, catalog.smoke_test, catalog.scripts[smoke_test.SCRIPT]),
+        smoke_test=smoke_test.smoke_test(graph, release, catalog.smoke_test, _script(catalog, smoke_test.SCRIPT)),
     )
+
+
+def _script(catalog: Catalog, file_name: str) -> Script:
+    return Script(file_name, catalog.scripts[file_name])
 
 
 def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:

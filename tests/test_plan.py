@@ -37,12 +37,13 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 
     resources = json.loads((dev_plan / "resources.json").read_text())
     # The serving objects come last, in the order the program declares them.
-    assert [r["type"] for r in resources][-10:] == [
+    assert [r["type"] for r in resources][-11:] == [
         "kubernetes:core/v1:Namespace",
         "gpt-oss-infra:model:ModelCache",
         "kubernetes:storage.k8s.io/v1:StorageClass",
         "kubernetes:core/v1:PersistentVolumeClaim",
-        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:ConfigMap",  # the download script
+        "kubernetes:batch/v1:Job",  # the download
         "gpt-oss-infra:serving:DynamoServing",
         "kubernetes:core/v1:ConfigMap",
         "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",

@@ -48,6 +48,7 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
     cache_children = {
         "model-cache-hf-token",
         "model-cache-pvc",
+        "model-cache-download-script",
         "model-cache-download",
         "model-cache-storage-class",
     }

@@ -15,7 +15,7 @@ from core.aws import specs as aws_specs
 class NetworkArgs:
     cluster_name: str
     vpc_cidr: str
-    zones: pulumi.Output[list[str]]  # ordered: pinned AZs first (core.infra.availability_zone_order)
+    zones: pulumi.Output[list[str]]  # ordered: pinned AZs first (core.aws.specs.availability_zone_order)
     zone_count: int
 
 

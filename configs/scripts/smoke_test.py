@@ -1,6 +1,6 @@
 """Smoke test of a gpt-oss deployment: one chat completion through its Dynamo frontend.
 
-Run by the smoke-test Job (core/smoke_test.py) once Pulumi has seen the graph Ready. It waits
+Run by the smoke-test Job (core/render/smoke_test.py) once Pulumi has seen the graph Ready. It waits
 until the frontend lists the model, sends one chat completion and checks that the answer has
 content. On failure it writes why to the container's termination message, which
 pulumi-kubernetes puts in the error of the failed `pulumi up`, and exits 1.

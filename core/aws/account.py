@@ -1,7 +1,7 @@
 """What the AWS account reports at deploy time, as plain values the core decides from.
 
 The shell reads these with AWS data sources before any resource is registered
-(components/aws_lookups.py): on a real `pulumi up` from EC2, in an offline plan from the mock
+(components/aws/lookups.py): on a real `pulumi up` from EC2, in an offline plan from the mock
 engine. Everything decided from them is decided in the core, like everything else.
 """
 

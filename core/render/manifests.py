@@ -100,7 +100,7 @@ def dynamo_graph_deployment(
     release: Release,
     namespace_name: str,
     extras: PodExtras,
-    annotations: dict[str, str],  # how `pulumi up` awaits it (core.smoke_test)
+    annotations: dict[str, str],  # how `pulumi up` awaits it (core.render.smoke_test)
 ) -> dict[str, Any]:
     services = {"Frontend": _frontend(deployment, release, extras)}
     for worker in deployment.workers:

@@ -16,9 +16,10 @@ from core.inputs.config import ModelCacheConfig, Release
 from core.inputs.quantity import gibibytes
 from core.render.labels import REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
 from core.render.manifests import HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
+from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
-# Values AWS computes when it creates the file system: the manifests name them, the shell fills
-# them in (components.kube.substitute) before anything is registered.
+# Values AWS computes when it creates the file system: the manifests name them, and the model-cache
+# component (components/model_cache.py) puts the file system's outputs in their place.
 FILE_SYSTEM_ID = "${fileSystemId}"
 FILE_SYSTEM_DNS_NAME = "${fileSystemDnsName}"
 FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
@@ -26,26 +27,7 @@ FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
 # FSx for Lustre PERSISTENT_2 sizes: 1,200 GiB, then multiples of 2,400 GiB (FSx API reference).
 FSX_MIN_GIB, FSX_STEP_GIB = 1200, 2400
 
-_DOWNLOAD_SCRIPT = """set -eu
-if [ -f "$MARKER" ]; then  # a complete snapshot of this revision is there: nothing to do
-  echo "already complete: $(cat "$MARKER")"
-  exit 0
-fi
-pip install --no-cache-dir --quiet "huggingface_hub==${HF_HUB_VERSION}"
-python3 - <<'PY'
-import os, pathlib
-from huggingface_hub import snapshot_download
-path = snapshot_download(
-    os.environ["MODEL"],
-    revision=os.environ["MODEL_REVISION"],
-    ignore_patterns=os.environ["EXCLUDES"].split(","),
-)
-marker = pathlib.Path(os.environ["MARKER"])
-marker.parent.mkdir(parents=True, exist_ok=True)
-marker.write_text(path + "\\n")
-print("downloaded", path)
-PY
-"""
+DOWNLOAD_SCRIPT = "model-download.sh"  # configs/scripts/
 
 
 def storage_class_name(model_cache: ModelCacheConfig) -> str:
@@ -131,8 +113,8 @@ def download_job_name(release: Release) -> str:
 
 
 def model_download_job(
-    release: Release, namespace: str, settings: ModelDownload, with_hf_token: bool
-) -> dict[str, Any]:
+    release: Release, namespace: str, settings: ModelDownload, script: Script, with_hf_token: bool
+) -> ScriptedJob:
     env = {
         "HF_HOME": MODEL_CACHE_MOUNT,
         "HF_HUB_VERSION": settings.huggingface_hub,
@@ -144,7 +126,6 @@ def model_download_job(
     container: dict[str, Any] = {
         "name": "download",
         "image": settings.image,
-        "command": ["sh", "-c", _DOWNLOAD_SCRIPT],
         "env": [{"name": name, "value": value} for name, value in env.items()],
         "resources": settings.resources,
         "securityContext": {
@@ -155,17 +136,19 @@ def model_download_job(
     }
     if with_hf_token:
         container["envFrom"] = [{"secretRef": {"name": HF_TOKEN_SECRET}}]
-    job = cache_job(
+    scripted = cache_job(
         name=download_job_name(release),
         namespace=namespace,
         component="model-download",
         container=container,
+        script=script,
+        script_map_name="model-download-script",
         backoff_limit=settings.backoff_limit,
         annotations=REPLACE_UNREADY
         | {"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
     )
-    job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
-    return job
+    scripted.job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
+    return scripted
 
 
 def cache_job(
@@ -174,39 +157,43 @@ def cache_job(
     namespace: str,
     component: str,
     container: dict[str, Any],
+    script: Script,
+    script_map_name: str,
     backoff_limit: int,
     annotations: dict[str, str],
     labels: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """A run-once Job on the system pool with the model cache mounted at MODEL_CACHE_MOUNT
-    (the download Job and the benchmark Job).
+) -> ScriptedJob:
+    """A run-once Job on the system pool that runs `script` with sh, the model cache mounted at
+    MODEL_CACHE_MOUNT (the download Job and the benchmark Job), and the ConfigMap of its script.
 
     No ttlSecondsAfterFinished: Pulumi keeps these Jobs in its state, and a Job Kubernetes deleted
     after its TTL would vanish at the next `pulumi refresh` and be created (run) again by `up`."""
-    return {
+    labels = common_labels(component) | (labels or {})
+    script_map = script.config_map(script_map_name, namespace, labels)
+    cache_mount = {"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}
+    job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": common_labels(component) | (labels or {}),
-            "annotations": annotations,
-        },
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
         "spec": {
             "backoffLimit": backoff_limit,
             "template": {
-                "metadata": {"labels": common_labels(component)},
+                "metadata": {"labels": common_labels(component), "annotations": script.pod_annotations()},
                 "spec": {
                     "restartPolicy": "Never",
                     "affinity": SYSTEM_POOL_AFFINITY,
                     "containers": [
-                        container | {"volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}]}
+                        container | {"command": ["sh", script.path], "volumeMounts": [cache_mount, SCRIPT_VOLUME_MOUNT]}
                     ],
-                    "volumes": [{"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}}],
+                    "volumes": [
+                        {"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}},
+                        script_volume(script_map),
+                    ],
                 },
             },
         },
     }
+    return ScriptedJob(script=script_map, job=job)
 
 
 def wait_for_model(release: Release) -> tuple[dict[str, Any], dict[str, Any]]:

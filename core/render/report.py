@@ -93,7 +93,7 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
         "estimate": _throughput_estimate(performance, pool.config.hardware, traffic, gpus, usd_per_hour),
         "routerMode": deployment.config.router_mode,
         "kvTransfer": _kv_transfer(deployment),
-        # What `pulumi up` checks before it ends (core.smoke_test), or why it cannot yet.
+        # What `pulumi up` checks before it ends (core.render.smoke_test), or why it cannot yet.
         "smokeTestJob": serving.smoke_test.job["metadata"]["name"] if serving.smoke_test else None,
         "notCheckedBecause": serving.deferred,
         "frontend": f"{service}.{namespace}",
@@ -242,7 +242,7 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
     if report["warnings"]:
         lines += ["## Warnings", "", *(f"- {warning}" for warning in report["warnings"]), ""]
     lines += [
-        "KV and concurrency figures are estimates from weights and KV cache alone (core/sizing.py); "
+        "KV and concurrency figures are estimates from weights and KV cache alone (core/resolve/sizing.py); "
         "activations and CUDA graphs use part of the same memory.",
         "",
     ]

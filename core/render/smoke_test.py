@@ -20,27 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from core.inputs.catalog import SmokeTestSettings
 from core.inputs.config import Release
 from core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
+from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
-SCRIPT = "smoke_test.py"
-SCRIPT_MOUNT = "/scripts"
+SCRIPT = "smoke_test.py"  # configs/scripts/
 WAIT_FOR_READY = "condition=Ready"
 # The script gives up (and says why) at its deadline; the Job's deadline leaves room to schedule
 # the pod and pull its image first, and Pulumi's await outlasts both, so the reason always arrives.
 JOB_START_MARGIN_SECONDS = 180
 AWAIT_MARGIN_SECONDS = 60
-
-
-@dataclass(frozen=True)
-class SmokeTest:
-    script: dict[str, Any]  # ConfigMap with the script
-    job: dict[str, Any]
 
 
 def readiness_annotations(ready_timeout_minutes: int) -> dict[str, str]:
@@ -50,17 +43,12 @@ def readiness_annotations(ready_timeout_minutes: int) -> dict[str, str]:
 NOT_AWAITED = {"pulumi.com/skipAwait": "true"}
 
 
-def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSettings, script: str) -> SmokeTest:
+def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSettings, script: Script) -> ScriptedJob:
     deployment = graph["metadata"]["name"]
     namespace = graph["metadata"]["namespace"]
     digest = hashlib.sha256(json.dumps(graph, sort_keys=True).encode()).hexdigest()[:8]
     labels = common_labels("smoke-test") | {DEPLOYMENT_LABEL: deployment}
-    script_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": f"{deployment}-smoke-test", "namespace": namespace, "labels": labels},
-        "data": {SCRIPT: script},
-    }
+    script_map = script.config_map(f"{deployment}-smoke-test", namespace, labels)
     env = {
         "ENDPOINT": f"{frontend_service_name(deployment)}:{FRONTEND_PORT}",
         "MODEL": release.model,
@@ -87,7 +75,7 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
             "backoffLimit": settings.backoff_limit,
             "activeDeadlineSeconds": settings.deadline_seconds + JOB_START_MARGIN_SECONDS,
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": labels, "annotations": script.pod_annotations()},
                 "spec": {
                     "restartPolicy": "Never",
                     "affinity": SYSTEM_POOL_AFFINITY,
@@ -101,7 +89,7 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
                         {
                             "name": "smoke-test",
                             "image": settings.image,
-                            "command": ["python3", f"{SCRIPT_MOUNT}/{SCRIPT}"],
+                            "command": ["python3", script.path],
                             "env": [{"name": name, "value": value} for name, value in env.items()],
                             "resources": settings.resources,
                             "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -110,12 +98,12 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
                                 "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"]},
                             },
-                            "volumeMounts": [{"name": "script", "mountPath": SCRIPT_MOUNT, "readOnly": True}],
+                            "volumeMounts": [SCRIPT_VOLUME_MOUNT],
                         }
                     ],
-                    "volumes": [{"name": "script", "configMap": {"name": script_map["metadata"]["name"]}}],
+                    "volumes": [script_volume(script_map)],
                 },
             },
         },
     }
-    return SmokeTest(script=script_map, job=job)
+    return ScriptedJob(script=script_map, job=job)

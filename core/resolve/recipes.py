@@ -30,7 +30,7 @@ class Worker:
     engine: dict[str, Any]
     env: dict[str, str]
     args: list[str]
-    efa: WorkerEfa | None = None  # set (core.efa.with_efa) when its KV cache crosses nodes over EFA
+    efa: WorkerEfa | None = None  # set (core.resolve.efa.with_efa) when its KV cache crosses nodes over EFA
 
     @property
     def total_gpus(self) -> int:
