@@ -6,7 +6,7 @@ Vulture reads this file as code that uses these names; nothing runs it.
 from core.dynamo import DynamoVersionSpec
 from core.inputs.catalog import GpuSizes, Hardware, Recipe
 from core.inputs.schema import StrictModel
-from tests.test_smoke_test import _Frontend
+from tests.configs.scripts.test_smoke_test import _Frontend
 from tools.mock_engine import _Mocks
 
 # Citations the data must carry (validated as present, shown to reviewers, read by no code).

@@ -1,0 +1,55 @@
+"""core/backends/trtllm.py: engine configs are checked against the TRT-LLM field list (configs/schemas/trtllm)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def trtllm(catalog):
+    return catalog.backends["trtllm"]
+
+
+def test_unknown_key_names_its_full_path_and_the_closest_field(trtllm):
+    (problem,) = trtllm.check({"cuda_graph_confg": {"max_batch_size": 8}}, "x")
+    assert problem.key == "x.cuda_graph_confg"
+    assert "did you mean 'cuda_graph_config'" in problem.message
+
+
+def test_nested_keys_are_checked_in_their_section(trtllm):
+    config = {"kv_cache_config": {"free_gpu_memory_fraction": 0.9, "free_gpu_mem_fraction": 0.9}}
+    (problem,) = trtllm.check(config, "x")
+    assert problem.key == "x.kv_cache_config.free_gpu_mem_fraction"
+    assert "free_gpu_memory_fraction" in problem.message
+
+
+def test_literal_values_are_checked(trtllm):
+    (problem,) = trtllm.check({"moe_config": {"backend": "TRITONN"}}, "x")
+    assert problem.key == "x.moe_config.backend"
+    assert "TRITON" in problem.message
+
+
+def test_seed_keys_the_pinned_trtllm_rejects(trtllm):
+    """Seed 000 sets enable_mixed_sampler; the flag form of the KV fraction is not a field either."""
+    problems = trtllm.check({"enable_mixed_sampler": True, "kv_cache_free_gpu_memory_fraction": 0.75}, "x")
+    assert [p.key for p in problems] == ["x.enable_mixed_sampler", "x.kv_cache_free_gpu_memory_fraction"]
+
+
+def test_discriminated_sections_use_the_chosen_class(trtllm):
+    fields = trtllm
+    assert fields.check({"speculative_config": {"decoding_type": "Eagle3", "max_draft_len": 3}}, "x") == []
+    (problem,) = fields.check({"speculative_config": {"decoding_type": "Eagle9"}}, "x")
+    assert problem.key == "x.speculative_config.decoding_type"
+    # cuda_graph_config without `mode` is the decode variant, which has no num_tokens.
+    (problem,) = fields.check({"cuda_graph_config": {"num_tokens": [1]}}, "x")
+    assert problem.key == "x.cuda_graph_config.num_tokens"
+
+
+def test_free_form_sections_are_not_key_checked(trtllm):
+    assert trtllm.check({"env_overrides": {"ANY_NAME": "1"}}, "x") == []
+
+
+def test_every_recipe_engine_config_uses_only_known_fields(catalog, trtllm):
+    for name, recipe in catalog.recipes.items():
+        for role, spec in recipe.workers.items():
+            assert trtllm.check(spec.engine, f"{name}.{role}") == []

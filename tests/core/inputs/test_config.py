@@ -1,0 +1,164 @@
+"""core/inputs/config.py and types.py: the dev stack parses; every bad value is refused with its exact key."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import ConfigError
+from core.stack import build_stack
+from tests.support import existing, problem_keys
+
+
+def test_dev_stack_parses(dev_raw, catalog):
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.config.release.model_revision == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+    assert stack.config.node_pools["gpu"].hardware == "h200"
+    assert stack.pools["gpu"].instance_type == "p5en.48xlarge"
+    assert [d.name for d in stack.deployments] == ["gpt-oss"]
+    assert stack.config.model_cache.size == "400Gi"
+
+
+def _set(raw, path, value):
+    *parents, last = path
+    node = raw
+    for part in parents:
+        node = node[part]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+
+
+_DELETE = object()
+BAD_INPUT = [
+    # (what is wrong, where to change it, new value, the key the error must name)
+    ("unknown recipe", ("deployments", "gpt-oss", "recipe"), "h200-agg-nope", "deployments.gpt-oss.recipe"),
+    (
+        "node pool that does not exist",
+        ("deployments", "gpt-oss", "nodePool"),
+        "cpu",
+        "deployments.gpt-oss.nodePool",
+    ),
+    ("gpus the recipe does not allow", ("deployments", "gpt-oss", "gpus"), 2, "deployments.gpt-oss.gpus"),
+    ("gpus not a number", ("deployments", "gpt-oss", "gpus"), "eight", "deployments.gpt-oss.gpus"),
+    ("revision not 40 hex", ("release", "modelRevision"), "main", "release.modelRevision"),
+    ("revision too short", ("release", "modelRevision"), "b5c939de", "release.modelRevision"),
+    ("size not a quantity", ("modelCache", "size"), "400 GB", "modelCache.size"),
+    ("unknown storage kind", ("modelCache", "storage"), "s3", "modelCache.storage"),
+    ("unknown hardware", ("nodePools", "gpu", "hardware"), "a100", "nodePools.gpu.hardware"),
+    ("negative node count", ("nodePools", "gpu", "nodes"), -1, "nodePools.gpu.nodes"),
+    (
+        "instance type of other hardware",
+        ("nodePools", "gpu", "instanceType"),
+        "p5.48xlarge",
+        "nodePools.gpu.instanceType",
+    ),
+    (
+        "CAPACITY_BLOCK without a reservation",
+        ("nodePools", "gpu", "capacityType"),
+        "CAPACITY_BLOCK",
+        "nodePools.gpu.capacityReservationId",
+    ),
+    ("misspelt key in a pool", ("nodePools", "gpu", "hardwar"), "h200", "nodePools.gpu.hardwar"),
+    ("misspelt top-level key", ("deployment",), {}, "deployment"),
+    (
+        "unpinned image",
+        ("release", "runtimeImage"),
+        "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:latest",
+        "release.runtimeImage",
+    ),
+    ("chart version not semver", ("release", "dynamo"), "latest", "release.dynamo"),
+    ("Dynamo without vendored CRDs and chart values", ("release", "dynamo"), "1.3.0", "release.dynamo"),
+    ("Dynamo older than supported", ("release", "dynamo"), "0.9.1", "release.dynamo"),
+    ("missing release key", ("release", "model"), _DELETE, "release.model"),
+    (
+        "unknown engine key in overrides",
+        ("deployments", "gpt-oss", "overrides"),
+        {"cuda_graph_confg": {}},
+        "deployments.gpt-oss.overrides.cuda_graph_confg",
+    ),
+    (
+        "bad engine value in overrides",
+        ("deployments", "gpt-oss", "overrides"),
+        {"moe_config": {"backend": "TRITONN"}},
+        "deployments.gpt-oss.overrides.moe_config.backend",
+    ),
+    (
+        "TP override inconsistent with GPUs",
+        ("deployments", "gpt-oss", "overrides"),
+        {"tensor_parallel_size": 4},
+        "deployments.gpt-oss.overrides.tensor_parallel_size",
+    ),
+    (
+        "deployment name not a DNS label",
+        ("deployments", "GPT_OSS"),
+        {"recipe": "h200-agg-low-latency", "nodePool": "gpu"},
+        "deployments.GPT_OSS",
+    ),
+]
+
+
+@pytest.mark.parametrize("case, path, value, key", BAD_INPUT, ids=[case[0] for case in BAD_INPUT])
+def test_bad_input_is_refused_with_its_key(dev_raw, catalog, case, path, value, key):
+    _set(dev_raw, path, value)
+    assert f"gpt-oss-infra:{key}" in problem_keys(dev_raw, catalog)
+
+
+def test_each_cluster_kind_takes_only_its_own_keys(dev_raw, catalog):
+    existing(dev_raw, blockStorageClassName="gp3", endpointPublicAccess=False)
+    dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.endpointPublicAccess"  # not cluster.existing.endpointPublicAccess
+    assert "blockStorageClassName" in problem.message and "kind" in problem.message
+    dev_raw["cluster"]["kind"] = "gke"
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster"
+    assert "'eks', 'existing'" in problem.message
+
+
+@pytest.mark.parametrize(("create", "kind"), [(True, "eks"), (False, "existing")])
+def test_the_deprecated_create_key_still_works_with_a_warning(dev_raw, catalog, create, kind):
+    cluster = existing(dev_raw, blockStorageClassName="gp3")["cluster"] if kind == "existing" else dev_raw["cluster"]
+    del cluster["kind"]
+    cluster["create"] = create
+    if kind == "existing":
+        dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.config.cluster.kind == kind
+    assert f"gpt-oss-infra:cluster.create is deprecated: write `kind: {kind}`" in stack.warnings[0]
+    cluster["kind"] = kind  # both: which one is meant?
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:cluster.create"]
+
+
+def test_errors_say_what_is_allowed(dev_raw, catalog):
+    dev_raw["nodePools"]["gpu"]["hardwar"] = "h200"
+    dev_raw["deployments"]["gpt-oss"]["gpus"] = 2
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    text = str(caught.value)
+    assert (
+        "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: "
+        "availabilityZone, capacityReservationId, capacityType, diskSizeGiB" in text
+    )
+
+
+def test_every_problem_is_reported_at_once(dev_raw, catalog):
+    dev_raw["release"]["modelRevision"] = "main"
+    dev_raw["modelCache"]["size"] = "lots"
+    assert problem_keys(dev_raw, catalog) == [
+        "gpt-oss-infra:release.modelRevision",
+        "gpt-oss-infra:modelCache.size",
+    ]
+
+
+def test_deployment_names_leave_room_for_the_names_derived_from_them(dev_raw, catalog):
+    dev_raw["deployments"] = {"a" * 41: dev_raw["deployments"]["gpt-oss"]}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:deployments." + "a" * 41
+    assert "at most 40" in problem.message

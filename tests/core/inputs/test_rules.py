@@ -1,0 +1,87 @@
+"""core/inputs/rules.py: cross-field rules name the exact key and what is allowed."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from core.errors import ConfigError
+from core.stack import build_stack
+from tests.support import example_entries, existing, problem_keys
+
+
+def test_recipe_on_the_wrong_hardware_names_the_recipe(dev_raw, catalog):
+    dev_raw["nodePools"]["gpu"]["hardware"] = "h100"
+    keys = problem_keys(dev_raw, catalog)
+    assert keys == ["gpt-oss-infra:deployments.gpt-oss.recipe"]
+
+
+def test_reservation_az_must_have_an_existing_subnet(dev_raw, catalog):
+    dev_raw["cluster"]["network"] = {
+        "existingPrivateSubnets": {
+            "us-east-2a": "subnet-0aaaaaaaaaaaaaaa1",
+            "us-east-2b": "subnet-0bbbbbbbbbbbbbbb2",
+        }
+    }
+    dev_raw["nodePools"]["gpu"] |= {
+        "instanceType": "p5e.48xlarge",
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123456789abcdef0",
+        "availabilityZone": "us-east-2c",
+    }
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:nodePools.gpu.availabilityZone"]
+
+
+def test_existing_cluster_needs_existing_storage(dev_raw, catalog):
+    existing(dev_raw, blockStorageClassName="gp3")
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storage"]
+
+
+def test_gb200_needs_kubernetes_1_33(dev_raw, catalog):
+    dev_raw["cluster"]["kubernetesVersion"] = "1.32"
+    dev_raw["nodePools"]["gpu"] = {
+        "hardware": "gb200",
+        "nodes": 9,
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123456789abcdef0",
+        "availabilityZone": "us-east-2b",
+    }
+    assert "gpt-oss-infra:cluster.kubernetesVersion" in problem_keys(dev_raw, catalog)
+
+
+def test_existing_storage_needs_a_storage_class(dev_raw, catalog):
+    dev_raw["modelCache"] = {"storage": "existing", "size": "1Ti"}
+    assert problem_keys(dev_raw, catalog) == ["gpt-oss-infra:modelCache.storageClassName"]
+    dev_raw["modelCache"]["storageClassName"] = "shared-rwx"
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    assert stack.model_cache.pvc["spec"]["storageClassName"] == "shared-rwx"
+    assert stack.model_cache.storage_class is None
+
+
+def test_an_unpinned_kubernetes_version_is_refused(dev_raw, catalog):
+    from core.stack import build_stack
+
+    dev_raw["cluster"]["kubernetesVersion"] = "1.35"
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.kubernetesVersion"
+    assert "pinned for 1.33, 1.34 (configs/eks-addons.yaml)" in problem.message
+
+
+def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog):
+    from core.stack import build_stack
+    from tests.support import namespace_config
+
+    raw = namespace_config(copy.deepcopy(example_entries("h200")))
+    raw["cluster"] |= {"endpointPublicAccess": False, "publicAccessCidrs": []}
+    with pytest.raises(ConfigError) as caught:
+        build_stack(raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:cluster.privateAccessCidrs"
+    raw["cluster"]["privateAccessCidrs"] = ["10.20.0.0/24"]
+    assert build_stack(raw, catalog, with_hf_token=False).config.cluster.resolved_private_access_cidrs == [
+        "10.20.0.0/24"
+    ]
+

@@ -1,0 +1,39 @@
+"""core/render/gpu_software.py: the pinned EFA device plugin runs on every EFA instance type we use."""
+
+from __future__ import annotations
+
+import yaml
+
+from core.inputs.catalog import Chart
+from core.render.gpu_software import ChartRelease, chart_problems
+
+
+def test_the_pinned_efa_plugin_runs_on_every_efa_instance_type_of_the_catalog(catalog):
+    efa_types = {
+        name
+        for hardware in catalog.hardware.values()
+        for name, instance in hardware.instance_types.items()
+        if instance.efa_interfaces > 0
+    }
+    assert {"p6e-gb200.36xlarge", "p6-b200.48xlarge", "p5.48xlarge"} <= efa_types
+    plugin = ChartRelease(catalog.charts["aws-efa-k8s-device-plugin"], {"tolerations": []})
+    assert chart_problems([plugin], efa_types) == []
+
+
+def test_an_efa_plugin_without_the_instance_type_is_refused(catalog, tmp_path):
+    """0.5.10, pinned before, lacked p6e-gb200.36xlarge: its DaemonSet would never start there."""
+    chart = catalog.charts["aws-efa-k8s-device-plugin"]
+    values = chart.default_values()
+    values["supportedInstanceLabels"]["values"].remove("p6e-gb200.36xlarge")
+    folder = tmp_path / "charts" / chart.chart / chart.version
+    folder.mkdir(parents=True)
+    (folder / "values.yaml").write_text(yaml.safe_dump(values))
+
+    class Vendored(Chart):  # the same chart, its values read from tmp_path
+        def default_values(self, config_dir=tmp_path):
+            return super().default_values(config_dir)
+
+    broken = Vendored.model_validate(chart.model_dump(by_alias=True))
+    (problem,) = chart_problems([ChartRelease(broken, {})], {"p6e-gb200.36xlarge", "p6-b200.48xlarge"})
+    assert problem.key == "configs/charts.yaml: aws-efa-k8s-device-plugin v0.5.30"
+    assert "does not run on p6e-gb200.36xlarge" in problem.message

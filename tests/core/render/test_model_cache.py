@@ -1,0 +1,66 @@
+"""core/render/model_cache.py: cache objects, and what changes (and what must not) with the revision."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.support import example_entries, run_entries, stack_entries
+
+
+def _plan_resources(entries, stack="variant"):
+    run = run_entries(entries, stack=stack)
+    assert run.error is None, run.error
+    return {r.name: r for r in run.resources}
+
+
+def test_changing_only_the_revision_changes_the_job_not_the_pvc():
+    entries = stack_entries("dev")
+    before = _plan_resources(entries)
+    changed = copy.deepcopy(entries)
+    changed["gpt-oss-infra:release"]["modelRevision"] = "0" * 40
+    after = _plan_resources(changed)
+    assert after["model-cache-download"].inputs != before["model-cache-download"].inputs
+    assert after["model-cache-download"].inputs["metadata"]["name"] == "model-download-000000000000"
+    for unchanged in (
+        "model-cache-pvc",
+        "model-cache-storage-class",
+        "gptoss-model-storage-efs",
+        "dynamo-platform-release",
+    ):
+        assert after[unchanged].inputs == before[unchanged].inputs, unchanged
+
+
+def test_changing_a_deployment_never_touches_the_cache():
+    entries = stack_entries("dev")
+    before = _plan_resources(entries)
+    changed = copy.deepcopy(entries)
+    changed["gpt-oss-infra:deployments"]["gpt-oss"] |= {
+        "gpus": 4,
+        "overrides": {"cuda_graph_config": {"max_batch_size": 16}},
+    }
+    after = _plan_resources(changed)
+    assert after["gpt-oss-graph"].inputs != before["gpt-oss-graph"].inputs
+    for unchanged in ("model-cache-pvc", "model-cache-download", "model-cache-storage-class"):
+        assert after[unchanged].inputs == before[unchanged].inputs, unchanged
+        assert after[unchanged].options == before[unchanged].options, unchanged
+
+
+def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
+    resources = _plan_resources(example_entries("gb200"), stack="gb200")
+    lustre = resources["gptoss-model-storage-fsx"].inputs
+    assert lustre["deploymentType"] == "PERSISTENT_2"
+    assert lustre["storageCapacity"] == 1200  # 1200Gi asked: the smallest PERSISTENT_2 size
+    assert lustre["perUnitStorageThroughput"] == 250
+    volume = resources["model-cache-pv"]
+    assert volume.options["protect"] is True
+    spec = volume.inputs["spec"]
+    assert spec["csi"] == {
+        "driver": "fsx.csi.aws.com",
+        "volumeHandle": "gptoss-model-storage-fsx-id",
+        "volumeAttributes": {
+            "dnsname": "gptoss-model-storage-fsx.fsx.us-east-2.amazonaws.com",
+            "mountname": "abcdefgh",
+        },
+    }
+    assert spec["claimRef"] == {"namespace": "gpt-oss", "name": "model-cache"}
+    assert spec["storageClassName"] == resources["model-cache-pvc"].inputs["spec"]["storageClassName"]

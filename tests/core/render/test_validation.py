@@ -1,0 +1,76 @@
+"""core/render/validation.py: rendered objects pass their real consumers' schemas, and those checks
+reject bad input."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import kubernetes_validate
+import pytest
+
+from core.errors import ConfigError
+from core.render.validation import object_problems
+from core.stack import build_stack
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
+def test_the_dgd_passes_the_crd_of_its_dynamo_release(dev_raw, catalog, version):
+    dev_raw["release"]["dynamo"] = version
+    stack = build_stack(dev_raw, catalog, with_hf_token=True)
+    (serving,) = stack.serving
+    assert serving.graph["apiVersion"] == "nvidia.com/v1alpha1"
+    assert stack.platform.dynamo.version == version
+    assert object_problems(serving.graph, "1.33", stack.platform.dynamo) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("spec", "services", "TrtllmWorker"),
+        ("spec", "services", "TrtllmWorker", "extraPodSpec", "mainContainer"),
+        ("spec",),
+    ],
+)
+def test_unknown_dgd_fields_are_rejected(dev_stack, path):
+    graph = copy.deepcopy(dev_stack.serving[0].graph)
+    node = graph
+    for part in path:
+        node = node[part]
+    node["notAField"] = True
+    (problem,) = object_problems(graph, "1.33", dev_stack.platform.dynamo)
+    assert "'notAField' was unexpected" in problem and "(Dynamo 1.2.1 CRD)" in problem
+
+
+def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):
+    others = [obj for obj in dev_stack.objects() if obj["kind"] != "DynamoGraphDeployment"]
+    assert {obj["kind"] for obj in others} == {
+        "Namespace",
+        "StorageClass",
+        "PersistentVolumeClaim",
+        "Secret",
+        "Job",
+        "ConfigMap",
+    }
+    for obj in others:
+        assert kubernetes_validate.validate(obj, "1.33.0", strict=True) == "1.33"
+
+
+def test_kubernetes_validate_strict_rejects_an_unknown_field(dev_stack):
+    pvc = copy.deepcopy(dev_stack.model_cache.pvc)
+    pvc["spec"]["accessMode"] = ["ReadWriteMany"]
+    (problem,) = object_problems(pvc, "1.33", dev_stack.platform.dynamo)
+    assert "accessMode" in problem
+
+
+def test_undeclared_values_are_refused_before_anything_is_built(dev_raw, catalog):
+    broken = dataclasses.replace(
+        catalog.dynamo_versions["1.2.1"],
+        spec=catalog.dynamo_versions["1.2.1"].spec.model_copy(update={"nats_switch": ["nats.enabled"]}),
+    )
+    catalog = dataclasses.replace(catalog, dynamo_versions={"1.2.1": broken})
+    with pytest.raises(ConfigError) as caught:
+        build_stack(dev_raw, catalog, with_hf_token=False)
+    (problem,) = caught.value.problems
+    assert problem.key == "gpt-oss-infra:release.dynamo"
+    assert problem.message.startswith("nats.enabled: not a value the dynamo-platform 1.2.1 chart declares")

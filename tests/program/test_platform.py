@@ -1,0 +1,47 @@
+"""The Dynamo platform in the real program: the pinned chart and the release's CRDs, applied first."""
+
+from __future__ import annotations
+
+from tests.support import registered
+from tools.dependencies import transitive_waits
+
+
+def test_platform_release_is_pinned_with_explicit_values(dev_run):
+    release = registered(dev_run, "dynamo-platform-release").inputs
+    assert release["chart"] == "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"
+    assert release["version"] == "1.2.1"
+    assert release["namespace"] == "dynamo-system"
+    assert release["skipCrds"] is True  # the program owns the CRDs
+    values = release["values"]
+    assert values["global"]["etcd"] == {"install": False}
+    assert values["global"]["nats"] == {"install": True}  # 1.2's switch; nats.enabled fails its install
+    assert values["global"]["grove"] == {"install": False, "enabled": False}
+    assert values["global"]["kai-scheduler"] == {"install": False, "enabled": False}
+    operator = values["dynamo-operator"]
+    assert operator["discoveryBackend"] == "kubernetes"
+    assert operator["upgradeCRD"] is False  # no crd-apply init container: one owner
+    assert "nats" not in operator and "enabled" not in values["nats"]
+    assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"] == {"storageClassName": "gpt-oss-gp3"}
+    assert operator["imagePullSecrets"] == [{"name": "ngc-pull"}]
+    assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == "[secret]"
+
+
+def test_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(dev_run, catalog):
+    crds = [r for r in dev_run.resources if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+    expected = {crd["metadata"]["name"] for crd in catalog.dynamo_versions["1.2.1"].crds()}
+    assert {crd.inputs["metadata"]["name"] for crd in crds} == expected
+    assert "dynamographdeployments.nvidia.com" in expected and len(expected) == 7
+    dgd = next(crd for crd in crds if crd.inputs["metadata"]["name"] == "dynamographdeployments.nvidia.com")
+    assert [v["name"] for v in dgd.inputs["spec"]["versions"]] == ["v1alpha1", "v1beta1"]
+    for crd in crds:
+        # Taken over from an earlier Dynamo install (its crd-apply applied them with force) ...
+        assert crd.inputs["metadata"]["annotations"]["pulumi.com/patchForce"] == "true"
+        # ... never deleted with the program (every DynamoGraphDeployment would go with it) ...
+        assert crd.options["retainOnDelete"] is True
+        # ... and their conversion webhook is the operator's.
+        assert crd.options["ignoreChanges"] == ["spec.conversion"]
+    provider = next(r for r in dev_run.resources if r.type == "pulumi:providers:kubernetes")
+    assert provider.inputs["upsertExistingObjects"] == "true"  # existing objects are adopted, not refused
+    waits = transitive_waits(dev_run.resources)
+    for name in ("dynamo-platform-release", "gpt-oss-graph"):
+        assert {crd.name for crd in crds} <= waits[name], name

@@ -1,0 +1,99 @@
+"""The real program on Pulumi's mock engine: component conventions, outputs, moved resources keeping
+their identity, and bad input registering nothing."""
+
+from __future__ import annotations
+
+import pulumi
+
+from tests.support import example_entries, run_entries, stack_entries
+
+
+def test_components_follow_the_conventions(dev_run):
+    components = [r for r in dev_run.resources if r.type.startswith("gpt-oss-infra:")]
+    assert {(r.type, r.name) for r in components} == {
+        ("gpt-oss-infra:aws:AwsCluster", "gptoss"),
+        ("gpt-oss-infra:aws:Network", "gptoss-network"),
+        ("gpt-oss-infra:aws:EksCluster", "gptoss-eks"),
+        ("gpt-oss-infra:aws:EksAddons", "gptoss-addons"),
+        ("gpt-oss-infra:aws:NodeGroups", "gptoss-nodes"),
+        ("gpt-oss-infra:aws:EksAddons", "gptoss-node-addons"),
+        ("gpt-oss-infra:aws:ModelStorage", "gptoss-model-storage"),
+        ("gpt-oss-infra:serving:Workloads", "workloads"),
+        ("gpt-oss-infra:gpu:GpuSoftware", "gpu-software"),
+        ("gpt-oss-infra:dynamo:DynamoPlatform", "dynamo-platform"),
+        ("gpt-oss-infra:model:ModelCache", "model-cache"),
+        ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
+    }
+    children = [r for r in dev_run.resources if r.parent]
+    assert len(children) > 40
+    for child in children:
+        assert child.name.startswith(f"{child.parent}-"), child.name  # names derive from the parent
+
+
+def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
+    by_name = {r.name: r for r in dev_run.resources}
+    assert by_name["model-cache-hf-token"].parent == "model-cache"
+    assert by_name["model-cache-hf-token"].inputs["stringData"] == "[secret]"
+    pvc_options = by_name["model-cache-pvc"].options
+    assert pvc_options["protect"] is pvc_options["retainOnDelete"] is True
+    # Serving waits for the cache component, i.e. for every child of it, and so do its children.
+    cache_children = {
+        "model-cache-hf-token",
+        "model-cache-pvc",
+        "model-cache-download-script",
+        "model-cache-download",
+        "model-cache-storage-class",
+    }
+    platform_children = {r.name for r in dev_run.resources if r.parent == "dynamo-platform"}
+    assert "dynamo-platform-release" in platform_children and "dynamo-platform-crd-dynamographdeployments" in (
+        platform_children
+    )
+    assert set(by_name["gpt-oss"].options["dependsOn"]) == cache_children | platform_children
+    assert set(by_name["gpt-oss-graph"].options["dependsOn"]) >= cache_children
+
+
+def test_stack_outputs_report_the_deployment(dev_run):
+    assert dev_run.outputs["endpoints"] == {"gpt-oss": "http://gpt-oss-frontend.gpt-oss.svc.cluster.local:8000"}
+    deployment = dev_run.outputs["report"]["deployments"]["gpt-oss"]
+    worker = deployment["workers"]["TrtllmWorker"]
+    assert {key: worker[key] for key in ("role", "replicas", "gpusPerWorker", "tensorParallel", "expertParallel")} == {
+        "role": "worker",
+        "replicas": 1,
+        "gpusPerWorker": 8,
+        "tensorParallel": 8,
+        "expertParallel": 8,
+    }
+    assert worker["attentionDataParallel"] is False and worker["moeBackend"] == "TRITON"
+    # 60.8 GiB checkpoint, experts over 8 ranks, dense part over 8 ranks: 7.6 GiB per GPU.
+    assert worker["weightsGiBPerGpu"] == 7.6
+    assert worker["kvTokenCapacity"] > 1_000_000 and worker["maxConcurrency"] >= worker["maxBatchSize"]
+    # $63.296/h for a p5en.48xlarge, all 8 GPUs used; 6,798 tok/s/GPU published for H200 at 1k/1k.
+    assert deployment["usdPerHour"] == 63.3
+    assert deployment["estimate"]["tokensPerSecond"] == 6798 * 8
+    assert deployment["estimate"]["usdPerMillionTokens"] == round(63.3 / (6798 * 8 * 3600) * 1e6, 3)
+    assert "an estimate" in deployment["estimate"]["basis"]
+    assert deployment["tryIt"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")
+    assert deployment["health"] == "curl -s http://localhost:8000/health"
+
+
+def test_invalid_config_registers_no_resource():
+    entries = stack_entries("dev")
+    entries["gpt-oss-infra:release"]["modelRevision"] = "main"
+    run = run_entries(entries)
+    assert isinstance(run.error, pulumi.RunError)
+    assert "gpt-oss-infra:release.modelRevision" in str(run.error)
+    assert run.resources == []
+
+
+def test_resources_moved_into_components_keep_their_identity(dev_run):
+    """Moving a resource under a component changes its URN; an alias to where it was keeps it (and
+    the protected file systems under it) instead of replacing it."""
+    by_name = {r.name: r for r in dev_run.resources}
+    at_root = {"parent": "(stack)"}
+    assert by_name["gptoss-model-storage"].options["aliases"] == [{"name": "model-storage"} | at_root]
+    assert by_name["gptoss-model-storage"].parent == "gptoss"  # inside the EKS target now
+    assert by_name["workloads-namespace"].options["aliases"] == [{"name": "workloads"} | at_root]
+    existing = run_entries(example_entries("existing-cluster"), stack="existing-cluster")
+    provider = next(r for r in existing.resources if r.type == "pulumi:providers:kubernetes")
+    assert provider.name == "existing-cluster-kubernetes" and provider.parent == "existing-cluster"
+    assert provider.options["aliases"] == [{"name": "kubernetes"} | at_root]

@@ -1,0 +1,132 @@
+"""Helpers the tests share: stack configs as written, runs of the real program on the mock engine,
+and short ways to read what a run registered or why a config was refused."""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from core.aws.account import CapacityBlock
+from core.errors import ConfigError
+from core.inputs.config import KEY_PREFIX
+from core.stack import Serving, build_stack
+from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
+from tools.plan import EXAMPLES, ROOT, engine_config
+
+# --- stack configs
+
+
+def stack_entries(stack: str = "dev") -> dict[str, Any]:
+    """The `config:` block of Pulumi.<stack>.yaml, as written."""
+    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def example_entries(stack: str) -> dict[str, Any]:
+    """The config entries of a root stack (dev, staging, prod) or of an example stack."""
+    if (ROOT / f"Pulumi.{stack}.yaml").exists():
+        return stack_entries(stack)
+    return yaml.safe_load((EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def stack_names() -> list[str]:
+    """Every stack file: the root's (dev, staging, prod) and configs/examples/'s."""
+    files = [*ROOT.glob("Pulumi.*.yaml"), *EXAMPLES.glob("Pulumi.*.yaml")]
+    return sorted(path.stem.removeprefix("Pulumi.") for path in files)
+
+
+def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
+    """The `gpt-oss-infra:` keys without their prefix: what the core's parser receives."""
+    return {key.removeprefix(KEY_PREFIX): value for key, value in entries.items() if key.startswith(KEY_PREFIX)}
+
+
+def write_stack(directory: Path, stack: str, entries: dict[str, Any]) -> Path:
+    path = directory / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump({"config": entries}, sort_keys=False))
+    return path
+
+
+def existing(raw: dict[str, Any], **keys: Any) -> dict[str, Any]:
+    """The dev stack's config with an existing cluster of the same name and version instead."""
+    cluster = raw["cluster"]
+    raw["cluster"] = {"kind": "existing", "name": cluster["name"], "kubernetesVersion": "1.33"} | keys
+    return raw
+
+
+# --- the functional core
+
+
+def refused(raw: dict[str, Any], catalog) -> ConfigError:
+    """The error that refuses this config (the test fails if it is accepted)."""
+    with pytest.raises(ConfigError) as caught:
+        build_stack(raw, catalog, with_hf_token=False)
+    return caught.value
+
+
+def problem_keys(raw: dict[str, Any], catalog) -> list[str]:
+    return [problem.key for problem in refused(raw, catalog).problems]
+
+
+def resolve(dev_raw: dict[str, Any], catalog, recipe: str, gpus: int | None = None, **deployment: Any) -> Serving:
+    """The dev stack's one deployment on `recipe`, resolved and rendered."""
+    dev_raw["deployments"]["gpt-oss"] = {"recipe": recipe, "nodePool": "gpu", **deployment}
+    if gpus is not None:
+        dev_raw["deployments"]["gpt-oss"]["gpus"] = gpus
+    return build_stack(dev_raw, catalog, with_hf_token=False).serving[0]
+
+
+# The window of the Capacity Block the mock account and these tests use.
+BLOCK_START, BLOCK_END = datetime(2030, 1, 7, 11, 30, tzinfo=UTC), datetime(2030, 1, 21, 11, 30, tzinfo=UTC)
+
+
+def block(state: str) -> CapacityBlock:
+    return CapacityBlock("cr-0a1b2c3d4e5f60718", "p6e-gb200.36xlarge", "us-east-2b", 9, BLOCK_START, BLOCK_END, state)
+
+
+# --- runs of the real program
+
+
+def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
+    """Run the real __main__.py on the mock engine with these stack-file config entries.
+
+    Runs are deterministic, so one run per distinct (entries, stack) serves every test that asks
+    for it; tests only read a run."""
+    return _run_once(json.dumps(entries, sort_keys=True), stack)
+
+
+@functools.cache
+def _run_once(entries_json: str, stack: str) -> ProgramRun:
+    config, secret_keys = engine_config(json.loads(entries_json))
+    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys)
+
+
+def run_in_account(entries: dict[str, Any], change_account, stack: str = "test") -> ProgramRun:
+    """Run with the AWS account the stack expects (mock_account), changed by `change_account`
+    (a function that edits the MockAccount's dicts in place): what EC2 really reports can differ."""
+    config, secret_keys = engine_config(entries)
+    account = mock_account(config)
+    change_account(account)
+    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys, account=account)
+
+
+def successful_run(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
+    run = run_entries(entries, stack)
+    assert run.error is None, run.error
+    return run
+
+
+def by_name(run: ProgramRun) -> dict[str, Registration]:
+    return {r.name: r for r in run.resources}
+
+
+def registered(run: ProgramRun, name: str) -> Registration:
+    return by_name(run)[name]
+
+
+def by_type(run: ProgramRun, type_: str) -> list[Registration]:
+    return [r for r in run.resources if r.type == type_]

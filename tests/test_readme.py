@@ -1,0 +1,22 @@
+"""README's claims that tests can check: every version that could not be verified is listed."""
+
+from __future__ import annotations
+
+from tools.plan import ROOT
+
+
+def test_readme_lists_every_version_that_could_not_be_verified(catalog):
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Versions that could not be verified") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    unverified = [
+        f"{addon} {pin.version or '(EKS default)'} on {kubernetes}"
+        for kubernetes, pins in catalog.addon_versions.items()
+        for addon, pin in pins.items()
+        if pin.evidence != "strong" or pin.version is None
+    ]
+    assert unverified
+    for entry in unverified:
+        assert entry in section, entry
+    for version in catalog.dynamo_versions:
+        assert f"dynamo-platform {version}" in section
