@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pulumi
-from pulumi.runtime import config as runtime_config
 
+from components.pulumi_internals import all_config, stored_encrypted
 from core.errors import ConfigError
 from core.inputs.config import KEY_PREFIX, SECRET_KEYS
 
@@ -20,9 +20,8 @@ def raw_namespace_config() -> dict[str, Any]:
 
     The whole set is read (not key by key) so that a misspelt top-level key is refused too.
     """
-    merged = runtime_config.get_config_env() | runtime_config.CONFIG.get()
     raw = {}
-    for full_key, value in merged.items():
+    for full_key, value in all_config().items():
         if not full_key.startswith(KEY_PREFIX):
             continue
         key = full_key.removeprefix(KEY_PREFIX)
@@ -44,7 +43,7 @@ def secret_config(key: str) -> pulumi.Output[str] | None:
     all the same and warned about. Its value is never logged."""
     assert key in SECRET_KEYS
     value = pulumi.Config().get_secret(key)
-    if value is not None and not _stored_encrypted(f"{KEY_PREFIX}{key}"):
+    if value is not None and not stored_encrypted(f"{KEY_PREFIX}{key}"):
         pulumi.log.warn(
             f"{KEY_PREFIX}{key} is stored in plaintext in the stack file; it is handled as a "
             f"secret, but store it encrypted: pulumi config set --secret {KEY_PREFIX}{key}"
@@ -52,12 +51,12 @@ def secret_config(key: str) -> pulumi.Output[str] | None:
     return value
 
 
-def _stored_encrypted(full_key: str) -> bool:
-    return runtime_config.is_config_secret(full_key) or full_key in (runtime_config.get_config_secret_keys_env())
-
-
 def _decode(value: Any) -> Any:
-    """Pulumi passes structured values as JSON text; scalars stay as written."""
+    """Pulumi passes structured values as JSON text; scalars stay as written (a string that only
+    starts like JSON, e.g. "[dev", too: the core then refuses it with its key, not a traceback)."""
     if isinstance(value, str) and value[:1] in ("{", "["):
-        return json.loads(value)
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
     return value

@@ -19,12 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import pulumi.resource as pulumi_resource
 from google.protobuf import json_format
-from pulumi.runtime import mocks
-from pulumi.runtime.settings import get_root_resource
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+
+from components.pulumi_internals import MockMonitor, construction_order, run_program_function, wait_for
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -150,7 +147,7 @@ class _Mocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"the mock engine does not answer {args.token}: add it to tools/mock_engine.py")
 
 
-class _RecordingMonitor(mocks.MockMonitor):
+class _RecordingMonitor(MockMonitor):
     def __init__(self, run: ProgramRun, account: MockAccount):
         super().__init__(_Mocks(account))
         self.run = run
@@ -195,31 +192,23 @@ def _run(program, project, stack, config, secret_keys, account: MockAccount, run
     logger.addHandler(_LogCollector(run))
     pulumi.runtime.set_all_config(config, secret_keys)
     monitor = _RecordingMonitor(run, account)
-    mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
     program_dir = str(program.parent)
-    construction_order: dict[tuple[str, str], int] = {}
-    register = pulumi_resource.register_resource
-
-    def recording_register(res, ty, name, *args, **kwargs):
-        construction_order.setdefault((ty, name), len(construction_order))
-        return register(res, ty, name, *args, **kwargs)
-
-    # The monitor sees requests when their inputs resolve, an order asyncio does not fix between
-    # runs; the order in which the program constructs resources is fixed, so the plan uses it.
-    pulumi_resource.register_resource = recording_register
-    try:
-        _sync_await(run_pulumi_func(lambda: _run_path(program, program_dir)))
-    except Exception as error:  # handed to the caller with what ran before it
-        run.error = error
-        return
-    finally:
-        pulumi_resource.register_resource = register
-        run.resources.sort(key=lambda r: construction_order.get((r.type, r.name), len(construction_order)))
-    root = get_root_resource()
+    # The plan lists resources in the order the program constructs them (fixed), not in the order
+    # the monitor sees them (when their inputs resolve).
+    with construction_order() as order:
+        try:
+            run_program_function(lambda: _run_path(program, program_dir))
+        except Exception as error:  # handed to the caller with what ran before it
+            run.error = error
+            return
+        finally:
+            run.resources.sort(key=lambda r: order.get((r.type, r.name), len(order)))
+    root = pulumi.runtime.get_root_resource()
     for name, value in sorted(root.outputs.items()):
         output = pulumi.Output.from_input(value)
-        secret = _sync_await(output.is_secret())
-        run.outputs[name] = SECRET if secret else _sync_await(output.future())
+        secret = wait_for(output.is_secret())
+        run.outputs[name] = SECRET if secret else wait_for(output.future())
 
 
 def _run_path(program: Path, program_dir: str) -> None:

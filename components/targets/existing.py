@@ -27,7 +27,8 @@ class ExistingCluster(Component):
         settings = pulumi.Config("kubernetes")
         provider = k8s.Provider(
             f"{name}-kubernetes",
-            kubeconfig=settings.get("kubeconfig"),
+            # A kubeconfig may carry credentials: secret in the state and outputs, however it was stored.
+            kubeconfig=settings.get_secret("kubeconfig"),
             context=settings.get("context"),
             enable_server_side_apply=True,
             # Adopt objects that exist already (the CRDs of an earlier Dynamo install, made by its

@@ -1,0 +1,69 @@
+"""Every use of the Pulumi Python SDK's private API, in one place.
+
+tests/components/test_pulumi_internals.py pins these to the SDK version in requirements.txt and
+fails loudly when an upgrade changes them. Nothing else in the repository imports SDK internals.
+
+- The program (components/stack_config.py) reads the whole set of stack config keys, so that a
+  misspelt top-level key is refused; the public `pulumi.Config` only answers for keys it is asked.
+- The mock engine (tools/mock_engine.py) runs a program to completion synchronously, records
+  resources in the order the program constructs them, and subclasses the mock monitor to keep
+  every registration request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pulumi.resource
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime import mocks
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+T = TypeVar("T")
+
+PINNED_SDK = "3.272.0"  # the pulumi version these were read from (requirements.txt)
+
+MockMonitor = mocks.MockMonitor  # the monitor set_mocks installs; subclassed to record requests
+
+
+def all_config() -> dict[str, Any]:
+    """Every stack config key with its value, the environment's first and then the engine's."""
+    return runtime_config.get_config_env() | runtime_config.CONFIG.get()
+
+
+def stored_encrypted(full_key: str) -> bool:
+    """Whether the stack file holds this key encrypted (`pulumi config set --secret`)."""
+    return runtime_config.is_config_secret(full_key) or full_key in runtime_config.get_config_secret_keys_env()
+
+
+def wait_for(awaitable: Awaitable[T]) -> T:
+    """The awaitable's result, outside an event loop (after a program has run)."""
+    return _sync_await(awaitable)
+
+
+def run_program_function(program: Callable[[], None]) -> None:
+    """Run a Pulumi program function as the engine would, until every registration is done."""
+    _sync_await(run_pulumi_func(program))
+
+
+@contextlib.contextmanager
+def construction_order() -> Iterator[dict[tuple[str, str], int]]:
+    """While open, every resource the program constructs gets its (type, name) -> position here.
+
+    The mock monitor sees requests when their inputs resolve, an order asyncio does not fix
+    between runs; the order in which the program constructs resources is fixed."""
+    register = pulumi.resource.register_resource
+    order: dict[tuple[str, str], int] = {}
+
+    def recording_register(res, ty, name, *args, **kwargs):
+        order.setdefault((ty, name), len(order))
+        return register(res, ty, name, *args, **kwargs)
+
+    pulumi.resource.register_resource = recording_register
+    try:
+        yield order
+    finally:
+        pulumi.resource.register_resource = register

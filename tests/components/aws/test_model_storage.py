@@ -1,0 +1,77 @@
+"""components/aws/model_storage.py: the model cache's EFS or FSx for Lustre file system, reachable from the nodes."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
+from core.render import model_cache
+
+SUBNETS = ["subnet-pinned", "subnet-a", "subnet-c"]
+MODEL_STORAGE = "gpt-oss-infra:aws:ModelStorage"
+
+
+def build_storage(engine, config):
+    made = {}
+
+    def program():
+        args = ModelStorageArgs(config, "gptoss-test", "vpc-1", SUBNETS, "sg-nodes")
+        made["storage"] = storage = ModelStorage("storage", args)
+        names = [storage.dns_name, storage.mount_name] if storage.dns_name else []
+        return {"id": storage.file_system_id, "names": pulumi.Output.all(*names)}
+
+    values = engine.run(program)
+    assert {engine.parent_type(name) for name in engine.children("storage")} == {MODEL_STORAGE}
+    return made["storage"], values
+
+
+def test_efs_admits_nfs_from_the_nodes_through_a_mount_target_per_subnet(engine, example_stack):
+    storage, values = build_storage(engine, example_stack("dev").config.model_cache)
+    assert values == {"id": "storage-efs-id", "names": []}
+    assert engine.inputs("storage-clients")["ingress"] == [
+        {"protocol": "tcp", "fromPort": 2049, "toPort": 2049, "securityGroups": ["sg-nodes"], "self": False}
+    ]
+    assert engine.inputs("storage-clients")["vpcId"] == "vpc-1"
+    efs = engine.inputs("storage-efs")
+    assert (efs["encrypted"], efs["throughputMode"]) == (True, "elastic")
+    assert efs["tags"] == {"Name": "gptoss-test-model-cache"}
+    opts = engine.built["storage-efs"].opts
+    assert (opts.protect, opts.retain_on_delete) == (True, True)  # the weights outlive the stack
+    targets = [f"storage-efs-{index}" for index in range(3)]
+    assert engine.names_of("aws:efs/mountTarget:MountTarget") == targets
+    for target, subnet in zip(targets, SUBNETS, strict=True):
+        assert engine.inputs(target) == {
+            "fileSystemId": "storage-efs-id",
+            "subnetId": subnet,
+            "securityGroups": ["storage-clients-id"],
+        }
+    assert storage.ready == [engine.built[target].resource for target in targets]
+    assert storage.dns_name is storage.mount_name is None
+
+
+def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, example_stack):
+    config = example_stack("gb200").config.model_cache
+    storage, values = build_storage(engine, config)
+    assert values == {"id": "storage-fsx-id", "names": ["storage-fsx.fsx.example.com", "storage-fsx-mount"]}
+    assert engine.inputs("storage-clients")["ingress"] == [
+        {"protocol": "tcp", "fromPort": low, "toPort": high, "securityGroups": ["sg-nodes"], "self": True}
+        for low, high in [(988, 988), (1018, 1023)]
+    ]
+    fsx = engine.inputs("storage-fsx")
+    assert {key: fsx[key] for key in ("deploymentType", "subnetIds", "securityGroupIds", "fileSystemTypeVersion")} == {
+        "deploymentType": "PERSISTENT_2",
+        "subnetIds": "subnet-pinned",
+        "securityGroupIds": ["storage-clients-id"],
+        "fileSystemTypeVersion": LUSTRE_VERSION,
+    }
+    assert fsx["storageCapacity"] == model_cache.fsx_capacity_gib(config.size)
+    assert fsx["perUnitStorageThroughput"] == config.fsx_throughput_per_tib
+    opts = engine.built["storage-fsx"].opts
+    assert (opts.protect, opts.retain_on_delete) == (True, True)
+    rules = ["storage-nodes-lustre-988", "storage-nodes-lustre-1018"]
+    assert engine.names_of("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") == rules
+    for rule, (low, high) in zip(rules, [(988, 988), (1018, 1023)], strict=True):
+        inputs = engine.inputs(rule)
+        assert (inputs["securityGroupId"], inputs["referencedSecurityGroupId"]) == ("sg-nodes", "storage-clients-id")
+        assert (inputs["ipProtocol"], inputs["fromPort"], inputs["toPort"]) == ("tcp", low, high)
+    assert storage.ready == [engine.built[name].resource for name in ["storage-fsx", *rules]]

@@ -1,0 +1,71 @@
+"""components/aws/network.py: a VPC with private and public subnets per AZ, one NAT gateway, and their routes."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.aws.network import Network, NetworkArgs
+from core.aws import specs as aws_specs
+
+VPC_CIDR = "10.0.0.0/16"
+ZONES = ["us-east-2b", "us-east-2a", "us-east-2c"]  # as availability_zone_order gives them: pinned first
+NETWORK = "gpt-oss-infra:aws:Network"
+
+
+def build_network(engine, zone_count: int = 3):
+    def program():
+        args = NetworkArgs("gptoss-dev", VPC_CIDR, pulumi.Output.from_input(ZONES[:zone_count]), zone_count)
+        network = Network("net", args)
+        return {"vpc": network.vpc_id, "private": pulumi.Output.all(*network.private_subnet_ids)}
+
+    return engine.run(program)
+
+
+def test_subnets_follow_the_zone_order_with_their_cidrs_and_tags(engine):
+    values = build_network(engine)
+    assert values == {"vpc": "net-vpc-id", "private": ["net-private-0-id", "net-private-1-id", "net-private-2-id"]}
+    assert {engine.parent_type(name) for name in engine.children("net")} == {NETWORK}
+    for index, (private_cidr, public_cidr) in enumerate(aws_specs.subnet_cidrs(VPC_CIDR, 3)):
+        private, public = engine.inputs(f"net-private-{index}"), engine.inputs(f"net-public-{index}")
+        assert (private["cidrBlock"], public["cidrBlock"]) == (private_cidr, public_cidr)
+        assert private["availabilityZone"] == public["availabilityZone"] == ZONES[index]
+        assert private["vpcId"] == public["vpcId"] == "net-vpc-id"
+        assert private["tags"] == {
+            "Name": f"net-private-{index}",
+            "kubernetes.io/cluster/gptoss-dev": "shared",
+            "kubernetes.io/role/internal-elb": "1",
+        }
+        assert public["tags"] == {
+            "Name": f"net-public-{index}",
+            "kubernetes.io/cluster/gptoss-dev": "shared",
+            "kubernetes.io/role/elb": "1",
+        }
+        assert public["mapPublicIpOnLaunch"] is True
+        assert "mapPublicIpOnLaunch" not in private
+
+
+def test_private_subnets_reach_out_through_one_nat_in_the_first_public_subnet(engine):
+    build_network(engine)
+    assert engine.names_of("aws:ec2/natGateway:NatGateway") == ["net-nat"]
+    nat = engine.inputs("net-nat")
+    assert (nat["subnetId"], nat["allocationId"]) == ("net-public-0-id", "net-nat-ip-id")
+    assert engine.inputs("net-nat-ip")["domain"] == "vpc"
+    assert engine.waits_for("net-nat") == ["net-igw"]  # a NAT gateway needs the VPC's internet gateway
+    assert engine.inputs("net-private")["routes"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": "net-nat-id"}]
+    assert engine.inputs("net-public")["routes"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": "net-igw-id"}]
+    for index in range(3):
+        for kind in ("private", "public"):
+            association = engine.inputs(f"net-{kind}-{index}-routes")
+            assert association == {"subnetId": f"net-{kind}-{index}-id", "routeTableId": f"net-{kind}-id"}
+
+
+def test_the_vpc_resolves_names_for_eks(engine):
+    build_network(engine, zone_count=2)
+    vpc = engine.inputs("net-vpc")
+    assert vpc == {
+        "cidrBlock": VPC_CIDR,
+        "enableDnsHostnames": True,
+        "enableDnsSupport": True,
+        "tags": {"Name": "gptoss-dev-vpc"},
+    }
+    assert len(engine.names_of("aws:ec2/subnet:Subnet")) == 4

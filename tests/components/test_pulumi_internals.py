@@ -1,0 +1,82 @@
+"""components/pulumi_internals.py: the SDK internals it uses are still there, and still behave, in the
+pinned SDK. When one of these fails after an upgrade, re-read that module against the new SDK."""
+
+from __future__ import annotations
+
+import contextvars
+import importlib.metadata
+import inspect
+import re
+from contextvars import ContextVar
+
+import pulumi
+import pulumi.resource
+from pulumi.runtime import config as runtime_config
+
+from components import pulumi_internals
+from tools.plan import ROOT
+
+SDK_CHANGED = "the Pulumi SDK changed: re-check components/pulumi_internals.py against it"
+
+
+def test_the_installed_sdk_is_the_one_the_internals_were_read_from():
+    pinned = re.search(r"^pulumi==(\S+)", (ROOT / "requirements.txt").read_text(), re.MULTILINE).group(1)
+    assert pulumi_internals.PINNED_SDK == pinned == importlib.metadata.version("pulumi"), SDK_CHANGED
+
+
+def test_the_internals_keep_their_shape():
+    register = inspect.signature(pulumi.resource.register_resource)
+    assert list(register.parameters)[:3] == ["res", "ty", "name"], SDK_CHANGED
+    assert isinstance(runtime_config.CONFIG, ContextVar), SDK_CHANGED
+    assert callable(pulumi_internals.MockMonitor.RegisterResource), SDK_CHANGED
+    assert list(inspect.signature(pulumi.runtime.set_mocks).parameters)[5] == "monitor", SDK_CHANGED
+
+
+def _in_fresh_context(function):
+    """Pulumi's settings and config live in context variables: a fresh context keeps them apart
+    from every other test's."""
+    return contextvars.Context().run(function)
+
+
+def test_all_config_sees_every_key_and_which_are_stored_encrypted(monkeypatch):
+    for variable in ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS"):  # the engine's way in; none here
+        monkeypatch.delenv(variable, raising=False)
+
+    def read():
+        pulumi.runtime.set_all_config(
+            {"gpt-oss-infra:namespace": "gpt-oss", "gpt-oss-infra:deploymnts": "{}", "gpt-oss-infra:hfToken": "x"},
+            ["gpt-oss-infra:hfToken"],
+        )
+        return pulumi_internals.all_config(), pulumi_internals.stored_encrypted("gpt-oss-infra:hfToken")
+
+    config, encrypted = _in_fresh_context(read)
+    assert set(config) == {"gpt-oss-infra:namespace", "gpt-oss-infra:deploymnts", "gpt-oss-infra:hfToken"}
+    assert encrypted is True
+
+
+class _NoCloud(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args):
+        raise NotImplementedError(args.token)
+
+
+def test_a_program_runs_to_completion_with_its_construction_order_recorded():
+    def run():
+        pulumi.runtime.set_mocks(_NoCloud(), project="p", stack="s", preview=False)
+        built = []
+
+        def program():
+            first = pulumi.CustomResource("test:index:Thing", "first", {"value": 1})
+            second = pulumi.CustomResource("test:index:Thing", "second", {"value": first.id})
+            built.extend([first, second])
+
+        with pulumi_internals.construction_order() as order:
+            pulumi_internals.run_program_function(program)
+        return order, pulumi_internals.wait_for(built[1].id.future())
+
+    order, second_id = _in_fresh_context(run)
+    assert order == {("test:index:Thing", "first"): 0, ("test:index:Thing", "second"): 1}
+    assert second_id == "second-id"
+    assert pulumi.resource.register_resource.__name__ == "register_resource"  # restored afterwards

@@ -1,0 +1,105 @@
+"""components/stack_config.py: the stack's Pulumi config handed to the core, its refusal, and the secret keys."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pulumi
+import pytest
+
+from components.stack_config import raw_namespace_config, refused, secret_config
+from core.stack import build_stack
+from tests.components.conftest import is_secret
+from tests.support import namespace_config, stack_entries
+from tests.support import refused as config_error
+from tools.plan import engine_config
+
+HF_TOKEN = "hf_component_test_token"
+
+
+def test_the_core_receives_the_stack_file_as_written(engine):
+    entries = stack_entries("dev")
+    engine.configure(*engine_config(entries))
+    assert engine.call(raw_namespace_config) == namespace_config(entries)
+
+
+def test_secrets_and_other_namespaces_stay_out(engine):
+    engine.configure(
+        {
+            "aws:region": "us-east-2",
+            "kubernetes:context": "lab",
+            "gpt-oss-infra:environment": "dev",
+            "gpt-oss-infra:hfToken": HF_TOKEN,
+            "gpt-oss-infra:ngcApiKey": "nvapi-x",
+        },
+        ["gpt-oss-infra:hfToken", "gpt-oss-infra:ngcApiKey"],
+    )
+    assert engine.call(raw_namespace_config) == {"environment": "dev"}
+
+
+def test_a_string_that_only_looks_like_json_stays_a_string(engine, dev_raw, catalog):
+    engine.configure({"gpt-oss-infra:environment": "[dev", "gpt-oss-infra:namespace": "{gpt-oss"})
+    assert engine.call(raw_namespace_config) == {"environment": "[dev", "namespace": "{gpt-oss"}
+    (problem,) = config_error(dev_raw | {"environment": "[dev"}, catalog).problems  # the core names the key
+    assert problem.key == "gpt-oss-infra:environment"
+
+
+def test_config_set_by_the_program_wins_over_the_environment(engine, monkeypatch):
+    monkeypatch.setenv(
+        "PULUMI_CONFIG",
+        json.dumps({"gpt-oss-infra:environment": "from-env", "gpt-oss-infra:nodePools": '{"gpu": {"nodes": 1}}'}),
+    )
+    engine.configure({"gpt-oss-infra:environment": "dev"})
+    assert engine.call(raw_namespace_config) == {"environment": "dev", "nodePools": {"gpu": {"nodes": 1}}}
+
+
+def test_refused_turns_every_config_problem_into_one_run_error(dev_raw, catalog):
+    dev_raw["nodePool"] = dev_raw.pop("nodePools")  # a misspelt top-level key
+    error = config_error(dev_raw, catalog)
+    with pytest.raises(pulumi.RunError) as caught:
+        refused(lambda: build_stack(dev_raw, catalog, with_hf_token=False))
+    assert str(caught.value) == f"invalid stack config:\n{error}"
+    assert "nodePool" in str(caught.value)
+
+
+def test_refused_returns_what_was_decided_and_lets_other_errors_through():
+    assert refused(lambda: 42) == 42
+    with pytest.raises(KeyError):
+        refused(lambda: {}["missing"])
+
+
+@pytest.mark.parametrize("stored_encrypted", [True, False])
+def test_a_secret_key_is_a_secret_however_it_is_stored(engine, caplog, stored_encrypted):
+    engine.configure({"gpt-oss-infra:hfToken": HF_TOKEN}, ["gpt-oss-infra:hfToken"] if stored_encrypted else [])
+
+    def program():
+        token = secret_config("hfToken")
+        return {"token": token, "secret": is_secret(token)}
+
+    with caplog.at_level(logging.WARNING):
+        values = engine.run(program)
+    assert values == {"token": HF_TOKEN, "secret": True}
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    if stored_encrypted:
+        assert warnings == []
+    else:
+        assert warnings == [
+            "gpt-oss-infra:hfToken is stored in plaintext in the stack file; it is handled as a secret, but store "
+            "it encrypted: pulumi config set --secret gpt-oss-infra:hfToken"
+        ]
+
+
+def test_a_key_listed_secret_in_the_environment_counts_as_encrypted(engine, caplog, monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(["gpt-oss-infra:ngcApiKey"]))
+    engine.configure({"gpt-oss-infra:ngcApiKey": "nvapi-x"})
+    with caplog.at_level(logging.WARNING):
+        values = engine.run(lambda: {"key": secret_config("ngcApiKey")})
+    assert values == {"key": "nvapi-x"}
+    assert not [record for record in caplog.records if record.levelno == logging.WARNING]
+
+
+def test_an_unset_secret_is_none_and_only_secret_keys_are_read_so(engine):
+    assert engine.call(lambda: secret_config("ngcApiKey")) is None
+    with pytest.raises(AssertionError):
+        engine.call(lambda: secret_config("environment"))
