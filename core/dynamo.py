@@ -14,15 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field
 
 from core.inputs.schema import StrictModel
 from core.mappings import deep_merge
+from core.yaml_files import load_yaml, read_yaml
 
 CHART = "dynamo-platform"
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class DynamoVersionSpec(StrictModel):
@@ -72,7 +71,7 @@ def _load_crds(directory: Path) -> list[dict[str, Any]]:
     crds = []
     for path in sorted(directory.glob("*.yaml.gz")):
         with gzip.open(path) as stream:
-            crds.append(yaml.load(stream, Loader=YAML_LOADER))
+            crds.append(load_yaml(stream))
     return crds
 
 
@@ -86,8 +85,7 @@ def _chart_defaults(directory: Path) -> dict[str, Any]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    with path.open() as stream:
-        return yaml.load(stream, Loader=YAML_LOADER) or {}
+    return read_yaml(path) or {}
 
 
 def undeclared_values(values: dict[str, Any], defaults: dict[str, Any], path: str = "") -> list[str]:

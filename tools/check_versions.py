@@ -16,15 +16,14 @@ import sys
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 from core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
+from core.yaml_files import load_yaml
 
 
 def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:
     """version -> digest, as the repository's index.yaml lists them now."""
     with urllib.request.urlopen(index_url, timeout=timeout) as response:
-        index = yaml.load(response.read(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        index = load_yaml(response.read())
     return {entry["version"]: entry.get("digest", "") for entry in index.get("entries", {}).get(chart, [])}
 
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from core.backends import BackendSpec, EngineView
 from core.errors import ConfigError, Problem
 from core.inputs.schema import problems_from
+from core.yaml_files import read_yaml
 
 TOP_LEVEL_CLASS = "TorchLlmArgs"
 # KvCacheConfig.free_gpu_memory_fraction's default (the field list gives it as 0.9).
@@ -129,10 +129,8 @@ class TrtllmBackend:
     @classmethod
     def load(cls, config_dir: Path) -> TrtllmBackend:
         path = config_dir / "backends" / f"{cls.name}.yaml"
-        with path.open() as stream:
-            data = yaml.safe_load(stream)
         try:
-            spec = BackendSpec.model_validate(data)
+            spec = BackendSpec.model_validate(read_yaml(path))
         except ValidationError as error:
             raise ConfigError(problems_from(error, f"{path}: ")) from None
         backend = cls(spec, EngineFields.load(config_dir / spec.engine_fields))

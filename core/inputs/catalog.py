@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import Field, PositiveInt, ValidationError, model_validator
 
 from core.backends import Backend, load_backends
 from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
 from core.inputs.schema import StrictModel, problems_from
+from core.yaml_files import read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
@@ -274,8 +274,7 @@ def _recipe_problems(recipe: Recipe, path: Path, hardware: dict[str, Hardware], 
 
 
 def _read_yaml(path: Path) -> dict:
-    with path.open() as stream:
-        return yaml.safe_load(stream) or {}
+    return read_yaml(path) or {}
 
 
 def _parse(model: type[StrictModel], data: dict, key_prefix: str):
