@@ -26,7 +26,7 @@ _Mocks.new_resource
 _Mocks.call
 
 # http.server calls these on the test servers' request handlers (vulture matches by name, so this
-# covers tests/test_versions.py's handler too).
+# covers tests/tools/test_check_versions.py's handler too).
 _Frontend.do_GET
 _Frontend.do_POST
 _Frontend.log_message

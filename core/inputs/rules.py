@@ -229,7 +229,7 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 
 
 def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
-    problems = []
+    problems = _backend_problems(config, catalog)
     for name, deployment in config.deployments.items():
         key = f"{KEY_PREFIX}deployments.{name}"
         recipe = catalog.recipes.get(deployment.recipe)
@@ -259,3 +259,23 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
                 )
             )
     return problems
+
+
+def _backend_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """One backend per stack: every worker runs the release's one runtime image, which carries one
+    serving engine (release.runtimeImage)."""
+    backends = {
+        name: catalog.recipes[deployment.recipe].backend
+        for name, deployment in config.deployments.items()
+        if deployment.recipe in catalog.recipes
+    }
+    first = next(iter(backends.items()), None)
+    return [
+        Problem(
+            f"{KEY_PREFIX}deployments.{name}.recipe",
+            f"recipe {config.deployments[name].recipe} runs on the {backend} backend, but deployment {first[0]}'s"
+            f" runs on {first[1]}: a stack's deployments share release.runtimeImage, so they share one backend",
+        )
+        for name, backend in backends.items()
+        if first and backend != first[1]
+    ]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
 from core.errors import ConfigError
 from core.stack import build_stack
-from tests.support import example_entries, existing, problem_keys
+from tests.support import example_entries, existing, problem_keys, refused
 
 
 def test_recipe_on_the_wrong_hardware_names_the_recipe(dev_raw, catalog):
@@ -85,3 +86,17 @@ def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog
         "10.20.0.0/24"
     ]
 
+
+def test_a_stack_runs_one_backend(dev_raw, catalog):
+    """Every worker runs release.runtimeImage, which carries one engine: a deployment whose recipe
+    names another backend is refused (here a copy of a recipe under a second backend's name)."""
+    other = catalog.recipes["h200-agg-max-throughput"].model_copy(update={"backend": "vllm"})
+    two_backends = dataclasses.replace(
+        catalog,
+        recipes=catalog.recipes | {"h200-vllm": other},
+        backends=catalog.backends | {"vllm": catalog.backends["trtllm"]},
+    )
+    dev_raw["deployments"]["other"] = {"recipe": "h200-vllm", "nodePool": "gpu"}
+    (problem,) = refused(dev_raw, two_backends).problems
+    assert problem.key == "gpt-oss-infra:deployments.other.recipe"
+    assert "runs on the vllm backend, but deployment gpt-oss's runs on trtllm" in problem.message
