@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -76,12 +77,7 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
         key = f"{KEY_PREFIX}nodePools.{name}"
         hardware = catalog.hardware.get(pool.hardware)
         if hardware is None:
-            problems.append(
-                Problem(
-                    f"{key}.hardware",
-                    f"unknown hardware {pool.hardware!r}; one of {', '.join(catalog.hardware)}",
-                )
-            )
+            problems.append(_unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware))
             continue
         instance_type = pool.instance_type or hardware.default_instance_type
         instance = hardware.instance_types.get(instance_type)
@@ -234,20 +230,10 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
         key = f"{KEY_PREFIX}deployments.{name}"
         recipe = catalog.recipes.get(deployment.recipe)
         if recipe is None:
-            problems.append(
-                Problem(
-                    f"{key}.recipe",
-                    f"unknown recipe {deployment.recipe!r}; one of {', '.join(sorted(catalog.recipes))}",
-                )
-            )
+            problems.append(_unknown(f"{key}.recipe", "recipe", deployment.recipe, sorted(catalog.recipes)))
         pool = config.node_pools.get(deployment.node_pool)
         if pool is None:
-            problems.append(
-                Problem(
-                    f"{key}.nodePool",
-                    f"unknown node pool {deployment.node_pool!r}; one of {', '.join(config.node_pools)}",
-                )
-            )
+            problems.append(_unknown(f"{key}.nodePool", "node pool", deployment.node_pool, config.node_pools))
         if recipe is None or pool is None:
             continue
         if recipe.hardware != pool.hardware:
@@ -279,3 +265,7 @@ def _backend_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
         for name, backend in backends.items()
         if first and backend != first[1]
     ]
+
+
+def _unknown(key: str, what: str, value: str, known: Iterable[str]) -> Problem:
+    return Problem(key, f"unknown {what} {value!r}; one of {', '.join(known)}")

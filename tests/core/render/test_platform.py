@@ -7,18 +7,15 @@ import copy
 import pytest
 
 from core.dynamo import undeclared_values
-from core.errors import ConfigError
 from core.render.labels import SYSTEM_POOL_AFFINITY
 from core.stack import build_stack
-from tests.support import existing
+from tests.support import existing, refused
 
 
 def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, catalog):
     existing(dev_raw)
     dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
-    with pytest.raises(ConfigError) as caught:
-        build_stack(dev_raw, catalog, with_hf_token=False)
-    (problem,) = caught.value.problems
+    (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:cluster.blockStorageClassName"
     assert "platform.nats" in problem.message and "StorageClass" in problem.message
     # NATS off: no platform volume, nothing to name.
