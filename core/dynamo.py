@@ -24,10 +24,17 @@ CHART = "dynamo-platform"
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 
+class ChartVolumeClaim(StrictModel):
+    what: str
+    when: list[str] = Field(min_length=1)  # value paths that must all be true for the chart to make it
+    storage_class_name: str  # value path of its StorageClass (empty there: the cluster default)
+
+
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     nats_switch: list[str] = Field(min_length=1)
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
+    volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)
     sources: list[str] = Field(min_length=1)
 
 

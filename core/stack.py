@@ -12,7 +12,7 @@ from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
 from core.inputs.rules import parse_stack_config
-from core.render import benchmark, gpu_software, manifests, model_cache, platform, smoke_test
+from core.render import benchmark, gpu_software, manifests, model_cache, platform, smoke_test, storage
 from core.render.labels import POOL_LABEL
 from core.render.scripts import Script, ScriptedJob
 from core.render.validation import object_problems
@@ -201,9 +201,27 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         for obj in stack.objects()
         for line in object_problems(obj, config.cluster.kubernetes_version, dynamo)
     ]
+    problems += _storage_problems(stack)
     if problems:
         raise ConfigError(problems)
     return stack
+
+
+def _storage_problems(stack: Stack) -> list[Problem]:
+    """Every claim (ours, and the platform chart's from its values) gets a class the stack provides."""
+    cluster, cache = stack.config.cluster, stack.config.model_cache
+    declared = {}  # classes an existing cluster has, as its config says
+    if cluster.kind == "existing" and cluster.block_storage_class_name:
+        declared[cluster.block_storage_class_name] = f"{KEY_PREFIX}cluster.blockStorageClassName"
+    if cache.storage == "existing" and cache.storage_class_name:
+        declared[cache.storage_class_name] = f"{KEY_PREFIX}modelCache.storageClassName"
+    created = [obj for obj in stack.objects() if obj["kind"] == "StorageClass"]
+    provided = storage.provided_classes(created, declared)
+    claims = storage.manifest_claims(stack.objects(), f"{KEY_PREFIX}modelCache.storageClassName")
+    claims += storage.chart_claims(
+        stack.platform.dynamo, stack.platform.values, f"{KEY_PREFIX}cluster.blockStorageClassName"
+    )
+    return storage.storage_problems(claims, provided)
 
 
 def _serving(

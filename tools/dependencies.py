@@ -15,8 +15,8 @@ from tools.mock_engine import Registration
 COMPONENT_PREFIX = "gpt-oss-infra:"
 
 
-def transitive_waits(resources: Iterable[Registration]) -> dict[str, frozenset[str]]:
-    """For each resource, every resource it waits for, directly or through others."""
+def direct_waits(resources: Iterable[Registration]) -> dict[str, frozenset[str]]:
+    """For each resource, the resources it waits for itself (a component stands for all under it)."""
     by_name = {resource.name: resource for resource in resources}
     children: dict[str, list[str]] = {}
     for resource in by_name.values():
@@ -35,9 +35,63 @@ def transitive_waits(resources: Iterable[Registration]) -> dict[str, frozenset[s
                         pending.append(child)
         return names
 
+    return {
+        name: frozenset(
+            set().union(*(expanded(dependency) for dependency in resource.waits_for if dependency in by_name))
+        )
+        for name, resource in by_name.items()
+    }
+
+
+def transitive_waits(resources: Iterable[Registration]) -> dict[str, frozenset[str]]:
+    """For each resource, every resource it waits for, directly or through others."""
+    direct = direct_waits(resources)
+
     @cache
     def waits(name: str) -> frozenset[str]:
-        direct = set().union(*(expanded(dependency) for dependency in by_name[name].waits_for if dependency in by_name))
-        return frozenset(direct.union(*(waits(dependency) for dependency in direct)))
+        return frozenset(direct[name].union(*(waits(dependency) for dependency in direct[name])))
 
-    return {name: waits(name) for name in by_name}
+    return {name: waits(name) for name in direct}
+
+
+GRAPH_TYPE = "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment"
+JOB_TYPE = "kubernetes:batch/v1:Job"
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+GPU_JOB_COMPONENTS = {"benchmark", "smoke-test"}  # Jobs that talk to the GPU workers
+# What every graph must wait for: its CRD, the operator that reconciles it, and the Job that
+# completes only with every weight in the cache.
+GRAPH_PREREQUISITES = ("dynamo-platform-crd-dynamographdeployments", "dynamo-platform-release", "model-cache-download")
+
+
+def readiness_problems(resources: list[Registration]) -> list[str]:
+    """How the planned graph breaks the readiness order of a `pulumi up`, one line per problem:
+    - nothing but GPU workloads (graphs, their smoke tests and benchmarks) waits on a GPU node
+      group, so that a GPU pool still booting (or a Capacity Block not started) holds up nothing else;
+    - every graph waits for GRAPH_PREREQUISITES;
+    - every smoke test waits for its graph."""
+    waits = transitive_waits(resources)
+    gpu_groups = {
+        r.name
+        for r in resources
+        if r.type == NODE_GROUP_TYPE and r.inputs["labels"].get("nvidia.com/gpu.present") == "true"
+    }
+    problems = []
+    for resource in resources:
+        if resource.type.startswith(COMPONENT_PREFIX):
+            continue  # a component is its children, checked one by one
+        component = resource.inputs.get("metadata", {}).get("labels", {}).get("app.kubernetes.io/component")
+        gpu_workload = resource.type == GRAPH_TYPE or (resource.type == JOB_TYPE and component in GPU_JOB_COMPONENTS)
+        own_part = any(resource.name.startswith(f"{group}-") for group in gpu_groups)  # e.g. its scaling schedule
+        if not gpu_workload and not own_part and waits[resource.name] & gpu_groups:
+            problems.append(
+                f"{resource.name} waits for GPU nodes ({', '.join(sorted(waits[resource.name] & gpu_groups))})"
+            )
+        if resource.type == GRAPH_TYPE:
+            missing = [name for name in GRAPH_PREREQUISITES if name not in waits[resource.name]]
+            if missing:
+                problems.append(f"{resource.name} does not wait for {', '.join(missing)}")
+        if resource.type == JOB_TYPE and component == "smoke-test":
+            graph = f"{resource.inputs['metadata']['labels']['gpt-oss-infra/deployment']}-graph"
+            if graph not in waits[resource.name]:
+                problems.append(f"{resource.name} does not wait for {graph}")
+    return problems

@@ -11,11 +11,6 @@ from tests.support import example_entries, registered, run_entries, stack_entrie
 from tools.dependencies import transitive_waits
 
 
-def test_every_graph_waits_for_the_platform_release_and_the_download(dev_run):
-    graph = registered(dev_run, "gpt-oss-graph")
-    assert {"dynamo-platform-release", "model-cache-download"} <= set(graph.options["dependsOn"])
-
-
 def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
     storage_class = registered(dev_run, "model-cache-storage-class").inputs
     assert storage_class["provisioner"] == "efs.csi.aws.com"

@@ -1,65 +1,85 @@
-"""Readiness order of a real `pulumi up`, read from the dependency graph the program registers."""
+"""Readiness order of a real `pulumi up`, as properties of the dependency graph the program
+registers for every stack (tools/dependencies.readiness_problems; a dependency on a component
+counts as one on everything under it)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from tests.support import example_entries, run_entries, stack_names
-from tools.dependencies import transitive_waits
+from tools.dependencies import GRAPH_TYPE, readiness_problems, transitive_waits
 
-# Every stack whose cluster the program creates (the GPU node groups are ours to order).
-AWS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
-GRAPH_TYPE = "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment"
-GPU_JOB_COMPONENTS = {"benchmark", "smoke-test"}  # Jobs that talk to the GPU workers
+# The stacks whose cluster the program creates: their node groups are its to order.
+EKS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
 
 
-@pytest.fixture(scope="module", params=AWS_STACKS)
-def stack_run(request):
-    run = run_entries(example_entries(request.param), stack=request.param)
+def _run(stack):
+    run = run_entries(example_entries(stack), stack=stack)
     assert run.error is None, run.error
-    return request.param, run
+    return stack, run
 
 
-def gpu_node_groups(run) -> set[str]:
-    return {
-        r.name
-        for r in run.resources
-        if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs["labels"].get("nvidia.com/gpu.present") == "true"
-    }
+@pytest.fixture(scope="module", params=stack_names())
+def stack_run(request):
+    return _run(request.param)
 
 
-def is_gpu_workload(resource) -> bool:
-    if resource.type == GRAPH_TYPE:
-        return True
-    labels = resource.inputs.get("metadata", {}).get("labels", {})
-    return (
-        resource.type == "kubernetes:batch/v1:Job" and labels.get("app.kubernetes.io/component") in GPU_JOB_COMPONENTS
-    )
+@pytest.fixture(scope="module", params=EKS_STACKS)
+def eks_stack_run(request):
+    return _run(request.param)
 
 
-def test_only_gpu_workloads_wait_for_gpu_nodes(stack_run):
+def test_every_stack_keeps_the_readiness_order(stack_run):
     stack, run = stack_run
-    waits = transitive_waits(run.resources)
-    gpu_groups = gpu_node_groups(run)
-    assert gpu_groups, stack
-    checked = []
-    for resource in run.resources:
-        if is_gpu_workload(resource) or any(resource.name.startswith(f"{group}-") for group in gpu_groups):
-            continue  # GPU workloads, and each GPU node group's own parts (its scaling schedule)
-        assert not waits[resource.name] & gpu_groups, (stack, resource.name, sorted(waits[resource.name] & gpu_groups))
-        checked.append(resource.name)
-    # The add-ons that need nodes, the platform and the weight download were among those checked.
-    assert {"gptoss-node-addons-coredns", "dynamo-platform-release", "model-cache-download"} <= set(checked)
-    for name in ("gptoss-node-addons-coredns", "dynamo-platform-release", "model-cache-download"):
-        assert "gptoss-nodes-system" in waits[name], name
-
-
-def test_every_graph_waits_for_its_own_pool_nodes(stack_run):
-    stack, run = stack_run
-    waits = transitive_waits(run.resources)
+    assert readiness_problems(run.resources) == [], stack
     graphs = [r for r in run.resources if r.type == GRAPH_TYPE]
-    assert graphs
+    smoke_tests = [r for r in run.resources if r.name.endswith("-smoke-test") and r.type.endswith(":Job")]
+    deferred = [r for r in graphs if "pulumi.com/skipAwait" in r.inputs["metadata"]["annotations"]]
+    assert graphs and len(smoke_tests) == len(graphs) - len(deferred), stack  # the checks had work to do
+
+
+def test_the_system_side_waits_for_system_nodes(eks_stack_run):
+    stack, run = eks_stack_run
+    waits = transitive_waits(run.resources)
+    for name in ("gptoss-node-addons-coredns", "dynamo-platform-release", "model-cache-download"):
+        assert "gptoss-nodes-system" in waits[name], (stack, name)
+
+
+def test_every_graph_waits_for_its_own_pool_nodes(eks_stack_run):
+    stack, run = eks_stack_run
+    waits = transitive_waits(run.resources)
     pools = example_entries(stack)["gpt-oss-infra:deployments"]
-    for graph in graphs:
+    for graph in (r for r in run.resources if r.type == GRAPH_TYPE):
         pool = pools[graph.inputs["metadata"]["name"]]["nodePool"]
         assert f"gptoss-nodes-{pool}" in waits[graph.name], graph.name
+
+
+def _rewired(run, names, dropped=frozenset(), added=frozenset()):
+    """The run's registrations with `dropped` taken from, and `added` put in, the direct waits of
+    the resources named (as if the program had registered them so)."""
+    return [
+        dataclasses.replace(r, waits_for=(r.waits_for - dropped) | added) if r.name in names else r
+        for r in run.resources
+    ]
+
+
+def test_a_graph_that_does_not_wait_for_the_cache_is_caught(dev_run):
+    """As if DynamoServing did not depend on the model cache: none of its parts waits for the download."""
+    serving = [r.name for r in dev_run.resources if r.name.startswith("gpt-oss")]
+    broken = _rewired(dev_run, serving, dropped={"model-cache-download"})
+    assert readiness_problems(broken) == ["gpt-oss-graph does not wait for model-cache-download"]
+
+
+def test_a_smoke_test_that_does_not_wait_for_its_graph_is_caught(dev_run):
+    broken = _rewired(dev_run, {"gpt-oss-smoke-test"}, dropped={"gpt-oss-graph"})
+    assert readiness_problems(broken) == ["gpt-oss-smoke-test does not wait for gpt-oss-graph"]
+
+
+def test_a_system_workload_that_waits_for_gpu_nodes_is_caught(dev_run):
+    broken = _rewired(dev_run, {"model-cache-download"}, added={"gptoss-nodes-gpu"})
+    problems = readiness_problems(broken)
+    assert "model-cache-download waits for GPU nodes (gptoss-nodes-gpu)" in problems
+    # ... and so does what waits for the download without being a GPU workload (the engine config).
+    assert "gpt-oss-engine-config waits for GPU nodes (gptoss-nodes-gpu)" in problems
