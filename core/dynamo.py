@@ -30,11 +30,25 @@ class ChartVolumeClaim(StrictModel):
     storage_class_name: str  # value path of its StorageClass (empty there: the cluster default)
 
 
+class ChartPod(StrictModel):
+    """A pod the chart creates; every field but `what`, `when` and `images` is a value path."""
+
+    what: str
+    when: list[str] = Field(min_length=1)
+    replicas: str | int
+    requests: str | None = None
+    node_selector: str | None = None
+    tolerations: str | None = None
+    affinity: str | None = None
+    images: list[tuple[str, str]] = Field(min_length=1)  # [repository path, tag path]
+
+
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     nats_switch: list[str] = Field(min_length=1)
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)
+    pods: list[ChartPod]  # the pods the chart creates (core/render/scheduling.py)
     sources: list[str] = Field(min_length=1)
 
 

@@ -15,3 +15,12 @@ def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[name] = copy.deepcopy(value)
     return merged
+
+
+def value_at(values: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path ("a.b.c"), or None where the path ends early."""
+    for key in path.split("."):
+        if not isinstance(values, dict):
+            return None
+        values = values.get(key)
+    return values

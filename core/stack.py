@@ -12,10 +12,10 @@ from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
 from core.inputs.rules import parse_stack_config
-from core.render import benchmark, gpu_software, manifests, model_cache, platform, smoke_test, storage
+from core.render import benchmark, gpu_software, manifests, model_cache, platform, scheduling, smoke_test, storage
 from core.render.labels import POOL_LABEL
 from core.render.scripts import Script, ScriptedJob
-from core.render.validation import object_problems
+from core.render.validation import DGD_KIND, object_problems
 from core.resolve import efa, sizing
 from core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
@@ -202,9 +202,42 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         for line in object_problems(obj, config.cluster.kubernetes_version, dynamo)
     ]
     problems += _storage_problems(stack)
+    if not problems:  # placing pods of objects that are wrong would only repeat their problems
+        placement, placement_warnings = _placement(stack, catalog)
+        problems += placement
+        stack.warnings.extend(placement_warnings)
     if problems:
         raise ConfigError(problems)
     return stack
+
+
+def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]]:
+    """Every pod placed on the stack's nodes, as the scheduler would (core/render/scheduling.py)."""
+    cluster, storage_kind = stack.config.cluster, stack.config.model_cache.storage
+    created = isinstance(cluster, EksClusterConfig)
+    pools = [
+        scheduling.gpu_pool(pool, created, stack.efa_pools[name], catalog, storage_kind)
+        for name, pool in stack.pools.items()
+    ]
+    pods = scheduling.chart_pods(stack.platform.dynamo, stack.platform.values)
+    if created:
+        pools.append(
+            scheduling.system_pool(
+                cluster.system_nodes.instance_type, cluster.system_nodes.nodes, catalog, storage_kind
+            )
+        )
+        pods += scheduling.cluster_pods(catalog.nodes, storage_kind)
+    else:
+        pools.append(scheduling.OTHER_NODES)
+    objects = stack.objects()
+    for obj in objects:
+        if obj["kind"] == "Job":
+            download = obj["metadata"]["labels"].get("app.kubernetes.io/component") == "model-download"
+            pods.append(scheduling.job_pod(obj, scheduling.FILLING if download else scheduling.SERVING))
+        elif obj["kind"] == DGD_KIND:
+            pods += scheduling.graph_pods(obj)
+    made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
+    return scheduling.placement_problems(pods, pools, made, catalog.image_platforms)
 
 
 def _storage_problems(stack: Stack) -> list[Problem]:

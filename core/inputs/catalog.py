@@ -172,6 +172,42 @@ class EfaPodSettings(StrictModel):
     host_ipc: bool = Field(alias="hostIPC")
 
 
+class InstanceFacts(StrictModel):
+    """One instance type as the scheduler sees it (configs/nodes.yaml); None: not published."""
+
+    cpu_architecture: Literal["x86_64", "arm64"]
+    vcpus: PositiveInt | None
+    memory_mib: Annotated[PositiveInt | None, Field(alias="memoryMiB")]
+    max_pods: PositiveInt | None
+
+
+class Reservation(StrictModel):
+    """What the node's kubelet keeps back (configs/nodes.yaml)."""
+
+    cpu_permyriad_by_core: list[tuple[PositiveInt | None, int]]  # (cores in the band, None: the rest; 1/10000)
+    memory_mib_per_pod: Annotated[int, Field(alias="memoryMiBPerPod")]
+    memory_mib_base: Annotated[int, Field(alias="memoryMiBBase")]
+    eviction_mib: Annotated[int, Field(alias="evictionMiB")]
+
+
+class NodePods(StrictModel):
+    """Pods that are there before ours: per node (DaemonSets) or per cluster (add-on Deployments)."""
+
+    name: str
+    runs_on: Literal["all", "gpu", "efa"] = "all"
+    storage: Annotated[Literal["efs", "fsx-lustre"] | None, Field(alias="with")] = None  # only with this cache storage
+    replicas: PositiveInt = 1
+    cpu: Annotated[int, Field(ge=0)] | None  # millicores; None: not published
+    memory: Annotated[int, Field(ge=0)] | None  # MiB
+
+
+class NodeFacts(StrictModel):
+    reservation: Reservation
+    instance_types: dict[str, InstanceFacts]
+    daemon_sets: list[NodePods]
+    cluster_pods: list[NodePods]
+
+
 class AddonVersion(StrictModel):
     """An EKS add-on build pinned for one Kubernetes version (configs/eks-addons.yaml)."""
 
@@ -200,6 +236,8 @@ class Catalog:
     smoke_test: SmokeTestSettings
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
     scripts: dict[str, str]  # configs/scripts/<file name> -> its text, mounted into the Jobs that run it
+    nodes: NodeFacts  # what the placement check sees of a node (configs/nodes.yaml)
+    image_platforms: dict[str, list[str]]  # image -> CPU architectures it is published for (configs/images.yaml)
 
 
 def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
@@ -250,6 +288,8 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
             SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
         ),
         scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir())},
+        nodes=_parse(NodeFacts, _read_yaml(config_dir / "nodes.yaml"), f"{config_dir / 'nodes.yaml'}: "),
+        image_platforms=_read_yaml(config_dir / "images.yaml"),
         dynamo_versions={
             version: DynamoVersion(
                 version=version,

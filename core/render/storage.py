@@ -16,7 +16,7 @@ from typing import Any
 
 from core.dynamo import DynamoVersion
 from core.errors import Problem
-from core.mappings import deep_merge
+from core.mappings import deep_merge, value_at
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
@@ -34,11 +34,11 @@ def chart_claims(dynamo: DynamoVersion, values: dict[str, Any], key: str) -> lis
     return [
         VolumeClaim(
             f"the dynamo-platform chart's {claim.what} claim ({claim.storage_class_name})",
-            _at(merged, claim.storage_class_name) or None,
+            value_at(merged, claim.storage_class_name) or None,
             key,
         )
         for claim in dynamo.spec.volume_claims
-        if all(_at(merged, path) for path in claim.when)
+        if all(value_at(merged, path) for path in claim.when)
     ]
 
 
@@ -78,11 +78,3 @@ def provided_classes(storage_classes: list[dict[str, Any]], declared: dict[str, 
         if storage_class["metadata"].get("annotations", {}).get(DEFAULT_CLASS_ANNOTATION) == "true":
             provided[DEFAULT_CLASS_ANNOTATION] = name
     return provided
-
-
-def _at(values: dict[str, Any], path: str) -> Any:
-    for key in path.split("."):
-        if not isinstance(values, dict):
-            return None
-        values = values.get(key)
-    return values
