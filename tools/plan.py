@@ -7,7 +7,7 @@ writes build/plan/<stack>/ (replacing what was there):
                   manifest file and digest
   manifests/      every Kubernetes object the program declares, one YAML file each
   outputs.json    the stack outputs
-  summary.md      pools, GPUs, deployments with recipe and topology (also printed)
+  summary.md      pools, GPUs, deployments with recipe and topology, the critical path (also printed)
 Invalid config: exit 1 with the message naming the key; nothing is written.
 """
 
@@ -27,6 +27,7 @@ import pulumi
 import yaml
 
 from core.render.report import render_summary
+from tools import critical_path
 from tools.mock_engine import SECRET, ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +100,13 @@ def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
         "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
-        "summary.md": render_summary(files.project, stack, run.outputs["report"], [r["type"] for r in resources]),
+        "summary.md": render_summary(
+            files.project,
+            stack,
+            run.outputs["report"],
+            [r["type"] for r in resources],
+            critical_path.render(critical_path.critical_path(run.resources, critical_path.load_phases())),
+        ),
     }
     for manifest in manifests(run):
         output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.dump(

@@ -162,7 +162,10 @@ def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit) -> dict[s
     }
 
 
-def render_summary(project: str, stack_name: str, report: dict[str, Any], resource_types: list[str]) -> str:
+def render_summary(
+    project: str, stack_name: str, report: dict[str, Any], resource_types: list[str], critical_path: list[str]
+) -> str:
+    """The plan's summary.md; `critical_path`: its lines (tools/critical_path.py), from the dependency graph."""
     release = report["release"]
     lines = [
         f"# Plan: {project} / {stack_name}",
@@ -247,6 +250,7 @@ def render_summary(project: str, stack_name: str, report: dict[str, Any], resour
         "",
     ]
     counts = Counter(resource_types)
+    lines += critical_path
     lines += [
         f"## Resources ({len(resource_types)})",
         "",

@@ -1,0 +1,40 @@
+"""tools/critical_path.py: the plan summary's critical path to serving, from the registered
+dependency graph and the durations AWS and NVIDIA publish (configs/durations.yaml)."""
+
+from __future__ import annotations
+
+from tests.support import example_entries, successful_run
+from tools.critical_path import critical_path, load_phases, render
+from tools.plan import ROOT
+
+
+def steps(run):
+    return [(step.phase.phase, step.resource) for step in critical_path(run.resources, load_phases())]
+
+
+def test_the_dev_stack_path_runs_from_the_cluster_to_the_smoke_test(dev_run):
+    assert steps(dev_run) == [
+        ("EKS cluster", "gptoss-eks-cluster"),
+        ("EKS add-on", "gptoss-addons-vpc-cni"),
+        ("managed node group (nodes Ready)", "gptoss-nodes-system"),
+        ("EKS add-on", "gptoss-node-addons-coredns"),
+        ("model download (gpt-oss-120b weights into the cache)", "model-cache-download"),
+        ("graph Ready (image pull, weight load)", "gpt-oss-graph"),
+        ("smoke test", "gpt-oss-smoke-test"),
+    ]
+    lines = render(critical_path(dev_run.resources, load_phases()))
+    assert "1. EKS cluster, `gptoss-eks-cluster`: 15 min (typically takes about 15 minutes)" in lines
+    assert "At least 30 minutes by published figures, plus 5 phase(s) with none published." in lines
+
+
+def test_a_graph_waiting_for_a_capacity_block_ends_the_path():
+    """prod's pool is a Capacity Block that has not started: its graph is not awaited, no smoke test."""
+    prod = successful_run(example_entries("prod"), stack="prod")
+    assert steps(prod)[-1] == ("graph Ready (image pull, weight load)", "gpt-oss-graph")
+
+
+def test_every_published_figure_is_cited_and_quoted_in_readme():
+    readme = (ROOT / "README.md").read_text()
+    for phase in load_phases():
+        if phase.minutes is not None:
+            assert phase.source and phase.published in readme, phase.phase
