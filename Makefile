@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# checkov in a venv of its own: it pins a botocore older than the project's.
+VENV_CHECKOV ?= .venv-checkov
 STACK ?= dev
 
 BASE ?= origin/main
@@ -12,6 +14,11 @@ BASE ?= origin/main
 $(VENV)/.installed: requirements.txt requirements-dev.txt policy/requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(VENV_CHECKOV)/.installed: requirements-checkov.txt
+	test -x $(VENV_CHECKOV)/bin/python || $(PYTHON) -m venv $(VENV_CHECKOV)
+	$(VENV_CHECKOV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	touch $@
 
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/$(STACK)/ and print its summary
@@ -28,7 +35,7 @@ plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: uni
 promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: copy the release block
 	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix)
 
-test: lint  ## lint, then every test (pure core, mock-engine runs, schema validation)
+test: lint $(VENV_CHECKOV)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov)
 	$(PY) -m pytest
 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)

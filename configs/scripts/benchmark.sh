@@ -5,10 +5,12 @@
 # concurrent stream.
 #
 # Environment: AIPERF_VERSION, ENDPOINT (host:port of the frontend), MODEL, TOKENIZER (a local
-# snapshot path), ISL, OSL, CONCURRENCY, REQUEST_COUNT, ARTIFACT_DIR.
+# snapshot path), ISL, OSL, CONCURRENCY, REQUEST_COUNT, ARTIFACT_DIR; PYTHONUSERBASE, where pip
+# installs (the root filesystem is read-only; Python finds the user site-packages there by itself).
 set -eu
 
-pip install --no-cache-dir --quiet "aiperf==${AIPERF_VERSION}"
+export PATH="${PYTHONUSERBASE}/bin:${PATH}"  # the aiperf command
+pip install --user --no-cache-dir --quiet "aiperf==${AIPERF_VERSION}"
 python3 - <<'PY'
 import json, os, time, urllib.request
 url = f"http://{os.environ['ENDPOINT']}/v1/models"

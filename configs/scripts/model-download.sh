@@ -6,14 +6,16 @@
 # and stops at once.
 #
 # Environment: HF_HOME, HF_HUB_VERSION, MODEL, MODEL_REVISION, EXCLUDES (comma-separated glob
-# patterns), MARKER; HF_TOKEN when the model needs one.
+# patterns), MARKER; HF_TOKEN_PATH (a file holding the token) when the model needs one;
+# PYTHONUSERBASE, where pip installs (the root filesystem is read-only; Python finds the user
+# site-packages there by itself).
 set -eu
 
 if [ -f "$MARKER" ]; then
   echo "already complete: $(cat "$MARKER")"
   exit 0
 fi
-pip install --no-cache-dir --quiet "huggingface_hub==${HF_HUB_VERSION}"
+pip install --user --no-cache-dir --quiet --no-warn-script-location "huggingface_hub==${HF_HUB_VERSION}"
 python3 - <<'PY'
 import os, pathlib
 from huggingface_hub import snapshot_download

@@ -9,13 +9,14 @@ is what workers' init containers wait for.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from core.inputs.catalog import ModelDownload
 from core.inputs.config import ModelCacheConfig, Release
 from core.inputs.quantity import gibibytes
 from core.render.labels import REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
-from core.render.manifests import HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
+from core.render.manifests import HF_TOKEN_KEY, HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
 from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
 # Values AWS computes when it creates the file system: the manifests name them, and the model-cache
@@ -28,6 +29,31 @@ FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
 FSX_MIN_GIB, FSX_STEP_GIB = 1200, 2400
 
 DOWNLOAD_SCRIPT = "model-download.sh"  # configs/scripts/
+
+# The download Job reads the HF token from a file of the Secret (huggingface_hub's HF_TOKEN_PATH).
+HF_TOKEN_MOUNT = "/var/run/secrets/huggingface"
+HF_TOKEN_FILE = "token"
+
+# The cache Jobs' root filesystem is read-only; what they write besides the cache goes to an
+# emptyDir: pip's --user installs (PYTHONUSERBASE), temporary files, and what tools keep in HOME.
+SCRATCH_VOLUME = "scratch"
+SCRATCH_MOUNT = "/tmp"
+SCRATCH_ENV = [
+    {"name": "HOME", "value": SCRATCH_MOUNT},
+    {"name": "PYTHONUSERBASE", "value": f"{SCRATCH_MOUNT}/python"},
+]
+
+# checkov's per-object skips (its own annotation syntax, `<check>=<reason>`, no "=" in a reason),
+# on the cache Jobs only: every other pod checkov sees runs as non-root and is held to it. They run
+# as root because the cache's volume may let no other user write: kubelet applies fsGroup to no
+# ReadWriteMany volume of the EFS or FSx CSI driver (fsGroupPolicy ReadWriteOnceWithFSType), a new
+# FSx for Lustre file system's root directory belongs to root, an `existing` volume is the user's,
+# and a cache an earlier Job filled holds root's files. (Through an EFS access point every write
+# is the access point's POSIX user, whoever the container is.)
+CACHE_WRITER_SKIPS = {
+    "checkov.io/skip1": "CKV_K8S_23=writes the model cache, whose volume (FSx, existing) may admit root only",
+    "checkov.io/skip2": "CKV_K8S_40=runs as root (CKV_K8S_23), with no capabilities and a read-only root",
+}
 
 
 def storage_class_name(model_cache: ModelCacheConfig) -> str:
@@ -128,14 +154,19 @@ def model_download_job(
         "image": settings.image,
         "env": [{"name": name, "value": value} for name, value in env.items()],
         "resources": settings.resources,
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
     }
+    volumes = []
     if with_hf_token:
-        container["envFrom"] = [{"secretRef": {"name": HF_TOKEN_SECRET}}]
+        # A file, not an environment variable (which every child process inherits): huggingface_hub
+        # reads the token from HF_TOKEN_PATH.
+        container["env"].append({"name": "HF_TOKEN_PATH", "value": f"{HF_TOKEN_MOUNT}/{HF_TOKEN_FILE}"})
+        container["volumeMounts"] = [{"name": HF_TOKEN_SECRET, "mountPath": HF_TOKEN_MOUNT, "readOnly": True}]
+        volumes.append(
+            {
+                "name": HF_TOKEN_SECRET,
+                "secret": {"secretName": HF_TOKEN_SECRET, "items": [{"key": HF_TOKEN_KEY, "path": HF_TOKEN_FILE}]},
+            }
+        )
     scripted = cache_job(
         name=download_job_name(release),
         namespace=namespace,
@@ -146,6 +177,7 @@ def model_download_job(
         backoff_limit=settings.backoff_limit,
         annotations=REPLACE_UNREADY
         | {"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
+        volumes=volumes,
     )
     scripted.job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
     return scripted
@@ -162,19 +194,37 @@ def cache_job(
     backoff_limit: int,
     annotations: dict[str, str],
     labels: dict[str, str] | None = None,
+    volumes: Sequence[dict[str, Any]] = (),
 ) -> ScriptedJob:
     """A run-once Job on the system pool that runs `script` with sh, the model cache mounted at
-    MODEL_CACHE_MOUNT (the download Job and the benchmark Job), and the ConfigMap of its script.
+    MODEL_CACHE_MOUNT (the download Job and the benchmark Job), and the ConfigMap of its script;
+    `container`'s own volumeMounts come after those, and `volumes` after the Job's.
 
     No ttlSecondsAfterFinished: Pulumi keeps these Jobs in its state, and a Job Kubernetes deleted
-    after its TTL would vanish at the next `pulumi refresh` and be created (run) again by `up`."""
+    after its TTL would vanish at the next `pulumi refresh` and be created (run) again by `up`.
+
+    Hardened as far as writing the cache allows: a read-only root filesystem (pip installs into
+    PYTHONUSERBASE on the scratch emptyDir, HOME is there too), no capabilities, no privilege
+    escalation, the runtime's default seccomp profile and no service account token (neither Job
+    calls the Kubernetes API). They run as the image's user, root, which checkov is told per Job
+    (CACHE_WRITER_SKIPS): a non-root user cannot write where the cache needs it on every volume."""
     labels = common_labels(component) | (labels or {})
     script_map = script.config_map(script_map_name, namespace, labels)
-    cache_mount = {"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT}
+    mounts = [
+        {"name": MODEL_CACHE_PVC, "mountPath": MODEL_CACHE_MOUNT},
+        SCRIPT_VOLUME_MOUNT,
+        {"name": SCRATCH_VOLUME, "mountPath": SCRATCH_MOUNT},
+        *container.get("volumeMounts", []),
+    ]
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": annotations | CACHE_WRITER_SKIPS,
+        },
         "spec": {
             "backoffLimit": backoff_limit,
             "template": {
@@ -182,12 +232,26 @@ def cache_job(
                 "spec": {
                     "restartPolicy": "Never",
                     "affinity": SYSTEM_POOL_AFFINITY,
+                    "automountServiceAccountToken": False,
+                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                     "containers": [
-                        container | {"command": ["sh", script.path], "volumeMounts": [cache_mount, SCRIPT_VOLUME_MOUNT]}
+                        container
+                        | {
+                            "command": ["sh", script.path],
+                            "env": container["env"] + SCRATCH_ENV,
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "readOnlyRootFilesystem": True,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": mounts,
+                        }
                     ],
                     "volumes": [
                         {"name": MODEL_CACHE_PVC, "persistentVolumeClaim": {"claimName": MODEL_CACHE_PVC}},
                         script_volume(script_map),
+                        {"name": SCRATCH_VOLUME, "emptyDir": {}},
+                        *volumes,
                     ],
                 },
             },

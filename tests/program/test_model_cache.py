@@ -47,7 +47,7 @@ def test_download_job_is_pinned_to_the_revision(dev_run):
     assert env["HF_XET_HIGH_PERFORMANCE"] == "1"
     assert container["image"] == "python:3.12.11-slim-bookworm"
     assert container["resources"]["requests"] == {"cpu": "2", "memory": "8Gi"}
-    assert container["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
+    assert env["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/token"
     affinity = spec["template"]["spec"]["affinity"]["nodeAffinity"]
     preferred = affinity["preferredDuringSchedulingIgnoredDuringExecution"][0]["preference"]
     assert preferred["matchExpressions"][0]["values"] == ["system"]
@@ -76,7 +76,15 @@ def test_hf_token_reaches_the_job_only_through_the_secret():
     run = run_entries(stack_entries("dev") | {"gpt-oss-infra:hfToken": sentinel})
     assert run.error is None
     job = next(r for r in run.resources if r.name == "model-cache-download")
-    assert job.inputs["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
+    pod = job.inputs["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    # A file of the Secret, not an environment variable: huggingface_hub reads HF_TOKEN_PATH.
+    assert "envFrom" not in container
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/huggingface/token"} in container["env"]
+    mount = {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True}
+    assert mount in container["volumeMounts"]
+    secret = {"secretName": "hf-token", "items": [{"key": "HF_TOKEN", "path": "token"}]}
+    assert {"name": "hf-token", "secret": secret} in pod["volumes"]
     assert sentinel not in json.dumps([r.as_json() for r in run.resources])
     assert sentinel not in json.dumps(run.outputs)
     assert sentinel not in "\n".join(run.log)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+from core.stack import build_stack
 from tests.support import example_entries, run_entries, stack_entries
 
 
@@ -64,3 +65,23 @@ def test_fsx_lustre_gets_a_static_pv_sized_for_its_throughput():
     }
     assert spec["claimRef"] == {"namespace": "gpt-oss", "name": "model-cache"}
     assert spec["storageClassName"] == resources["model-cache-pvc"].inputs["spec"]["storageClassName"]
+
+
+def test_what_the_cache_jobs_write_outside_the_cache_is_on_their_scratch_volume(dev_raw, catalog):
+    """The download and benchmark Jobs' root filesystem is read-only: their scripts install with
+    `pip install --user` into PYTHONUSERBASE, which with HOME and /tmp is on an emptyDir."""
+    dev_raw["deployments"]["gpt-oss"]["benchmark"] = {"enabled": True}
+    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+    jobs = {"model-download.sh": stack.model_cache.download.job, "benchmark.sh": stack.serving[0].benchmark.job}
+    for script, job in jobs.items():
+        pod = job["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert pod["automountServiceAccountToken"] is False
+        env = {item["name"]: item["value"] for item in container["env"]}
+        volumes = {volume["name"]: volume for volume in pod["volumes"]}
+        (scratch,) = [mount["name"] for mount in container["volumeMounts"] if mount["mountPath"] == "/tmp"]
+        assert volumes[scratch] == {"name": scratch, "emptyDir": {}}
+        assert env["HOME"] == "/tmp" and env["PYTHONUSERBASE"].startswith("/tmp/")
+        installs = [line for line in catalog.scripts[script].splitlines() if line.startswith("pip install")]
+        assert installs and all(" --user " in line for line in installs), script
