@@ -8,7 +8,7 @@ STACK ?= dev
 
 BASE ?= origin/main
 
-.PHONY: plan plan-all plan-diff promote test lint format bench check-versions clean
+.PHONY: plan plan-all plan-diff promote preflight test lint format bench check-versions clean
 
 # The venv is rebuilt whenever a requirements file changes.
 $(VENV)/.installed: requirements.txt requirements-dev.txt policy/requirements.txt
@@ -37,6 +37,9 @@ promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: cop
 
 test: lint $(VENV_CHECKOV)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov)
 	$(PY) -m pytest
+
+preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
+	$(PY) -m tools.preflight --stack $(STACK)
 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
 	$(PY) -m tools.check_versions

@@ -46,13 +46,23 @@ def load_stack_files(stack: str, stack_dir: Path | None = None) -> StackFiles:
     """Pulumi.yaml (project, config defaults) + Pulumi.<stack>.yaml from `stack_dir`, else from
     the project root or configs/examples/."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    config, secret_keys = engine_config(stack_config_entries(find_stack_file(stack, stack_dir)))
+    return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
+
+
+def find_stack_file(stack: str, stack_dir: Path | None = None) -> Path:
+    """Pulumi.<stack>.yaml in `stack_dir`, else in the project root or configs/examples/."""
     candidates = [stack_dir] if stack_dir else [ROOT, EXAMPLES]
     stack_file = next((d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").exists()), None)
     if stack_file is None:
         raise FileNotFoundError(f"no stack file Pulumi.{stack}.yaml in {', '.join(map(str, candidates))}")
-    entries = _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
-    config, secret_keys = engine_config(entries)
-    return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
+    return stack_file
+
+
+def stack_config_entries(stack_file: Path) -> dict[str, Any]:
+    """Pulumi.yaml's config defaults, overridden by the stack file's `config:`, as written."""
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    return _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
 
 
 def engine_config(entries: dict[str, Any]) -> tuple[dict[str, str], list[str]]:

@@ -153,7 +153,7 @@ def _refusal(pod: Pod, node: _Node, image_platforms: dict[str, list[str]]) -> st
         return f"nodeSelector {unmatched} does not match its node labels {pool.labels}"
     if pod.required_terms and not any(_term_matches(term, pool.labels) for term in pod.required_terms):
         return "required node affinity does not match its node labels"
-    untolerated = [taint for taint in pool.taints if not any(_tolerates(t, taint) for t in pod.tolerations)]
+    untolerated = [taint for taint in pool.taints if not any(tolerates(t, taint) for t in pod.tolerations)]
     if untolerated:
         taint = untolerated[0]
         return f"taint {taint['key']}={taint.get('value', '')}:{taint['effect']} not tolerated"
@@ -191,7 +191,7 @@ def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
-def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
+def tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
     if toleration.get("effect") and toleration["effect"] != taint["effect"]:
         return False
     if not toleration.get("key"):

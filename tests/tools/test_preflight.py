@@ -1,0 +1,512 @@
+"""`make preflight`: each check passes on what a ready account reports and fails, with how to fix
+it, on what a not-ready one reports. AWS is botocore's Stubber on real boto3 clients: every
+request preflight makes is checked against the service's model, and every canned answer against
+the response's; each stubbed answer must be used (assert_no_pending_responses)."""
+
+from __future__ import annotations
+
+import copy
+import http.server
+import json
+import threading
+import urllib.parse
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from core.stack import build_stack
+from tests.support import example_entries, namespace_config, write_stack
+from tools import preflight
+from tools.preflight import AwsClients, Finding, Settings, load_quotas
+
+REGION = "us-east-2"
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]
+
+
+class StubbedAws:
+    """Real clients whose calls answer from queued responses, in order."""
+
+    def __init__(self):
+        credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": REGION}
+        self.clients = AwsClients(
+            ec2=boto3.client("ec2", **credentials),
+            eks=boto3.client("eks", **credentials),
+            service_quotas=boto3.client("service-quotas", **credentials),
+        )
+        self.ec2, self.eks, self.quotas = (
+            Stubber(self.clients.ec2),
+            Stubber(self.clients.eks),
+            Stubber(self.clients.service_quotas),
+        )
+        for stubber in (self.ec2, self.eks, self.quotas):
+            stubber.activate()
+
+    def eks_version(self, version: str, status: str = "STANDARD_SUPPORT") -> None:
+        entry = {"clusterVersion": version, "versionStatus": status, "endOfStandardSupportDate": datetime(2026, 12, 29)}
+        self.eks.add_response("describe_cluster_versions", {"clusterVersions": [entry]}, {"clusterVersions": [version]})
+
+    def zones(self) -> None:
+        filters = [{"Name": "state", "Values": ["available"]}, {"Name": "zone-type", "Values": ["availability-zone"]}]
+        described = {"AvailabilityZones": [{"ZoneName": zone, "State": "available"} for zone in ZONES]}
+        self.ec2.add_response("describe_availability_zones", described, {"Filters": filters})
+
+    def offerings(self, offered: dict[str, list[str]]) -> None:
+        answer = {
+            "InstanceTypeOfferings": [
+                {"InstanceType": name, "LocationType": "availability-zone", "Location": zone}
+                for name, zones in offered.items()
+                for zone in zones
+            ]
+        }
+        request = {
+            "LocationType": "availability-zone",
+            "Filters": [{"Name": "instance-type", "Values": sorted(offered)}],
+        }
+        self.ec2.add_response("describe_instance_type_offerings", answer, request)
+
+    def vcpus(self, instance_type: str, count: int) -> None:
+        answer = {"InstanceTypes": [{"InstanceType": instance_type, "VCpuInfo": {"DefaultVCpus": count}}]}
+        self.ec2.add_response("describe_instance_types", answer, {"InstanceTypes": [instance_type]})
+
+    def quota(self, code: str, value: float, applied: bool = True) -> None:
+        request = {"ServiceCode": "ec2", "QuotaCode": code}
+        if not applied:
+            self.quotas.add_client_error("get_service_quota", "NoSuchResourceException", expected_params=request)
+        method = "get_service_quota" if applied else "get_aws_default_service_quota"
+        self.quotas.add_response(method, {"Quota": {"QuotaCode": code, "Value": value}}, request)
+
+    def block(self, reservation: str, **fields: Any) -> None:
+        described = {
+            "CapacityReservationId": reservation,
+            "ReservationType": "capacity-block",
+            "InstanceType": "p6e-gb200.36xlarge",
+            "AvailabilityZone": "us-east-2b",
+            "TotalInstanceCount": 9,
+            "State": "scheduled",
+            "StartDate": datetime(2026, 12, 1, 11, 30, tzinfo=UTC),
+            "EndDate": datetime(2026, 12, 8, 11, 30, tzinfo=UTC),
+        } | fields
+        request = {"CapacityReservationIds": [reservation]}
+        self.ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [described]}, request)
+
+    def assert_all_used(self) -> None:
+        for stubber in (self.ec2, self.eks, self.quotas):
+            stubber.assert_no_pending_responses()
+
+
+def stack_of(name: str, change=None):
+    raw = copy.deepcopy(namespace_config(example_entries(name)))
+    if change:
+        change(raw)
+    return build_stack(raw, preflight.load_catalog(), with_hf_token=False)
+
+
+def run(stack, aws: StubbedAws | None = None, cluster=None, region: str | None = REGION) -> list[Finding]:
+    settings = Settings(region=region, kubeconfig=None, context=None, kubeconfig_encrypted=False)
+    return preflight.preflight(
+        stack,
+        settings,
+        preflight.load_catalog(),
+        lambda _region: aws.clients if aws else None,
+        lambda _settings: cluster,
+        NOW,
+    )
+
+
+def by_check(findings: list[Finding]) -> dict[str, Finding]:
+    return {finding.check: finding for finding in findings}
+
+
+def ready_dev_account(aws: StubbedAws, p_quota: float = 192, standard_quota: float = 64) -> None:
+    """The dev stack: 2 x m7i.2xlarge system nodes, 1 x p5en.48xlarge On-Demand."""
+    aws.eks_version("1.33")
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ["us-east-2a", "us-east-2b"]})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.vcpus("p5en.48xlarge", 192)
+    aws.quota("L-1216C47A", standard_quota)
+    aws.quota("L-417A185B", p_quota)
+
+
+# --- AWS
+
+
+def test_a_ready_account_passes_every_check():
+    aws = StubbedAws()
+    ready_dev_account(aws)
+    findings = by_check(run(stack_of("dev"), aws))
+    aws.assert_all_used()
+    assert {check: finding.status for check, finding in findings.items()} == {
+        "EKS version": "ok",
+        "instance type system": "ok",
+        "instance type gpu": "ok",
+        "vCPU quota Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances": "ok",
+        "vCPU quota Running On-Demand P instances": "ok",
+    }
+    assert findings["EKS version"].detail == "1.33 is in standard support until 2026-12-29"
+    assert findings["instance type gpu"].detail == (
+        "p5en.48xlarge is offered in us-east-2a, us-east-2b (not us-east-2c: no node there)"
+    )
+    p_quota = findings["vCPU quota Running On-Demand P instances"].detail
+    assert p_quota.startswith("192 vCPUs (L-417A185B) for the 192 this stack needs (gpu 1 x p5en.48xlarge = 192)")
+
+
+def test_a_quota_below_what_the_stack_needs_is_a_problem_with_the_request_to_raise_it():
+    aws = StubbedAws()
+    ready_dev_account(aws, p_quota=96)
+    finding = by_check(run(stack_of("dev"), aws))["vCPU quota Running On-Demand P instances"]
+    assert finding.status == "problem"
+    assert finding.detail.startswith("96 vCPUs (L-417A185B) for the 192 this stack needs")
+    assert finding.fix == (
+        "ask for at least 192: aws service-quotas request-service-quota-increase --service-code ec2 "
+        "--quota-code L-417A185B --desired-value 192"
+    )
+
+
+def test_an_account_without_an_applied_quota_is_read_at_aws_default():
+    aws = StubbedAws()
+    aws.eks_version("1.33")
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.vcpus("p5en.48xlarge", 192)
+    aws.quota("L-1216C47A", 5, applied=False)  # AWS's default for a new account
+    aws.quota("L-417A185B", 0, applied=False)
+    findings = by_check(run(stack_of("dev"), aws))
+    aws.assert_all_used()
+    standard = findings["vCPU quota Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"]
+    assert standard.status == "problem" and standard.detail.startswith("5 vCPUs (L-1216C47A) for the 16 ")
+    assert findings["vCPU quota Running On-Demand P instances"].status == "problem"
+
+
+def test_spot_pools_count_against_their_spot_quota_and_an_unlisted_family_is_skipped():
+    def spot(raw):
+        raw["nodePools"]["gpu"] |= {"capacityType": "SPOT"}
+
+    aws = StubbedAws()
+    aws.eks_version("1.33")
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.vcpus("p5en.48xlarge", 192)
+    aws.quota("L-1216C47A", 64)
+    aws.quota("L-C4BD4855", 384)  # All P5 Spot Instance Requests
+    findings = by_check(run(stack_of("dev", spot), aws))
+    aws.assert_all_used()
+    assert findings["vCPU quota All P5 Spot Instance Requests"].status == "ok"
+    quotas = load_quotas()
+    assert quotas.quota_for("p6-b200.48xlarge", "SPOT") is None  # in no published Spot quota
+    assert quotas.quota_for("p6-b200.48xlarge", "ON_DEMAND").code == "L-417A185B"
+    assert quotas.quota_for("hpc7g.16xlarge", "ON_DEMAND") is None  # "hpc" is not "h"
+
+
+def test_an_instance_type_not_offered_in_a_pinned_zone_names_the_zones_that_offer_it():
+    def pinned(raw):
+        raw["nodePools"]["gpu"] |= {"availabilityZone": "us-east-2c"}
+
+    aws = StubbedAws()
+    aws.eks_version("1.33")
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ["us-east-2a", "us-east-2b"]})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.vcpus("p5en.48xlarge", 192)
+    aws.quota("L-1216C47A", 64)
+    aws.quota("L-417A185B", 192)
+    finding = by_check(run(stack_of("dev", pinned), aws))["instance type gpu"]
+    assert finding.status == "problem"
+    assert finding.detail == "p5en.48xlarge is offered in none of us-east-2c"
+    assert finding.fix == "set gpt-oss-infra:nodePools.gpu.availabilityZone to one of us-east-2a, us-east-2b"
+
+
+def test_an_eks_version_the_region_does_not_offer_lists_those_it_does():
+    aws = StubbedAws()
+    aws.eks.add_response("describe_cluster_versions", {"clusterVersions": []}, {"clusterVersions": ["1.33"]})
+    offered = [{"clusterVersion": version, "versionStatus": "STANDARD_SUPPORT"} for version in ("1.34", "1.35")]
+    aws.eks.add_response("describe_cluster_versions", {"clusterVersions": offered}, {})
+    finding = preflight.eks_version_finding("1.33", REGION, aws.clients.eks)
+    aws.assert_all_used()
+    assert finding == Finding(
+        "EKS version",
+        "problem",
+        "EKS in us-east-2 does not offer 1.33",
+        "set gpt-oss-infra:cluster.kubernetesVersion to one of 1.34, 1.35",
+    )
+
+
+def test_an_eks_version_in_extended_support_passes_and_says_it_costs_more():
+    aws = StubbedAws()
+    entry = {
+        "clusterVersion": "1.31",
+        "versionStatus": "EXTENDED_SUPPORT",
+        "endOfExtendedSupportDate": datetime(2026, 11, 26),
+    }
+    aws.eks.add_response("describe_cluster_versions", {"clusterVersions": [entry]}, {"clusterVersions": ["1.31"]})
+    finding = preflight.eks_version_finding("1.31", REGION, aws.clients.eks)
+    assert finding.status == "ok"
+    assert finding.detail == (
+        "1.31 is in extended support until 2026-11-26, billed at EKS's extended-support rate per cluster hour"
+    )
+
+
+def test_an_unsupported_eks_version_is_a_problem():
+    aws = StubbedAws()
+    aws.eks_version("1.28", status="UNSUPPORTED")
+    assert preflight.eks_version_finding("1.28", REGION, aws.clients.eks).status == "problem"
+
+
+# --- Capacity Blocks (the gb200 example: 9 x p6e-gb200.36xlarge in us-east-2b)
+
+RESERVATION = "cr-0a1b2c3d4e5f60718"
+
+
+def gb200_block(aws: StubbedAws, **fields: Any) -> Finding:
+    """The gb200 stack's block finding (its system node group's checks answered as ready)."""
+    aws.eks_version("1.33")
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.quota("L-1216C47A", 64)
+    aws.block(RESERVATION, **fields)
+    findings = by_check(run(stack_of("gb200"), aws))
+    aws.assert_all_used()
+    assert "vCPU quota Running On-Demand P instances" not in findings  # a block uses no On-Demand quota
+    return findings["capacity block gb200"]
+
+
+def test_a_scheduled_block_that_matches_says_when_its_nodes_come_and_go():
+    finding = gb200_block(StubbedAws())
+    assert finding.status == "ok"
+    assert finding.detail == (
+        f"{RESERVATION}: 9 x p6e-gb200.36xlarge in us-east-2b, scheduled, 2026-12-01 11:30 UTC to "
+        "2026-12-08 11:30 UTC; nodes join at 2026-12-01 11:30 UTC, drained at 2026-12-08 10:20 UTC"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message", "key"),
+    [
+        ({"AvailabilityZone": "us-east-2a"}, f"{RESERVATION} is in us-east-2a, not us-east-2b", "availabilityZone"),
+        (
+            {"InstanceType": "p6-b200.48xlarge"},
+            f"{RESERVATION} reserves p6-b200.48xlarge, not the pool's p6e-gb200.36xlarge",
+            "capacityReservationId",
+        ),
+        ({"TotalInstanceCount": 4}, f"{RESERVATION} holds 4 instances, not 9", "nodes"),
+        (
+            {"State": "expired", "StartDate": NOW - timedelta(days=8), "EndDate": NOW - timedelta(days=1)},
+            f"{RESERVATION} is expired (ended 2026-11-21 12:00 UTC)",
+            "capacityReservationId",
+        ),
+    ],
+)
+def test_a_block_that_does_not_match_the_pool_is_a_problem_naming_the_key(fields, message, key):
+    finding = gb200_block(StubbedAws(), **fields)
+    assert finding.status == "problem"
+    assert message in finding.detail
+    assert f"gpt-oss-infra:nodePools.gb200.{key}" in finding.fix
+
+
+def test_a_reservation_that_is_not_a_block_or_does_not_exist_is_a_problem():
+    finding = gb200_block(StubbedAws(), ReservationType="default")
+    assert finding.status == "problem" and "not a block" in finding.detail
+    aws = StubbedAws()
+    message = f"The capacity reservation ID '{RESERVATION}' does not exist"
+    aws.ec2.add_client_error(
+        "describe_capacity_reservations",
+        "InvalidCapacityReservationId.NotFound",
+        message,
+        expected_params={"CapacityReservationIds": [RESERVATION]},
+    )
+    groups = preflight.node_groups(stack_of("gb200"))
+    (finding,) = preflight.capacity_block_findings(groups, REGION, aws.clients.ec2, NOW)
+    assert finding.status == "problem"
+    assert finding.detail == f"{RESERVATION}: {message}"
+    assert finding.fix.startswith("set gpt-oss-infra:nodePools.gb200.capacityReservationId to a Capacity Block")
+
+
+# --- an existing cluster (the existing-cluster example: 1 x H200 node, classes gp3 and shared-rwx)
+
+
+class FakeCluster:
+    def __init__(self, version="v1.33.4-eks-2b5f6a1", classes=("gp3", "shared-rwx"), nodes=None, down=False):
+        self._version, self._classes, self._down = version, list(classes), down
+        self._nodes = nodes if nodes is not None else [h200_node("gpu-node-1")]
+        self.selectors: list[str] = []
+
+    def version(self) -> str:
+        if self._down:
+            raise ConnectionRefusedError("[Errno 111] Connection refused")
+        return self._version
+
+    def nodes(self, label_selector: str) -> list[dict[str, Any]]:
+        self.selectors.append(label_selector)
+        return self._nodes
+
+    def storage_classes(self) -> list[str]:
+        return self._classes
+
+
+def h200_node(name: str, gpus: str = "8", arch: str = "amd64", ready: str = "True", taints=None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": {"nvidia.com/gpu.product": "NVIDIA-H200", "kubernetes.io/arch": arch}},
+        "spec": {"taints": taints or [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {"nvidia.com/gpu": gpus}, "conditions": [{"type": "Ready", "status": ready}]},
+    }
+
+
+def test_an_existing_cluster_that_is_ready_passes():
+    cluster = FakeCluster()
+    findings = by_check(run(stack_of("existing-cluster"), cluster=cluster, region=None))
+    assert {check: finding.status for check, finding in findings.items()} == {
+        "cluster": "ok",
+        "StorageClass gp3": "ok",
+        "StorageClass shared-rwx": "ok",
+        "nodes h200": "ok",
+    }
+    assert cluster.selectors == ["nvidia.com/gpu.product=NVIDIA-H200"]  # the pool's nodeSelector
+    assert findings["nodes h200"].detail == (
+        "1 Ready node(s) for the 1 node(s) with nvidia.com/gpu.product=NVIDIA-H200, 8 GPUs, amd64"
+    )
+
+
+def test_an_existing_cluster_that_does_not_answer_is_a_problem():
+    (finding,) = run(stack_of("existing-cluster"), cluster=FakeCluster(down=True), region=None)
+    assert finding.status == "problem"
+    assert finding.detail == "the Kubernetes API does not answer: [Errno 111] Connection refused"
+
+
+def test_another_kubernetes_version_or_a_missing_storage_class_is_a_problem():
+    cluster = FakeCluster(version="v1.31.2", classes=["gp2"])
+    findings = by_check(run(stack_of("existing-cluster"), cluster=cluster, region=None))
+    assert findings["cluster"].fix == 'set gpt-oss-infra:cluster.kubernetesVersion: "1.31"'
+    assert findings["StorageClass shared-rwx"].status == "problem"
+    fix = "create it, or set gpt-oss-infra:modelCache.storageClassName to one of gp2"
+    assert findings["StorageClass shared-rwx"].fix == fix
+
+
+@pytest.mark.parametrize(
+    ("node", "reason"),
+    [
+        (h200_node("n1", ready="False"), "n1: not Ready"),
+        (h200_node("n1", gpus="4"), "n1: 4 allocatable nvidia.com/gpu, not 8"),
+        (h200_node("n1", arch="arm64"), "n1: kubernetes.io/arch=arm64, not amd64"),
+        (
+            h200_node("n1", taints=[{"key": "dedicated", "value": "training", "effect": "NoSchedule"}]),
+            "n1: taint dedicated=training:NoSchedule, which the workers do not tolerate",
+        ),
+    ],
+)
+def test_a_node_the_workers_cannot_use_is_a_problem_naming_why(node, reason):
+    findings = by_check(run(stack_of("existing-cluster"), cluster=FakeCluster(nodes=[node]), region=None))
+    finding = findings["nodes h200"]
+    assert finding.status == "problem"
+    assert finding.detail == f"0 of the 1 node(s) with nvidia.com/gpu.product=NVIDIA-H200, 8 GPUs, amd64; {reason}"
+    assert "gpt-oss-infra:nodePools.h200.nodeSelector" in finding.fix
+
+
+def test_no_node_with_the_pools_labels_is_a_problem():
+    findings = by_check(run(stack_of("existing-cluster"), cluster=FakeCluster(nodes=[]), region=None))
+    assert findings["nodes h200"].status == "problem"
+
+
+# --- the command
+
+
+def test_without_credentials_it_says_what_it_would_check_and_exits_0(monkeypatch, capsys, tmp_path):
+    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance-role lookup
+    assert preflight.main(["--stack", "gb200"]) == 0
+    out = capsys.readouterr().out
+    assert f"would check capacity block gb200: {RESERVATION} is a block of 9 x p6e-gb200.36xlarge" in out
+    assert "would check EKS version: EKS in us-east-2 offers 1.33" in out
+    assert "nothing was read" in out
+
+
+def test_a_problem_makes_it_exit_1_with_the_fix_on_the_next_line(monkeypatch, capsys):
+    aws = StubbedAws()
+    ready_dev_account(aws, p_quota=0)
+    monkeypatch.setattr(preflight, "aws_clients", lambda _region: aws.clients)
+    assert preflight.main(["--stack", "dev"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    index = next(i for i, line in enumerate(out) if line.startswith("problem     vCPU quota Running On-Demand P"))
+    assert out[index + 1].strip().startswith("fix: ask for at least 192")
+    assert out[-1] == "preflight dev: 1 problem(s)"
+
+
+def test_an_invalid_stack_is_refused_naming_the_file_and_the_key(tmp_path, capsys):
+    entries = copy.deepcopy(example_entries("dev"))
+    entries["gpt-oss-infra:nodePools"]["gpu"]["capacityType"] = "RESERVED"
+    write_stack(tmp_path, "broken", entries)
+    assert preflight.main(["--stack", "broken", "--stack-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Pulumi.broken.yaml: invalid stack config" in err
+    assert "gpt-oss-infra:nodePools.gpu.capacityType" in err
+
+
+def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
+    """KubeCluster through the real kubernetes client, against a local stand-in API server: the
+    paths and label selector it asks for, and nodes in `kubectl get nodes -o json` form."""
+    node = h200_node("gpu-node-1")
+    answers = {
+        "/version/": {  # every field the client requires, as an EKS API server reports them
+            "major": "1",
+            "minor": "33",
+            "gitVersion": "v1.33.4-eks-2b5f6a1",
+            "gitCommit": "2b5f6a1",
+            "gitTreeState": "clean",
+            "buildDate": "2026-10-01T00:00:00Z",
+            "goVersion": "go1.24.6",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        },
+        "/api/v1/nodes": {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": [node]},
+        "/apis/storage.k8s.io/v1/storageclasses": {
+            "kind": "StorageClassList",
+            "metadata": {},
+            "items": [{"metadata": {"name": "gp3"}, "provisioner": "ebs.csi.aws.com"}],
+        },
+    }
+    asked = []
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            path, _, query = self.path.partition("?")
+            asked.append((path, urllib.parse.parse_qs(query)))
+            body = json.dumps(answers[path]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
+            "users": [{"name": "me", "user": {"token": "not-a-secret"}}],
+            "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "me"}}],
+            "current-context": "lab",
+        }
+        path = tmp_path / "kubeconfig"
+        path.write_text(json.dumps(kubeconfig))
+        for source in (str(path), path.read_text() + "\n"):  # a path, or the contents (pulumi-kubernetes takes both)
+            cluster = preflight.KubeCluster(source, "lab")
+            assert cluster.version() == "v1.33.4-eks-2b5f6a1"
+            assert cluster.storage_classes() == ["gp3"]
+            assert cluster.nodes("nvidia.com/gpu.product=NVIDIA-H200") == [node]
+    finally:
+        server.shutdown()
+    assert ("/api/v1/nodes", {"labelSelector": ["nvidia.com/gpu.product=NVIDIA-H200"]}) in asked
