@@ -14,7 +14,9 @@ def test_benchmark_job_runs_only_when_enabled_and_counts_real_gpus(disagg_run):
     (job,) = jobs  # only disagg-1p4d enables it
     assert job.name == "disagg-1p4d-benchmark" and job.parent == "disagg-1p4d"
     assert "disagg-1p4d-graph" in job.options["dependsOn"]
-    assert job.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    annotations = job.inputs["metadata"]["annotations"]
+    assert annotations["pulumi.com/skipAwait"] == "true"
+    assert sorted(annotations) == ["checkov.io/skip1", "checkov.io/skip2", "pulumi.com/skipAwait"]
     env = {item["name"]: item["value"] for item in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]}
     # 256 per GPU x the 5 GPUs of 1P4D = 1,280 (seed 004's perf job multiplied by 6).
     assert env["CONCURRENCY"] == "1280"
