@@ -8,7 +8,8 @@ PART_OF = "gpt-oss-infra"
 POOL_LABEL = "gpt-oss-infra/pool"  # on every node of ours: the node pool it belongs to
 HARDWARE_LABEL = "gpt-oss-infra/hardware"
 DEPLOYMENT_LABEL = "gpt-oss-infra/deployment"
-ROLE_LABEL = "gpt-oss-infra/role"  # a worker's role: worker, prefill or decode
+ROLE_LABEL = "gpt-oss-infra/role"  # a graph pod's role: frontend, or a worker's: worker, prefill or decode
+FRONTEND_ROLE = "frontend"
 GPU_NODE_LABEL = {"nvidia.com/gpu.present": "true"}  # on our GPU nodes; the device plugin selects it
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SYSTEM_POOL = "system"  # the CPU node group: platform, jobs, frontends
@@ -39,5 +40,6 @@ def common_labels(component: str) -> dict[str, str]:
 
 
 def worker_labels(deployment_name: str, role: str) -> dict[str, str]:
-    """Labels on a worker's pods that name its deployment and role (others select them)."""
+    """Labels on a graph's pods (frontend and workers) that name its deployment and role: anti-affinity,
+    NetworkPolicies and monitors select them."""
     return {DEPLOYMENT_LABEL: deployment_name, ROLE_LABEL: role}

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from core.inputs.config import Release
-from core.render.labels import DEPLOYMENT_LABEL, GPU_TAINT, common_labels, worker_labels
+from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
 from core.resolve.recipes import ResolvedDeployment, Worker
 
 MODEL_CACHE_PVC = "model-cache"
@@ -131,6 +131,9 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
     return {
         "componentType": "frontend",
         "replicas": 1,
+        # Our labels, not the operator's (which have changed between releases): NetworkPolicies
+        # and monitors select the graph's pods by them.
+        "extraPodMetadata": {"labels": worker_labels(deployment.name, FRONTEND_ROLE)},
         "extraPodSpec": _pull_secrets(extras)
         | {
             "mainContainer": {
@@ -167,7 +170,10 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
         "sharedMemory": {"size": WORKER_SHARED_MEMORY},
         "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPoint": MODEL_CACHE_MOUNT}],
         # A changed engine config rolls the workers: the ConfigMap alone would not.
-        "extraPodMetadata": {"annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))}},
+        "extraPodMetadata": {
+            "labels": worker_labels(deployment.name, worker.role),
+            "annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))},
+        },
         "extraPodSpec": _pull_secrets(extras)
         | {
             "nodeSelector": extras.node_selector,
@@ -189,7 +195,6 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
     if worker.efa:
         service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.pod.security_context
         service["extraPodSpec"]["hostIPC"] = worker.efa.pod.host_ipc
-        service["extraPodMetadata"]["labels"] = worker_labels(deployment.name, worker.role)
         if worker.efa.apart_from:  # required anti-affinity is symmetric: one side suffices
             service["extraPodSpec"]["affinity"] = {
                 "podAntiAffinity": {
