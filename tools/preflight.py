@@ -149,13 +149,25 @@ def load_quotas(path: Path = QUOTAS_FILE) -> QuotaData:
 def aws_findings(stack: Stack, region: str, aws: AwsClients, quotas: QuotaData, now: datetime) -> list[Finding]:
     cluster = stack.config.cluster
     groups = node_groups(stack)
-    findings = []
+    checks: list[tuple[str, Callable[[], list[Finding]]]] = []
     if isinstance(cluster, EksClusterConfig):
-        findings.append(eks_version_finding(cluster.kubernetes_version, region, aws.eks))
-        findings += offering_findings(groups, stack_zones(stack, aws.ec2), region, aws.ec2)
-        findings += quota_findings(groups, quotas, aws)
-    findings += capacity_block_findings(groups, region, aws.ec2, now)
-    return findings
+        checks += [
+            ("EKS version", lambda: [eks_version_finding(cluster.kubernetes_version, region, aws.eks)]),
+            ("instance types", lambda: offering_findings(groups, stack_zones(stack, aws.ec2), region, aws.ec2)),
+            ("vCPU quota", lambda: quota_findings(groups, quotas, aws)),
+        ]
+    checks.append(("capacity blocks", lambda: capacity_block_findings(groups, region, aws.ec2, now)))
+    return [finding for check, run in checks for finding in _unless_unreadable(check, run)]
+
+
+def _unless_unreadable(check: str, run: Callable[[], list[Finding]]) -> list[Finding]:
+    """The check's findings, or one problem when AWS refuses to answer (a missing permission,
+    expired credentials): said as AWS said it, never a traceback."""
+    try:
+        return run()
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as error:
+        fix = "allow the read-only calls README's make preflight table lists, or refresh the credentials"
+        return [problem(check, f"AWS did not answer: {error}", fix)]
 
 
 def stack_zones(stack: Stack, ec2) -> list[str]:
@@ -253,6 +265,9 @@ def quota_findings(groups: list[NodeGroup], quotas: QuotaData, aws: AwsClients) 
     for quota, (need, users) in needs.items():
         value = _quota_value(aws.service_quotas, quota.code)
         check = f"vCPU quota {quota.name}"
+        if value is None:
+            findings.append(Finding(check, "skipped", f"Service Quotas returned no value for {quota.code}"))
+            continue
         detail = f"{value:g} vCPUs ({quota.code}) for the {need} this stack needs ({'; '.join(users)})"
         if value >= need:
             findings.append(ok(check, detail + "; what already runs in the region counts too"))
@@ -273,12 +288,13 @@ def _default_vcpus(ec2, instance_type: str) -> int | None:
     return described["VCpuInfo"]["DefaultVCpus"]
 
 
-def _quota_value(service_quotas, code: str) -> float:
+def _quota_value(service_quotas, code: str) -> float | None:
     """The account's applied value, else AWS's default (GetServiceQuota has none to return)."""
     try:
-        return service_quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+        quota = service_quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]
     except service_quotas.exceptions.NoSuchResourceException:
-        return service_quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+        quota = service_quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]
+    return quota.get("Value")  # absent when Service Quotas cannot read it (its ErrorReason says why)
 
 
 def capacity_block_findings(groups: list[NodeGroup], region: str, ec2, now: datetime) -> list[Finding]:
@@ -321,9 +337,8 @@ def capacity_block_findings(groups: list[NodeGroup], region: str, ec2, now: date
         elif plan.nodes_now:
             findings.append(ok(check, f"{window}; nodes run now, drained at {_utc(plan.drained_at)}"))
         else:
-            findings.append(
-                ok(check, f"{window}; nodes join at {_utc(block.start)}, drained at {_utc(plan.drained_at)}")
-            )
+            joins = f"nodes join when it becomes active (starts {_utc(block.start)})"
+            findings.append(ok(check, f"{window}; {joins}, drained at {_utc(plan.drained_at)}"))
     return findings
 
 
@@ -350,10 +365,15 @@ class KubeCluster:
     def __init__(self, kubeconfig: str | None, context: str | None):
         import kubernetes  # only preflight needs the client
 
-        if kubeconfig and "\n" in kubeconfig:
-            self._client = kubernetes.config.new_client_from_config_dict(yaml.safe_load(kubeconfig), context=context)
+        # pulumi-kubernetes takes the kubeconfig's contents (YAML or one-line JSON) or its path.
+        if kubeconfig and not Path(kubeconfig).expanduser().exists():
+            contents = yaml.safe_load(kubeconfig)
+            if not isinstance(contents, dict):
+                raise kubernetes.config.ConfigException(f"neither a kubeconfig nor a file: {kubeconfig[:60]}")
+            self._client = kubernetes.config.new_client_from_config_dict(contents, context=context)
         else:
-            self._client = kubernetes.config.new_client_from_config(config_file=kubeconfig, context=context)
+            path = str(Path(kubeconfig).expanduser()) if kubeconfig else None
+            self._client = kubernetes.config.new_client_from_config(config_file=path, context=context)
         self._kubernetes = kubernetes
 
     def version(self) -> str:
@@ -384,16 +404,19 @@ def cluster_findings(stack: Stack, cluster: Cluster, catalog: Catalog) -> list[F
         key = f"{KEY_PREFIX}cluster.kubernetesVersion"
         detail = f"runs Kubernetes {version}; the objects are validated for {expected}"
         findings.append(problem("cluster", detail, f'set {key}: "{minor}"'))
-    classes = set(cluster.storage_classes())
+    try:
+        classes = set(cluster.storage_classes())
+        pools = [pool_nodes_finding(stack, pool, cluster, catalog) for pool in stack.pools.values()]
+    except Exception as error:  # e.g. 403: a user limited to one namespace cannot list cluster-scoped objects
+        fix = "use credentials that may list nodes and storageclasses (cluster-scoped, read-only)"
+        return [*findings, problem("cluster", f"cannot list nodes or StorageClasses: {error}", fix)]
     for key, name in _storage_classes_named(stack):
         if name in classes:
             findings.append(ok(f"StorageClass {name}", f"exists ({key})"))
         else:
             fix = f"create it, or set {key} to one of {', '.join(sorted(classes)) or '(none)'}"
             findings.append(problem(f"StorageClass {name}", f"not in the cluster ({key})", fix))
-    for pool in stack.pools.values():
-        findings.append(pool_nodes_finding(stack, pool, cluster, catalog))
-    return findings
+    return findings + pools
 
 
 def _storage_classes_named(stack: Stack) -> list[tuple[str, str]]:
@@ -544,7 +567,11 @@ def preflight(
             return would_check(stack, settings.region)
         findings += aws_findings(stack, settings.region, clients, load_quotas(), now)
     if not isinstance(stack.config.cluster, EksClusterConfig):
-        reader = cluster(settings)
+        try:
+            reader = cluster(settings)
+        except Exception as error:  # the client's own message says what is wrong with the kubeconfig
+            fix = "set kubernetes:kubeconfig (a path or the contents) and kubernetes:context, or KUBECONFIG"
+            return [*findings, problem("cluster", f"cannot load the kubeconfig: {error}", fix)]
         if reader is None:
             return findings + would_check(stack, settings.region)
         findings += cluster_findings(stack, reader, catalog)
@@ -557,12 +584,11 @@ def aws_clients(region: str) -> AwsClients | None:
 
 
 def kube_cluster(settings: Settings) -> Cluster | None:
-    import kubernetes
-
-    try:
-        return KubeCluster(settings.kubeconfig, settings.context)
-    except (kubernetes.config.ConfigException, OSError):
-        return None  # no kubeconfig to read: nothing to check with
+    """The cluster, or None when there is no kubeconfig at all (a broken one raises: a problem)."""
+    default = Path(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).expanduser()
+    if settings.kubeconfig is None and not default.exists():
+        return None
+    return KubeCluster(settings.kubeconfig, settings.context)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,8 @@ SCRATCH_ENV = [
 # ReadWriteMany volume of the EFS or FSx CSI driver (fsGroupPolicy ReadWriteOnceWithFSType), a new
 # FSx for Lustre file system's root directory belongs to root, an `existing` volume is the user's,
 # and a cache an earlier Job filled holds root's files. (Through an EFS access point every write
-# is the access point's POSIX user, whoever the container is.)
+# is the access point's POSIX user, whoever the container is.) With every capability dropped, root
+# has no CAP_DAC_OVERRIDE: it writes as the owner uid 0, so an `existing` volume must let uid 0 write.
 CACHE_WRITER_SKIPS = {
     "checkov.io/skip1": "CKV_K8S_23=writes the model cache, whose volume (FSx, existing) may admit root only",
     "checkov.io/skip2": "CKV_K8S_40=runs as root (CKV_K8S_23), with no capabilities and a read-only root",

@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 import pytest
+import yaml
 from botocore.stub import Stubber
 
 from core.stack import build_stack
@@ -282,7 +283,8 @@ def test_a_scheduled_block_that_matches_says_when_its_nodes_come_and_go():
     assert finding.status == "ok"
     assert finding.detail == (
         f"{RESERVATION}: 9 x p6e-gb200.36xlarge in us-east-2b, scheduled, 2026-12-01 11:30 UTC to "
-        "2026-12-08 11:30 UTC; nodes join at 2026-12-01 11:30 UTC, drained at 2026-12-08 10:20 UTC"
+        "2026-12-08 11:30 UTC; nodes join when it becomes active (starts 2026-12-01 11:30 UTC), drained at "
+        "2026-12-08 10:20 UTC"
     )
 
 
@@ -502,7 +504,8 @@ def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
         }
         path = tmp_path / "kubeconfig"
         path.write_text(json.dumps(kubeconfig))
-        for source in (str(path), path.read_text() + "\n"):  # a path, or the contents (pulumi-kubernetes takes both)
+        # A path, or the contents: YAML, or one-line JSON (`pulumi stack output kubeconfig`).
+        for source in (str(path), path.read_text(), yaml.safe_dump(kubeconfig)):
             cluster = preflight.KubeCluster(source, "lab")
             assert cluster.version() == "v1.33.4-eks-2b5f6a1"
             assert cluster.storage_classes() == ["gp3"]
@@ -510,3 +513,45 @@ def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
     finally:
         server.shutdown()
     assert ("/api/v1/nodes", {"labelSelector": ["nvidia.com/gpu.product=NVIDIA-H200"]}) in asked
+
+
+def test_a_kubeconfig_that_cannot_be_loaded_is_a_problem_not_a_skip():
+    settings = Settings(region=None, kubeconfig="/nowhere/kubeconfig", context=None, kubeconfig_encrypted=False)
+    findings = preflight.preflight(
+        stack_of("existing-cluster"), settings, preflight.load_catalog(), lambda _: None, preflight.kube_cluster, NOW
+    )
+    (finding,) = findings
+    assert finding.status == "problem" and finding.detail.startswith("cannot load the kubeconfig: neither a kubeconfig")
+
+
+def test_a_cluster_that_refuses_to_list_nodes_is_a_problem():
+    class Forbidden(FakeCluster):
+        def nodes(self, label_selector):
+            raise PermissionError("(403) Forbidden: nodes is forbidden")
+
+    findings = by_check(run(stack_of("existing-cluster"), cluster=Forbidden(), region=None))
+    assert findings["cluster"].status == "problem"
+    assert findings["cluster"].detail == "cannot list nodes or StorageClasses: (403) Forbidden: nodes is forbidden"
+
+
+def test_aws_refusing_a_call_is_a_problem_of_that_check_and_the_others_still_run():
+    aws = StubbedAws()
+    aws.eks.add_client_error(
+        "describe_cluster_versions", "AccessDeniedException", "not authorized: eks:DescribeClusterVersions"
+    )
+    aws.zones()
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
+    aws.vcpus("m7i.2xlarge", 8)
+    aws.vcpus("p5en.48xlarge", 192)
+    aws.quota("L-1216C47A", 64)
+    aws.quotas.add_response(  # 200, but no value: Service Quotas says why in ErrorReason
+        "get_service_quota",
+        {"Quota": {"QuotaCode": "L-417A185B", "ErrorReason": {"ErrorCode": "SERVICE_QUOTA_NOT_AVAILABLE_ERROR"}}},
+        {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"},
+    )
+    findings = by_check(run(stack_of("dev"), aws))
+    aws.assert_all_used()
+    assert findings["EKS version"].status == "problem"
+    assert "AccessDeniedException" in findings["EKS version"].detail
+    assert findings["instance type gpu"].status == "ok"
+    assert findings["vCPU quota Running On-Demand P instances"].status == "skipped"
