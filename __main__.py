@@ -6,11 +6,13 @@ config -> functional core (validate, resolve recipes, render objects) -> the clu
 
 import pulumi
 
+from components.gateway import GatewayController, GatewayControllerArgs
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs
 from components.model_cache import ModelCache, ModelCacheArgs
+from components.observability import Observability, ObservabilityArgs
 from components.platform import DynamoPlatform, DynamoPlatformArgs
 from components.serving import DynamoServing, DynamoServingArgs
-from components.stack_config import raw_namespace_config, refused, secret_config
+from components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
 from components.targets import KINDS
 from components.workloads import Workloads, WorkloadsArgs
 from core.inputs.catalog import load_catalog
@@ -19,9 +21,14 @@ from core.stack import build_stack, defer_serving
 
 catalog = load_catalog()
 hf_token, ngc_api_key = secret_config("hfToken"), secret_config("ngcApiKey")
+api_keys = secret_map_config("apiKeys")
 stack = refused(
     lambda: build_stack(
-        raw_namespace_config(), catalog, with_hf_token=hf_token is not None, with_ngc_key=ngc_api_key is not None
+        raw_namespace_config(),
+        catalog,
+        with_hf_token=hf_token is not None,
+        with_ngc_key=ngc_api_key is not None,
+        with_api_keys=api_keys is not None,
     )
 )
 
@@ -35,8 +42,12 @@ on_cluster = pulumi.ResourceOptions(providers=[target.provider], depends_on=targ
 GpuSoftware("gpu-software", GpuSoftwareArgs(releases=stack.gpu_software), opts=on_cluster)
 dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=on_cluster)
 workloads = Workloads(
-    "workloads", WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key), opts=on_cluster
+    "workloads",
+    WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
+    opts=on_cluster,
 )
+if stack.observability:
+    Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster)
 cache = ModelCache(
     "model-cache",
     ModelCacheArgs(
@@ -49,10 +60,20 @@ cache = ModelCache(
         providers=[target.provider], depends_on=[*target.system_ready, *target.storage_ready, workloads]
     ),
 )
+gateways = (
+    GatewayController("gateway", GatewayControllerArgs(stack.gateways, target.load_balancers_ready), opts=on_cluster)
+    if stack.gateways
+    else None
+)
 servings = {
     serving.deployment.name: DynamoServing(
         serving.deployment.name,
-        DynamoServingArgs(serving=serving, gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name)),
+        DynamoServingArgs(
+            serving=serving,
+            gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name),
+            api_keys=api_keys,
+            gateway_ready=gateways.ready if gateways else [],
+        ),
         opts=pulumi.ResourceOptions(providers=[target.provider], depends_on=[cache, dynamo]),
     )
     for serving in stack.serving
@@ -66,3 +87,6 @@ for warning in stack.warnings + cluster_plan.warnings:
 pulumi.export("report", stack_report(stack, catalog.performance, cluster_plan))
 pulumi.export("endpoints", {name: serving.endpoint for name, serving in servings.items()})
 pulumi.export("servingChecks", {name: serving.check for name, serving in servings.items()})
+exposed = {name: serving for name, serving in servings.items() if "url" in serving.outputs}
+if exposed:  # how a client calls each internal or public endpoint
+    pulumi.export("gateways", {name: {key: s.outputs[key] for key in ("url", "curl")} for name, s in exposed.items()})

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.base import Component
+from components.kubernetes import chart_release
 from core.render.gpu_software import ChartRelease
 
 
@@ -20,15 +20,5 @@ class GpuSoftware(Component):
     def __init__(self, name: str, args: GpuSoftwareArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gpu:GpuSoftware", name, None, opts)
         for release in args.releases:
-            chart = release.chart
-            k8s.helm.v3.Release(
-                f"{name}-{chart.chart}",
-                chart=chart.chart,
-                version=chart.version,
-                repository_opts={"repo": chart.repo},
-                namespace=chart.namespace,
-                create_namespace=True,
-                values=release.values,
-                opts=self.child_opts(),
-            )
+            chart_release(self, f"{name}-{release.chart.chart}", release)
         self.register_outputs({})

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
+from core.render.gpu_software import ChartRelease
 from core.render.scripts import ScriptedJob
 
 
@@ -33,4 +34,39 @@ def scripted_job(
     script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
     return k8s.batch.v1.Job(
         name, **resource_args(scripted.job), opts=owner.child_opts(depends_on=[*depends_on, script], **job_opts)
+    )
+
+
+def chart_release(
+    parent: Component,
+    name: str,
+    release: ChartRelease,
+    depends_on: list[pulumi.Resource] | None = None,
+    **shell_values: Any,
+) -> k8s.helm.v3.Release:
+    """A pinned chart (configs/charts.yaml) with the core's values and those only the shell knows."""
+    chart = release.chart
+    oci = chart.repo.startswith("oci://")  # an OCI chart is named by its full reference, no repository
+    return k8s.helm.v3.Release(
+        name,
+        chart=f"{chart.repo}/{chart.chart}" if oci else chart.chart,
+        repository_opts=None if oci else {"repo": chart.repo},
+        version=chart.version,
+        namespace=chart.namespace,
+        create_namespace=True,
+        values=release.values | shell_values,
+        opts=parent.child_opts(depends_on=depends_on),
+    )
+
+
+def custom_resource(
+    owner: Component, name: str, manifest: dict[str, Any], **opts: Any
+) -> k8s.apiextensions.CustomResource:
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=owner.child_opts(**opts),
     )

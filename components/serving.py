@@ -3,13 +3,15 @@ and the opt-in benchmark."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
-from components.kubernetes import resource_args, scripted_job
+from components.gateway import DeploymentGateway, DeploymentGatewayArgs
+from components.kubernetes import custom_resource, resource_args, scripted_job
 from core.render import manifests
 from core.stack import Serving
 
@@ -18,6 +20,8 @@ from core.stack import Serving
 class DynamoServingArgs:
     serving: Serving
     gpu_nodes: pulumi.Resource | None  # the pool's node group (created clusters): the graph alone waits for it
+    api_keys: pulumi.Output[dict[str, str]] | None = None  # the gateway's, when the endpoint has one
+    gateway_ready: list[pulumi.Resource] = dataclasses.field(default_factory=list)  # its controller
 
 
 class DynamoServing(Component):
@@ -33,14 +37,7 @@ class DynamoServing(Component):
         )
         graph = serving.graph
         gpu_nodes = [args.gpu_nodes] if args.gpu_nodes is not None else []
-        graph_resource = k8s.apiextensions.CustomResource(
-            f"{name}-graph",
-            api_version=graph["apiVersion"],
-            kind=graph["kind"],
-            metadata=graph["metadata"],
-            spec=graph["spec"],
-            opts=self.child_opts(depends_on=[engine_config, *gpu_nodes]),
-        )
+        graph_resource = custom_resource(self, f"{name}-graph", graph, depends_on=[engine_config, *gpu_nodes])
         if serving.benchmark is not None:
             scripted_job(self, f"{name}-benchmark", serving.benchmark, depends_on=[graph_resource])
         service = manifests.frontend_service_name(serving.deployment.name)
@@ -55,4 +52,13 @@ class DynamoServing(Component):
             self.check = job.metadata.apply(
                 lambda metadata: f"answered a chat completion through {service} (Job {metadata['name']})"
             )
-        self.register_outputs({"endpoint": self.endpoint, "check": self.check})
+        outputs = {"endpoint": self.endpoint, "check": self.check}
+        if serving.gateway is not None and args.api_keys is not None:
+            gateway = DeploymentGateway(
+                f"{name}-gateway",
+                DeploymentGatewayArgs(serving.gateway, args.api_keys, args.gateway_ready),
+                opts=self.child_opts(),
+            )
+            outputs |= {"url": gateway.url, "curl": gateway.curl}
+        self.outputs = outputs
+        self.register_outputs(outputs)

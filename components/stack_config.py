@@ -41,8 +41,17 @@ def refused(decide: Callable[[], T]) -> T:
 def secret_config(key: str) -> pulumi.Output[str] | None:
     """A secret key (hfToken, ngcApiKey) as a Pulumi secret; one stored in plaintext is wrapped
     all the same and warned about. Its value is never logged."""
+    return _secret(key, pulumi.Config().get_secret)
+
+
+def secret_map_config(key: str) -> pulumi.Output[dict[str, str]] | None:
+    """A secret map (apiKeys: client name -> key, set with `--secret --path`), likewise."""
+    return _secret(key, pulumi.Config().get_secret_object)
+
+
+def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Output | None:
     assert key in SECRET_KEYS
-    value = pulumi.Config().get_secret(key)
+    value = read(key)
     if value is not None and not stored_encrypted(f"{KEY_PREFIX}{key}"):
         pulumi.log.warn(
             f"{KEY_PREFIX}{key} is stored in plaintext in the stack file; it is handled as a "

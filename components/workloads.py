@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +19,11 @@ class WorkloadsArgs:
     namespace: dict[str, Any]
     pull_secret: dict[str, Any] | None  # without data: the NGC key is added here
     ngc_api_key: pulumi.Output[str] | None
+    network_policies: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 class Workloads(Component):
-    """Depend on the component to wait for the namespace (and the pull secret)."""
+    """Depend on the component to wait for the namespace, its pull secret and NetworkPolicies."""
 
     def __init__(self, name: str, args: WorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:serving:Workloads", name, None, opts)
@@ -38,5 +40,11 @@ class Workloads(Component):
                 **resource_args(args.pull_secret),
                 string_data={".dockerconfigjson": docker_config_json(args.ngc_api_key)},
                 opts=self.child_opts(depends_on=[namespace], aliases=[was_at_root]),
+            )
+        for policy in args.network_policies:
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-{policy['metadata']['name']}",
+                **resource_args(policy),
+                opts=self.child_opts(depends_on=[namespace]),
             )
         self.register_outputs({})

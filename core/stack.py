@@ -12,7 +12,20 @@ from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
 from core.inputs.rules import parse_stack_config
-from core.render import benchmark, gpu_software, manifests, model_cache, platform, scheduling, smoke_test, storage
+from core.render import (
+    benchmark,
+    gateway,
+    gpu_software,
+    manifests,
+    model_cache,
+    network_policy,
+    observability,
+    platform,
+    pod_security,
+    scheduling,
+    smoke_test,
+    storage,
+)
 from core.render.labels import POOL_LABEL
 from core.render.scripts import Script, ScriptedJob
 from core.render.validation import DGD_KIND, object_problems
@@ -30,11 +43,18 @@ class Serving:
     fits: list[sizing.WorkerFit]
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
     smoke_test: ScriptedJob | None  # None while its nodes cannot exist yet (`deferred` says why)
+    gateway: gateway.Gateway | None  # endpoint internal or public: the way in from outside the cluster
     deferred: str | None = None
 
     def objects(self) -> list[dict[str, Any]]:
         jobs = [scripted for scripted in (self.benchmark, self.smoke_test) if scripted]
-        return [self.engine_config, self.graph, *(obj for each in jobs for obj in (each.script, each.job))]
+        gateway_objects = [*self.gateway.objects, self.gateway.api_key_secret] if self.gateway else []
+        return [
+            self.engine_config,
+            self.graph,
+            *(obj for each in jobs for obj in (each.script, each.job)),
+            *gateway_objects,
+        ]
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,9 @@ class Stack:
     block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
     efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
+    gateways: gateway.GatewaySoftware | None  # Envoy Gateway (and the NLB controller) when an endpoint needs them
+    network_policies: list[dict[str, Any]]  # the workloads namespace's (networkPolicies.enabled)
+    observability: observability.ObservabilityObjects | None  # observability.enabled
     platform: PlatformObjects
     namespace: dict[str, Any]
     workload_pull_secret: dict[str, Any] | None
@@ -87,12 +110,21 @@ class Stack:
             cache.hf_token_secret,
             cache.download.script,
             cache.download.job,
+            self.gateways.gateway_class if self.gateways else None,
+            *self.network_policies,
+            *([self.observability.namespace, *self.observability.objects] if self.observability else []),
         ]
         per_deployment = [obj for serving in self.serving for obj in serving.objects()]
         return [obj for obj in fixed + per_deployment if obj]
 
 
-def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: bool, with_ngc_key: bool = False) -> Stack:
+def build_stack(
+    raw_config: dict[str, Any],
+    catalog: Catalog,
+    with_hf_token: bool,
+    with_ngc_key: bool = False,
+    with_api_keys: bool = False,
+) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
     config, warnings = parse_stack_config(raw_config, catalog)
     pools = resolve_pools(config, catalog)
@@ -123,10 +155,17 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         )
         problems += found
         warnings += warned
-    charts = gpu_software.gpu_software(config.cluster, catalog.charts, efa=any(efa_pools.values()))
+    charts = gpu_software.gpu_software(
+        config.cluster, catalog.charts, efa=any(efa_pools.values()), scraped=config.observability.enabled
+    )
     problems += gpu_software.chart_problems(
         charts, {pool.instance_type for name, pool in pools.items() if efa_pools[name]}
     )
+    gateways = gateway.gateway_software(config, catalog.charts)
+    problems += _gateway_problems(config, gateways, with_api_keys)
+    monitoring = _observability(config, deployments, catalog)
+    if monitoring is not None:
+        problems += gpu_software.chart_problems([monitoring.release], set())
     values = platform.platform_values(config.platform, dynamo, config.cluster.block_storage_class, with_ngc_key)
     problems += [
         Problem(
@@ -146,16 +185,37 @@ def build_stack(raw_config: dict[str, Any], catalog: Catalog, with_hf_token: boo
         else None,
         efa_pools=efa_pools,
         gpu_software=charts,
+        gateways=gateways,
+        network_policies=network_policy.network_policies(
+            namespace,
+            [deployment.name for deployment in deployments],
+            gateways.controller.chart.namespace if gateways else None,
+            config.observability.namespace if monitoring else None,
+        )
+        if config.network_policies.enabled
+        else [],
+        observability=monitoring,
         platform=PlatformObjects(
             dynamo=dynamo,
             crds=dynamo.owned_crds(),
-            namespace=manifests.namespace(config.platform.namespace, "dynamo-platform"),
+            namespace=manifests.namespace(
+                config.platform.namespace,
+                "dynamo-platform",
+                pod_security.admission_labels(pod_security.BASELINE, config.cluster.kubernetes_version),
+            ),
             values=values,
             pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
             if with_ngc_key
             else None,
         ),
-        namespace=manifests.namespace(namespace),
+        namespace=manifests.namespace(
+            namespace,
+            "workloads",
+            pod_security.admission_labels(
+                pod_security.workloads_level(any(w.efa for d in deployments for w in d.workers)),
+                config.cluster.kubernetes_version,
+            ),
+        ),
         workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET) if with_ngc_key else None,
         model_cache=ModelCacheObjects(
             storage_class=model_cache.storage_class(cache),
@@ -276,7 +336,62 @@ def _serving(
         if deployment.config.benchmark.enabled
         else None,
         smoke_test=smoke_test.smoke_test(graph, release, catalog.smoke_test, _script(catalog, smoke_test.SCRIPT)),
+        gateway=gateway.gateway(deployment.name, namespace, deployment.config.endpoint, release.model)
+        if deployment.config.endpoint.exposure != "cluster"
+        else None,
     )
+
+
+def _observability(
+    config: StackConfig, deployments: list[ResolvedDeployment], catalog: Catalog
+) -> observability.ObservabilityObjects | None:
+    """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for."""
+    if not config.observability.enabled:
+        return None
+    metrics = [
+        observability.DeploymentMetrics(
+            name=deployment.name,
+            namespace=config.namespace,
+            mode=deployment.recipe.mode,
+            dollars_per_hour=deployment.usd_per_hour,
+            ttft_p95_seconds=deployment.config.alerts.ttft_p95_seconds
+            or observability.default_ttft_p95_seconds(deployment.recipe.mode),
+        )
+        for deployment in deployments
+    ]
+    return observability.observability(
+        config.observability,
+        catalog.charts["kube-prometheus-stack"],
+        config.cluster.block_storage_class,
+        metrics,
+        model_cache.download_job_name(config.release),
+        config.cluster.kubernetes_version,
+    )
+
+
+def _gateway_problems(
+    config: StackConfig, gateways: gateway.GatewaySoftware | None, with_api_keys: bool
+) -> list[Problem]:
+    """API keys to check callers against, and chart values each pinned chart declares."""
+    if gateways is None:
+        return []
+    problems = []
+    if not with_api_keys:
+        exposed = ", ".join(name for name, d in config.deployments.items() if d.endpoint.exposure != "cluster")
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}apiKeys",
+                f"required: deployments {exposed} have a gateway, which admits only API keys; set one per client "
+                f"with pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <key>",
+            )
+        )
+    releases = [gateways.controller]
+    if gateways.load_balancers is not None:  # with what the shell sets
+        shell_values = dict.fromkeys(gateway.SHELL_VALUES, "")
+        releases.append(
+            dataclasses.replace(gateways.load_balancers, values=gateways.load_balancers.values | shell_values)
+        )
+    return problems + gpu_software.chart_problems(releases, set())
 
 
 def _script(catalog: Catalog, file_name: str) -> Script:

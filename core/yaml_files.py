@@ -18,3 +18,8 @@ def load_yaml(stream: IO | str | bytes) -> Any:
 def read_yaml(path: Path) -> Any:
     with path.open() as stream:
         return load_yaml(stream)
+
+
+def load_yaml_documents(stream: IO | str | bytes) -> list[Any]:
+    """Every document of a multi-document stream (a CRD bundle)."""
+    return list(yaml.load_all(stream, Loader=LOADER))

@@ -14,7 +14,7 @@ import yaml
 
 from core.aws.account import CapacityBlock
 from core.errors import ConfigError
-from core.inputs.config import KEY_PREFIX
+from core.inputs.config import KEY_PREFIX, SECRET_KEYS
 from core.stack import Serving, build_stack
 from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
 from tools.plan import EXAMPLES, ROOT, engine_config
@@ -41,8 +41,13 @@ def stack_names() -> list[str]:
 
 
 def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
-    """The `gpt-oss-infra:` keys without their prefix: what the core's parser receives."""
-    return {key.removeprefix(KEY_PREFIX): value for key, value in entries.items() if key.startswith(KEY_PREFIX)}
+    """The `gpt-oss-infra:` keys without their prefix, secrets left out: what the core's parser
+    receives (the shell reads secrets apart: components.stack_config)."""
+    return {
+        key.removeprefix(KEY_PREFIX): value
+        for key, value in entries.items()
+        if key.startswith(KEY_PREFIX) and key.removeprefix(KEY_PREFIX) not in SECRET_KEYS
+    }
 
 
 def write_stack(directory: Path, stack: str, entries: dict[str, Any]) -> Path:
@@ -61,10 +66,11 @@ def existing(raw: dict[str, Any], **keys: Any) -> dict[str, Any]:
 # --- the functional core
 
 
-def refused(raw: dict[str, Any], catalog) -> ConfigError:
-    """The error that refuses this config (the test fails if it is accepted)."""
+def refused(raw: dict[str, Any], catalog, with_api_keys: bool = True) -> ConfigError:
+    """The error that refuses this config (the test fails if it is accepted); API keys are set
+    unless a test is about their absence."""
     with pytest.raises(ConfigError) as caught:
-        build_stack(raw, catalog, with_hf_token=False)
+        build_stack(raw, catalog, with_hf_token=False, with_api_keys=with_api_keys)
     return caught.value
 
 

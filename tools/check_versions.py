@@ -29,6 +29,8 @@ def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:
 
 def check_chart(chart: Chart, timeout: float, config_dir: Path = CONFIG_DIR) -> tuple[str, str]:
     recorded = json.loads((config_dir / "charts" / chart.chart / "index.json").read_text())
+    if recorded["index"] is None:  # an OCI registry lists no index; index.json says where its versions came from
+        return "by hand", f"helm show chart {chart.repo}/{chart.chart} --version {chart.version} (OCI: no index)"
     digest = next(entry["digest"] for entry in recorded["versions"] if entry["version"] == chart.version)
     try:
         versions = live_versions(recorded["index"], chart.chart, timeout)
@@ -36,6 +38,11 @@ def check_chart(chart: Chart, timeout: float, config_dir: Path = CONFIG_DIR) -> 
         return "unreachable", f"{recorded['index']}: {error}"
     if chart.version not in versions:
         return "missing", f"{chart.version} is not in {recorded['index']} any more"
+    if not digest:  # index.json could only list versions (kube-prometheus-stack: its index was not readable)
+        return (
+            "unrecorded",
+            f"{chart.version} listed in {recorded['index']}: record its digest {versions[chart.version]}",
+        )
     if versions[chart.version] != digest:
         return "changed", f"{chart.version} now has digest {versions[chart.version]}, recorded {digest}"
     return "ok", f"{chart.version} listed in {recorded['index']} with the recorded digest"

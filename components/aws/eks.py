@@ -138,6 +138,7 @@ class EksAddons(Component):
                 cluster_name=cluster.name,
                 addon_name=spec.name,
                 addon_version=spec.version,
+                configuration_values=json.dumps(spec.configuration, sort_keys=True) if spec.configuration else None,
                 pod_identity_associations=identities,
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="OVERWRITE",

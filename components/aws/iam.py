@@ -1,13 +1,16 @@
-"""IAM roles with AWS-managed policies only: no inline `*` permissions anywhere."""
+"""IAM roles: AWS-managed policies, or a project's own published policy (the AWS Load Balancer
+Controller's); no inline `*` permissions anywhere."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pulumi
 import pulumi_aws as aws
 
 from components.base import Component
+from core.aws.specs import pod_identity_trust_policy
 
 
 def role_with_managed_policies(
@@ -26,4 +29,13 @@ def role_with_managed_policies(
             policy_arn=f"arn:aws:iam::aws:policy/{policy}",
             opts=parent.child_opts(),
         )
+    return role
+
+
+def pod_identity_role(name: str, policy_arn: pulumi.Input[str], parent: Component) -> aws.iam.Role:
+    """A role for one Kubernetes service account through EKS Pod Identity, with one policy."""
+    role = aws.iam.Role(
+        name, assume_role_policy=json.dumps(pod_identity_trust_policy(), sort_keys=True), opts=parent.child_opts()
+    )
+    aws.iam.RolePolicyAttachment(f"{name}-policy", role=role.name, policy_arn=policy_arn, opts=parent.child_opts())
     return role

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.eks import EksAddons, EksCluster, EksClusterArgs
+from components.aws.load_balancer_controller import LoadBalancerController, LoadBalancerControllerArgs
 from components.aws.lookups import account_facts
 from components.aws.model_storage import ModelStorage, ModelStorageArgs
 from components.aws.network import Network, NetworkArgs
@@ -22,6 +23,7 @@ from core.aws import specs as aws_specs
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import Catalog
 from core.inputs.config import StackConfig
+from core.render.gpu_software import ChartRelease
 from core.render.labels import HARDWARE_LABEL, POOL_LABEL
 from core.stack import Stack
 
@@ -40,7 +42,10 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
 
 def build(stack: Stack, cluster_plan: ClusterPlan) -> ClusterTarget:
     region = pulumi.Config("aws").require("region")
-    cluster = AwsCluster("gptoss", AwsClusterArgs(stack.config, cluster_plan, region, stack.block_storage_class))
+    load_balancers = stack.gateways.load_balancers if stack.gateways else None
+    cluster = AwsCluster(
+        "gptoss", AwsClusterArgs(stack.config, cluster_plan, region, stack.block_storage_class, load_balancers)
+    )
     return cluster.target
 
 
@@ -50,6 +55,7 @@ class AwsClusterArgs:
     plan: ClusterPlan  # add-ons and node groups (the system group first), decided by the core
     region: str
     block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.aws.specs.gp3_storage_class)
+    load_balancers: ChartRelease | None = None  # the AWS Load Balancer Controller, when an endpoint needs NLBs
 
 
 class AwsCluster(Component):
@@ -124,6 +130,16 @@ class AwsCluster(Component):
             opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
         )
         file_system, storage_ready = self._model_storage(name, args, eks, subnet_ids)
+        load_balancers_ready = []
+        if args.load_balancers is not None:  # on the system nodes, with their add-ons
+            controller = LoadBalancerController(
+                f"{name}-load-balancers",
+                LoadBalancerControllerArgs(
+                    args.load_balancers, eks.cluster.name, args.region, eks.cluster.vpc_config.vpc_id
+                ),
+                opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
+            )
+            load_balancers_ready = [controller.release]
         private_subnet_ids = network.private_subnet_ids if network else subnet_ids
         self.target = ClusterTarget(
             provider=eks.provider,
@@ -131,6 +147,7 @@ class AwsCluster(Component):
             gpu_ready={group.pool: nodes.node_groups[group.pool] for group in gpu_groups},
             file_system=file_system,
             storage_ready=storage_ready,
+            load_balancers_ready=load_balancers_ready,
             exports={
                 "clusterName": eks.cluster.name,
                 "kubeconfig": eks.kubeconfig,

@@ -27,4 +27,6 @@ class ClusterTarget:
     gpu_ready: dict[str, pulumi.Resource] = field(default_factory=dict)
     file_system: FileSystemRef | None = None  # None: the model cache uses an existing StorageClass
     storage_ready: list[pulumi.Resource] = field(default_factory=list)  # what mounting the file system needs
+    # What gateways wait for, so their Services get a load balancer (and lose it before it goes).
+    load_balancers_ready: list[pulumi.Resource] = field(default_factory=list)
     exports: dict[str, Any] = field(default_factory=dict)  # stack outputs about the cluster

@@ -7,6 +7,8 @@ Sources for the shapes below:
              (the minimal strategy terminates old nodes before creating new ones, "so that total
              capacity never increases beyond your configured quantity"; for hardware such as GPUs)
   [eks-addons] https://docs.aws.amazon.com/eks/latest/userguide/workloads-add-ons-available-eks.html
+  [eks-netpol] https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html
+               (configurationValues {"enableNetworkPolicy": "true"}, VPC CNI 1.14 or later)
   [ebs-csi]  https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html (add-on, Pod Identity role,
              AWS-managed AmazonEBSCSIDriverPolicy)
   [ebs-csi-params] https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/parameters.md
@@ -229,6 +231,7 @@ class AddonSpec:
     managed_policy: str | None = None  # AWS-managed policy ARN suffix (after arn:aws:iam::aws:policy/)
     needs_nodes: bool = False  # its pods must run for the add-on to become ACTIVE
     version: str | None = None  # the build pinned for the cluster's Kubernetes version
+    configuration: dict[str, Any] | None = None  # its configurationValues (the add-on's own schema)
 
 
 def addons(config: StackConfig, pinned: dict[str, AddonVersion]) -> tuple[list[AddonSpec], list[str]]:
@@ -246,7 +249,13 @@ def addons(config: StackConfig, pinned: dict[str, AddonVersion]) -> tuple[list[A
 
 def _addons(config: StackConfig) -> list[AddonSpec]:
     specs = [
-        AddonSpec("vpc-cni", "aws-node", "AmazonEKS_CNI_Policy"),
+        # With networkPolicies on, the VPC CNI's network policy agent enforces NetworkPolicies [eks-netpol].
+        AddonSpec(
+            "vpc-cni",
+            "aws-node",
+            "AmazonEKS_CNI_Policy",
+            configuration={"enableNetworkPolicy": "true"} if config.network_policies.enabled else None,
+        ),
         AddonSpec("kube-proxy"),
         AddonSpec("eks-pod-identity-agent"),
         AddonSpec("coredns", needs_nodes=True),
@@ -269,7 +278,9 @@ def _addons(config: StackConfig) -> list[AddonSpec]:
             )
         )
     elif storage == "fsx-lustre":
-        specs.append(AddonSpec("aws-fsx-csi-driver", "fsx-csi-controller-sa", "AmazonFSxFullAccess", needs_nodes=True))
+        # No role: the file system is created by the program and mounted through a static PV, so the
+        # driver calls no FSx API (a role would need AmazonFSxFullAccess, far wider than nothing).
+        specs.append(AddonSpec("aws-fsx-csi-driver", needs_nodes=True))
     return specs
 
 
@@ -325,3 +336,12 @@ def kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, reg
             }
         ],
     }
+
+
+def wildcard_actions(policy: dict[str, Any]) -> list[str]:
+    """The actions of an IAM policy document that a wildcard widens (e.g. "s3:*", "ec2:Describe*")."""
+    actions = []
+    for statement in policy["Statement"]:
+        listed = statement.get("Action", [])
+        actions += [listed] if isinstance(listed, str) else listed
+    return [action for action in actions if "*" in action]

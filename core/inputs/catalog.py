@@ -13,6 +13,7 @@ from core.backends import Backend, load_backends
 from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
 from core.inputs.schema import StrictModel, problems_from
+from core.mappings import deep_merge
 from core.yaml_files import read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
@@ -117,8 +118,14 @@ class Chart(StrictModel):
     namespace: str
 
     def default_values(self, config_dir: Path = CONFIG_DIR) -> dict[str, Any]:
-        """The pinned version's own values.yaml (configs/charts/<chart>/<version>/)."""
-        return _read_yaml(config_dir / "charts" / self.chart / self.version / "values.yaml")
+        """The pinned version's own values.yaml (configs/charts/<chart>/<version>/), with each vendored
+        subchart's (charts/<subchart>/values.yaml there) under its name, as Helm merges them."""
+        folder = config_dir / "charts" / self.chart / self.version
+        defaults = _read_yaml(folder / "values.yaml")
+        for path in sorted(folder.glob("charts/*/values.yaml")):
+            name = path.parent.name
+            defaults[name] = deep_merge(_read_yaml(path), defaults.get(name) or {})
+        return defaults
 
     def indexed_versions(self, config_dir: Path = CONFIG_DIR) -> set[str]:
         """The versions the chart repository's index listed when it was read (configs/charts/<chart>/index.json)."""

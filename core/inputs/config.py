@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveFloat, PositiveInt
 
 from core.inputs.catalog import CapacityType
 from core.inputs.schema import StrictModel
 from core.inputs.types import (
+    AcmCertificateArn,
     AvailabilityZone,
     Cidr,
+    ClientName,
     CommitId,
     DeploymentName,
     DnsLabel,
+    Hostname,
     KubernetesVersion,
     PinnedImage,
     Quantity,
@@ -30,7 +33,9 @@ from core.inputs.types import (
 
 NAMESPACE = "gpt-oss-infra"
 KEY_PREFIX = f"{NAMESPACE}:"
-SECRET_KEYS = ("hfToken", "ngcApiKey")  # read by the shell as Pulumi secrets, never parsed here
+# Read by the shell as Pulumi secrets, never parsed here. apiKeys: client name -> API key, set with
+# `pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>`.
+SECRET_KEYS = ("hfToken", "ngcApiKey", "apiKeys")
 
 # The encrypted gp3 StorageClass an EKS cluster of ours gets (EBS CSI driver add-on): EKS 1.30 and
 # later mark no StorageClass as the default, so every PVC we render names one.
@@ -166,6 +171,31 @@ class BenchmarkConfig(StrictModel):
     concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count
 
 
+class RateLimit(StrictModel):
+    requests: PositiveInt
+    unit: Literal["Second", "Minute", "Hour"] = "Minute"
+
+
+class EndpointConfig(StrictModel):
+    """How clients reach a deployment. `cluster`: its ClusterIP Service only. `internal` / `public`:
+    an Envoy Gateway with API-key auth and per-client rate limits behind an internal /
+    internet-facing NLB, with TLS on the NLB when a certificate is given (required for public)."""
+
+    exposure: Literal["cluster", "internal", "public"] = "cluster"
+    hostname: Hostname | None = None  # the name clients use, on the certificate
+    certificate_arn: AcmCertificateArn | None = None
+    # Per API key and per gateway replica (Envoy's local rate limit): 429 beyond it.
+    rate_limit: RateLimit = RateLimit(requests=60)
+    # A client's own limit instead; at most 15 (the gateway takes 16 rules, one is everyone else's).
+    client_rate_limits: Annotated[dict[ClientName, RateLimit], Field(max_length=15)] = {}
+
+
+class AlertsConfig(StrictModel):
+    """Alert thresholds of a deployment (observability.enabled)."""
+
+    ttft_p95_seconds: PositiveFloat | None = None  # default: configs/observability.yaml, by the recipe's mode
+
+
 class DeploymentConfig(StrictModel):
     recipe: str
     node_pool: str
@@ -177,6 +207,24 @@ class DeploymentConfig(StrictModel):
     # How long `pulumi up` waits for the graph to be Ready: pulling the runtime image and loading
     # the model, which seed 004 puts at 15-30 minutes. Twice that by default.
     ready_timeout_minutes: PositiveInt = 60
+    endpoint: EndpointConfig = EndpointConfig()
+    alerts: AlertsConfig = AlertsConfig()
+
+
+class NetworkPoliciesConfig(StrictModel):
+    """NetworkPolicies for the workloads (and, on a created cluster, the VPC CNI enforcing them)."""
+
+    enabled: bool = False
+
+
+class ObservabilityConfig(StrictModel):
+    """kube-prometheus-stack (Prometheus, Alertmanager, Grafana), DCGM exporter, Dynamo's and our
+    dashboards and alert rules."""
+
+    enabled: bool = False
+    namespace: DnsLabel = "monitoring"
+    retention: Annotated[str, Field(pattern=r"^[1-9]\d*[hdw]$")] = "15d"  # Prometheus' own format
+    storage_size: Quantity = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
 
 
 class StackConfig(StrictModel):
@@ -188,6 +236,8 @@ class StackConfig(StrictModel):
     deployments: dict[DeploymentName, DeploymentConfig] = {}
     namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
     platform: PlatformConfig = PlatformConfig()
+    network_policies: NetworkPoliciesConfig = NetworkPoliciesConfig()
+    observability: ObservabilityConfig = ObservabilityConfig()
 
     @property
     def pinned_zones(self) -> list[str]:

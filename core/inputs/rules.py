@@ -35,6 +35,7 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConf
         + _deployment_problems(config, catalog)
         + _cluster_problems(config, catalog)
         + _storage_problems(config)
+        + _endpoint_problems(config)
     )
     if problems:
         raise ConfigError(problems)
@@ -244,6 +245,43 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
                     f"but node pool {deployment.node_pool} is {pool.hardware}",
                 )
             )
+    return problems
+
+
+def _endpoint_problems(config: StackConfig) -> list[Problem]:
+    """A gateway needs a created cluster (the program installs the NLB controller with its IAM role);
+    a public one needs TLS; settings of a gateway mean nothing without one."""
+    problems = []
+    for name, deployment in config.deployments.items():
+        endpoint, key = deployment.endpoint, f"{KEY_PREFIX}deployments.{name}.endpoint"
+        if endpoint.exposure == "cluster":
+            problems += [
+                Problem(f"{key}.{field}", "only with exposure internal or public (a gateway); this endpoint is cluster")
+                for field, value in (
+                    ("hostname", endpoint.hostname),
+                    ("certificateArn", endpoint.certificate_arn),
+                    ("clientRateLimits", endpoint.client_rate_limits),
+                )
+                if value
+            ]
+            continue
+        if isinstance(config.cluster, ExistingClusterConfig):
+            problems.append(
+                Problem(
+                    f"{key}.exposure",
+                    f"{endpoint.exposure} needs cluster.kind: eks (the program installs the AWS Load Balancer "
+                    "Controller with its own IAM role); on an existing cluster use cluster and your own ingress",
+                )
+            )
+        if endpoint.exposure == "public":
+            problems += [
+                Problem(f"{key}.{field}", f"required with exposure public: {why}")
+                for field, value, why in (
+                    ("certificateArn", endpoint.certificate_arn, "an ACM certificate ARN; TLS ends on the NLB"),
+                    ("hostname", endpoint.hostname, "the DNS name clients use, which the certificate covers"),
+                )
+                if value is None
+            ]
     return problems
 
 

@@ -69,3 +69,11 @@ RoleArn = Annotated[str, Field(pattern=r"^arn:aws[\w-]*:iam::\d{12}:role/.+$")]
 SubnetId = Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]
 AvailabilityZone = Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
 ReservationId = Annotated[str, Field(pattern=r"^cr-[0-9a-f]{17}$")]
+# An ACM certificate (the NLB terminates TLS with it; ACM certificates cannot leave ACM).
+AcmCertificateArn = Annotated[str, Field(pattern=r"^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate/[0-9a-f-]{36}$")]
+# A DNS name of at least two labels, lower case (RFC 1123), e.g. gpt-oss.example.com.
+Hostname = Annotated[
+    str, Field(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$")
+]
+# An API client's name: a key of the apiKeys secret map and of the gateway's client-id header.
+ClientName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]

@@ -22,10 +22,11 @@ class ChartRelease:
 
 
 def gpu_software(
-    cluster: EksClusterConfig | ExistingClusterConfig, charts: dict[str, Chart], efa: bool
+    cluster: EksClusterConfig | ExistingClusterConfig, charts: dict[str, Chart], efa: bool, scraped: bool = False
 ) -> list[ChartRelease]:
-    """The device plugin or the GPU Operator (never both), DCGM exporter when asked and the
-    operator does not bring its own, and the EFA device plugin when a pool has EFA."""
+    """The device plugin or the GPU Operator (never both), DCGM exporter when asked or when
+    Prometheus scrapes GPUs (`scraped`: observability.enabled) and the operator does not bring its
+    own, and the EFA device plugin when a pool has EFA."""
     placement = {"tolerations": [GPU_TAINT], "nodeSelector": GPU_NODE_LABEL}
     releases = []
     if cluster.resolved_gpu_software == "device-plugin":
@@ -33,10 +34,11 @@ def gpu_software(
         releases.append(ChartRelease(charts["nvidia-device-plugin"], placement | {"mofedEnabled": False}))
     elif cluster.resolved_gpu_software == "gpu-operator":
         # The EKS AL2023 NVIDIA AMIs ship the driver and container toolkit already.
-        releases.append(
-            ChartRelease(charts["gpu-operator"], {"driver": {"enabled": False}, "toolkit": {"enabled": False}})
-        )
-    if cluster.dcgm_exporter and cluster.resolved_gpu_software != "gpu-operator":
+        values: dict[str, Any] = {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+        if scraped:  # its own DCGM exporter, whose ServiceMonitor is off by default
+            values["dcgmExporter"] = {"serviceMonitor": {"enabled": True}}
+        releases.append(ChartRelease(charts["gpu-operator"], values))
+    if (cluster.dcgm_exporter or scraped) and cluster.resolved_gpu_software != "gpu-operator":
         releases.append(ChartRelease(charts["dcgm-exporter"], placement))
     if efa:  # the chart has no tolerations by default: GPU nodes carry the GPU taint
         releases.append(ChartRelease(charts[EFA_PLUGIN], {"tolerations": [GPU_TAINT]}))

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from core.inputs.config import Release
+from core.render import pod_security
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
 from core.resolve.recipes import ResolvedDeployment, Worker
 
@@ -28,11 +29,12 @@ FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
-def namespace(name: str, component: str = "workloads") -> dict[str, Any]:
+def namespace(name: str, component: str, admission: dict[str, str]) -> dict[str, Any]:
+    """A namespace with its Pod Security Admission labels (core.render.pod_security)."""
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": common_labels(component)},
+        "metadata": {"name": name, "labels": common_labels(component) | admission},
     }
 
 
@@ -136,7 +138,9 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
         "extraPodMetadata": {"labels": worker_labels(deployment.name, FRONTEND_ROLE)},
         "extraPodSpec": _pull_secrets(extras)
         | {
+            "securityContext": pod_security.GRAPH_POD,
             "mainContainer": {
+                "securityContext": pod_security.GRAPH_CONTAINER,
                 "image": release.runtime_image,
                 "command": ["python3", "-m", "dynamo.frontend"],
                 "args": [
@@ -145,7 +149,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
                     "--http-port",
                     str(FRONTEND_PORT),
                 ],
-            }
+            },
         },
     }
 
@@ -178,7 +182,8 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
         | {
             "nodeSelector": extras.node_selector,
             "tolerations": [GPU_TAINT],
-            "initContainers": [extras.init_container | {"image": image}],  # the image the node pulls anyway
+            # The image the node pulls anyway.
+            "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],
             "volumes": [
                 {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
                 extras.init_volume,
@@ -189,12 +194,15 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
                 "args": args,
                 "env": [{"name": name, "value": value} for name, value in env.items()],
                 "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
+                "securityContext": pod_security.GRAPH_CONTAINER,
             },
+            "securityContext": pod_security.GRAPH_POD,
         },
     }
-    if worker.efa:
+    if worker.efa:  # privileged, with the image's own user: EFA's memory registration needs it
         service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.pod.security_context
         service["extraPodSpec"]["hostIPC"] = worker.efa.pod.host_ipc
+        del service["extraPodSpec"]["securityContext"]
         if worker.efa.apart_from:  # required anti-affinity is symmetric: one side suffices
             service["extraPodSpec"]["affinity"] = {
                 "podAntiAffinity": {

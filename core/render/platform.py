@@ -42,6 +42,9 @@ def platform_values(
             "discoveryBackend": "kubernetes",
             "imagePullSecrets": pull_secrets,
             "controllerManager": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY},
+            # Never the chart's PodMonitors (made only if their CRD happens to exist at install): with
+            # observability on, ours scrape the graphs (core/render/observability.py), once.
+            "dynamo": {"metrics": {"podMonitors": {"enabled": False}}},
         },
         "nats": nats,
     }

@@ -10,6 +10,8 @@ from core.aws.capacity import BlockPlan
 from core.backends import EngineView
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import Performance, Traffic
+from core.inputs.config import EndpointConfig
+from core.render.gateway import ENVOY_REPLICAS, Gateway
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
 from core.resolve.efa import crosses_nodes
 from core.resolve.recipes import NodePool, ResolvedDeployment, Worker
@@ -76,9 +78,8 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
     pool, traffic = deployment.pool, deployment.recipe.traffic
     gpus = deployment.total_gpus
     service = frontend_service_name(deployment.name)
-    price = pool.instance.on_demand_usd_per_hour
-    usd_per_hour = None if price is None else round(price / pool.instance.gpus_per_node * gpus, 2)
-    return {
+    usd_per_hour = None if deployment.usd_per_hour is None else round(deployment.usd_per_hour, 2)
+    report = {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
         "nodePool": pool.name,
@@ -108,6 +109,22 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
             worker.service_name: _worker_report(worker, deployment.backend.view(worker.engine), fit)
             for worker, fit in zip(deployment.workers, serving.fits, strict=True)
         },
+    }
+    if serving.gateway is not None:
+        report["gateway"] = _gateway_report(serving.gateway, deployment.config.endpoint)
+    return report
+
+
+def _gateway_report(gateway: Gateway, endpoint: EndpointConfig) -> dict[str, Any]:
+    limit = endpoint.rate_limit
+    return {
+        "exposure": endpoint.exposure,
+        "url": gateway.url or "the NLB's DNS name, once it exists (stack output gateways)",
+        "tls": "on the NLB, ACM certificate" if endpoint.certificate_arn else "none (plain HTTP)",
+        "rateLimit": f"{limit.requests} requests per {limit.unit.lower()} per API key and gateway replica "
+        f"({ENVOY_REPLICAS} replicas)"
+        + (f"; own limits for {', '.join(sorted(endpoint.client_rate_limits))}" if endpoint.client_rate_limits else ""),
+        "curl": gateway.curl,
     }
 
 
@@ -228,6 +245,7 @@ def render_summary(
             else f"- `pulumi up` does not wait for serving yet: {deployment['notCheckedBecause']}",
             f"- KV transfer: {deployment['kvTransfer']}",
             f"- try it: `{deployment['tryIt']}`; health: `{deployment['health']}`",
+            *_gateway_lines(deployment.get("gateway")),
             "",
             "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend "
             "| weights GiB/GPU | KV GiB/GPU | KV tokens | max concurrency | max batch |",
@@ -258,6 +276,16 @@ def render_summary(
         "",
     ]
     return "\n".join(lines)
+
+
+def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:
+    if gateway is None:
+        return []
+    return [
+        f"- gateway ({gateway['exposure']} NLB, API keys, 401 without one): {gateway['url']}; TLS {gateway['tls']}; "
+        f"{gateway['rateLimit']}",
+        f"- call it: `{gateway['curl']}`",
+    ]
 
 
 def _when(timestamp: str) -> str:

@@ -1,21 +1,28 @@
 """Check rendered objects against their real consumers before anything is deployed.
 
-- DynamoGraphDeployment: the openAPIV3Schema of its apiVersion in the CRD of the pinned Dynamo
-  release (configs/dynamo/<version>/crds/, the CRD the program installs), with unknown fields
-  rejected: the API server prunes unknown fields silently, so a misplaced key would otherwise
-  vanish without an error.
+- Custom resources: the openAPIV3Schema of their apiVersion in the CRD that defines them, with
+  unknown fields rejected (the API server prunes unknown fields silently, so a misplaced key would
+  otherwise vanish without an error). Dynamo's kinds: the CRDs of the pinned release
+  (configs/dynamo/<version>/crds/, the CRDs the program installs); other projects' kinds (Gateway
+  API, Envoy Gateway, Prometheus Operator): configs/crds/<project>/<version>/, the CRDs their pinned
+  charts install, as vendored (configs/crds/SOURCES.md).
 - Every other object: kubernetes-validate --strict against the cluster's Kubernetes version.
 """
 
 from __future__ import annotations
 
+import gzip
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
 
 from core.dynamo import DynamoVersion
+from core.yaml_files import load_yaml_documents
+
+VENDORED_CRDS = Path(__file__).resolve().parents[2] / "configs" / "crds"
 
 DGD_KIND = "DynamoGraphDeployment"
 
@@ -30,6 +37,12 @@ def object_problems(manifest: dict[str, Any], kubernetes_version: str, dynamo: D
         ]
     try:
         kubernetes_validate.validate(manifest, f"{kubernetes_version}.0", strict=True)
+    except kubernetes_validate.utils.SchemaNotFoundError:  # not a built-in kind: a vendored CRD's, or none
+        vendored = vendored_validators().get((manifest["apiVersion"], manifest["kind"]))
+        if vendored is None:
+            return [f"(object): no schema for {manifest['apiVersion']} {manifest['kind']} (no vendored CRD defines it)"]
+        validator, source = vendored
+        return [f"{_path(error)}: {error.message} ({source})" for error in validator.iter_errors(manifest)]
     except kubernetes_validate.ValidationError as error:
         return [f"{'.'.join(str(p) for p in error.path)}: {error.message} (Kubernetes {kubernetes_version})"]
     return []
@@ -44,6 +57,31 @@ def dgd_schema(dynamo: DynamoVersion, version: str) -> dict[str, Any]:
 @cache
 def _dgd_validator(dynamo: DynamoVersion, version: str) -> jsonschema.Draft7Validator:
     return jsonschema.Draft7Validator(dgd_schema(dynamo, version))
+
+
+@cache
+def vendored_validators(
+    directory: Path = VENDORED_CRDS,
+) -> dict[tuple[str, str], tuple[jsonschema.Draft7Validator, str]]:
+    """(apiVersion, kind) -> a validator of each served version of every vendored CRD, and where
+    that CRD came from (configs/crds/<project>/<version>/<file>)."""
+    validators = {}
+    for path in sorted(directory.glob("*/*/*.yaml.gz")):
+        with gzip.open(path) as stream:
+            crds = [
+                crd for crd in load_yaml_documents(stream.read()) if crd and crd["kind"] == "CustomResourceDefinition"
+            ]
+        for crd in crds:
+            spec = crd["spec"]
+            for version in spec["versions"]:
+                if version.get("served", True):
+                    schema = _closed(version["schema"]["openAPIV3Schema"])
+                    source = f"{path.parent.parent.name} {path.parent.name} CRD {spec['names']['kind']}"
+                    validators[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = (
+                        jsonschema.Draft7Validator(schema),
+                        source,
+                    )
+    return validators
 
 
 def _closed(node: Any) -> Any:

@@ -20,7 +20,7 @@ def stack_config(name):
 
 @pytest.mark.parametrize("name", stack_names())
 def test_every_stack_places_every_pod(name, catalog):
-    stack = build_stack(stack_config(name), catalog, with_hf_token=True, with_ngc_key=True)  # refuses otherwise
+    stack = build_stack(stack_config(name), catalog, with_hf_token=True, with_ngc_key=True, with_api_keys=True)
     assert not [warning for warning in stack.warnings if "image" in warning and "unknown" in warning]
 
 

@@ -1,0 +1,63 @@
+"""The way in from outside the cluster: Envoy Gateway and, per deployment with an internal or public
+endpoint, its gateway objects and API keys (core.render.gateway decides them all)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base import Component
+from components.kubernetes import chart_release, custom_resource, resource_args
+from core.render.gateway import Gateway, GatewaySoftware
+
+
+@dataclass(frozen=True)
+class GatewayControllerArgs:
+    software: GatewaySoftware
+    load_balancers_ready: list[pulumi.Resource]  # the NLB controller, where the target installs one
+
+
+class GatewayController(Component):
+    """Envoy Gateway (its chart installs the Gateway API and Envoy Gateway CRDs) and our GatewayClass.
+    `ready`: what each deployment's gateway waits for."""
+
+    def __init__(self, name: str, args: GatewayControllerArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:gateway:GatewayController", name, None, opts)
+        release = chart_release(self, f"{name}-release", args.software.controller, args.load_balancers_ready)
+        gateway_class = custom_resource(self, f"{name}-class", args.software.gateway_class, depends_on=[release])
+        self.ready: list[pulumi.Resource] = [gateway_class, *args.load_balancers_ready]
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class DeploymentGatewayArgs:
+    gateway: Gateway
+    api_keys: pulumi.Output[dict[str, str]]  # client name -> key: a Pulumi secret throughout
+    ready: list[pulumi.Resource]  # the controller and its GatewayClass
+
+
+class DeploymentGateway(Component):
+    """One deployment's gateway: its API keys (a Secret), proxy, Gateway, route and policies.
+    `url` and `curl`: how a client calls it."""
+
+    def __init__(self, name: str, args: DeploymentGatewayArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:gateway:DeploymentGateway", name, None, opts)
+        gateway = args.gateway
+        keys = k8s.core.v1.Secret(
+            f"{name}-api-keys",
+            **resource_args(gateway.api_key_secret),
+            string_data=pulumi.Output.secret(args.api_keys),
+            opts=self.child_opts(),
+        )
+        for manifest in gateway.objects:
+            custom_resource(self, f"{name}-{manifest['kind'].lower()}", manifest, depends_on=[keys, *args.ready])
+        gateway_name = next(m["metadata"] for m in gateway.objects if m["kind"] == "Gateway")
+        where = (
+            f"http(s)://<the NLB's DNS name: kubectl get gateway -n {gateway_name['namespace']} "
+            f"{gateway_name['name']} -o jsonpath='{{.status.addresses[0].value}}'>"
+        )
+        self.url = pulumi.Output.from_input(gateway.url or where)
+        self.curl = pulumi.Output.from_input(gateway.curl)
+        self.register_outputs({"url": self.url, "curl": self.curl})

@@ -1,0 +1,35 @@
+"""Prometheus, Alertmanager and Grafana (kube-prometheus-stack), with our monitors, dashboards and
+alert rules (core.render.observability decides them all)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.base import Component
+from components.kubernetes import chart_release, custom_resource, resource_args
+from core.render.observability import ObservabilityObjects
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    objects: ObservabilityObjects
+
+
+class Observability(Component):
+    def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:observability:Observability", name, None, opts)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace", **resource_args(args.objects.namespace), opts=self.child_opts()
+        )
+        # The chart installs the Prometheus Operator's CRDs: every monitor and rule waits for it.
+        release = chart_release(self, f"{name}-release", args.objects.release, [namespace])
+        for manifest in args.objects.objects:
+            child = f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}"
+            if manifest["kind"] == "ConfigMap":
+                k8s.core.v1.ConfigMap(child, **resource_args(manifest), opts=self.child_opts(depends_on=[release]))
+            else:
+                custom_resource(self, child, manifest, depends_on=[release])
+        self.register_outputs({})

@@ -1,0 +1,182 @@
+"""The gateway in front of internal and public endpoints: what it renders, and what is refused."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from core.inputs.config import EndpointConfig
+from core.render import gateway
+from core.render.validation import object_problems
+from core.stack import build_stack
+from tests.support import example_entries, namespace_config, problem_keys, refused
+
+CERTIFICATE = "arn:aws:acm:us-east-2:123456789012:certificate/00000000-0000-4000-8000-000000000000"
+MODEL = "openai/gpt-oss-120b"
+
+
+def endpoint(**fields) -> EndpointConfig:
+    return EndpointConfig.model_validate(fields)
+
+
+def by_kind(rendered: gateway.Gateway) -> dict:
+    return {obj["kind"]: obj for obj in rendered.objects}
+
+
+def test_a_public_endpoint_is_an_internet_facing_nlb_with_tls_and_api_keys():
+    rendered = gateway.gateway(
+        "chat", "gpt-oss", endpoint(exposure="public", hostname="chat.example.com", certificateArn=CERTIFICATE), MODEL
+    )
+    objects = by_kind(rendered)
+    service = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
+    assert service["loadBalancerClass"] == "service.k8s.aws/nlb"
+    assert service["annotations"] == {
+        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+        "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+        "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": CERTIFICATE,
+        "service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
+        "service.beta.kubernetes.io/aws-load-balancer-ssl-negotiation-policy": "ELBSecurityPolicy-TLS13-1-2-2021-06",
+    }
+    assert objects["Gateway"]["spec"]["listeners"][0] | {"allowedRoutes": None} == {
+        "name": "http",
+        "protocol": "HTTP",
+        "port": 443,  # TLS ends on the NLB, which forwards the decrypted stream here
+        "allowedRoutes": None,
+    }
+    route = objects["HTTPRoute"]["spec"]
+    assert route["hostnames"] == ["chat.example.com"]
+    assert route["rules"] == [{"backendRefs": [{"name": "chat-frontend", "port": 8000}], "timeouts": {"request": "0s"}}]
+    auth = objects["SecurityPolicy"]["spec"]["apiKeyAuth"]
+    assert auth["credentialRefs"] == [{"group": "", "kind": "Secret", "name": "chat-api-keys"}]
+    assert auth["extractFrom"] == [{"headers": ["authorization", "x-api-key"]}]
+    assert auth["sanitize"] is True and auth["forwardClientIDHeader"] == "x-client-id"
+    assert rendered.api_key_secret["metadata"]["name"] == "chat-api-keys" and "data" not in rendered.api_key_secret
+    assert rendered.url == "https://chat.example.com"
+    assert '-H "Authorization: Bearer $GPT_OSS_API_KEY"' in rendered.curl
+    assert json.loads(rendered.curl.split("-d '")[1].rstrip("'"))["model"] == MODEL
+
+
+def test_an_internal_endpoint_without_a_certificate_is_plain_http_on_port_80():
+    objects = by_kind(gateway.gateway("chat", "gpt-oss", endpoint(exposure="internal"), MODEL))
+    annotations = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]["annotations"]
+    assert annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
+    assert not any("ssl" in key for key in annotations)
+    assert objects["Gateway"]["spec"]["listeners"][0]["port"] == 80
+    assert "hostnames" not in objects["HTTPRoute"]["spec"]
+
+
+def test_each_client_with_its_own_limit_is_left_out_of_everyone_elses_bucket():
+    rules = gateway.rate_limit_rules(
+        endpoint(
+            exposure="internal",
+            rateLimit={"requests": 60},
+            clientRateLimits={"batch": {"requests": 10, "unit": "Second"}},
+        )
+    )
+    assert rules == [
+        {
+            "clientSelectors": [{"headers": [{"name": "x-client-id", "type": "Exact", "value": "batch"}]}],
+            "limit": {"requests": 10, "unit": "Second"},
+        },
+        {
+            "clientSelectors": [
+                {
+                    "headers": [
+                        {"name": "x-client-id", "type": "Distinct"},
+                        {"name": "x-client-id", "type": "Exact", "value": "batch", "invert": True},
+                    ]
+                }
+            ],
+            "limit": {"requests": 60, "unit": "Minute"},
+        },
+    ]
+
+
+def test_every_gateway_object_validates_against_its_vendored_crd(catalog):
+    rendered = gateway.gateway(
+        "chat", "gpt-oss", endpoint(exposure="public", hostname="chat.example.com", certificateArn=CERTIFICATE), MODEL
+    )
+    dynamo = catalog.dynamo_versions["1.2.1"]
+    for obj in [*rendered.objects, gateway.gateway_class(), rendered.api_key_secret]:
+        assert object_problems(obj, "1.33", dynamo) == [], obj["kind"]
+
+
+def test_a_misplaced_gateway_field_is_refused_by_the_crd_schema(catalog):
+    """The API server would prune it silently: the CRD's schema, closed, names it."""
+    policy = copy.deepcopy(by_kind(gateway.gateway("chat", "gpt-oss", endpoint(exposure="internal"), MODEL)))
+    policy = policy["SecurityPolicy"]
+    policy["spec"]["apiKeyAuth"]["forwardClientIdHeader"] = policy["spec"]["apiKeyAuth"].pop("forwardClientIDHeader")
+    (line,) = object_problems(policy, "1.33", catalog.dynamo_versions["1.2.1"])
+    assert line.startswith("spec.apiKeyAuth: Additional properties are not allowed ('forwardClientIdHeader'")
+    assert line.endswith("(envoy-gateway v1.9.0 CRD SecurityPolicy)")
+
+
+def test_a_kind_no_vendored_crd_defines_is_refused(catalog):
+    unknown = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    assert object_problems(unknown, "1.33", catalog.dynamo_versions["1.2.1"]) == [
+        "(object): no schema for example.com/v1 Widget (no vendored CRD defines it)"
+    ]
+
+
+# --- what is refused, each naming the key
+
+
+def staging() -> dict:
+    return copy.deepcopy(namespace_config(example_entries("staging")))
+
+
+def test_a_public_endpoint_without_tls_is_refused(catalog):
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"exposure": "public"}
+    error = refused(raw, catalog)
+    assert [str(problem) for problem in error.problems] == [
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.certificateArn: required with exposure public: an ACM "
+        "certificate ARN; TLS ends on the NLB",
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.hostname: required with exposure public: the DNS name "
+        "clients use, which the certificate covers",
+    ]
+
+
+def test_a_gateway_without_api_keys_is_refused(catalog):
+    (problem,) = refused(staging(), catalog, with_api_keys=False).problems
+    assert problem.key == "gpt-oss-infra:apiKeys"
+    assert "pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>" in problem.message
+
+
+def test_gateway_settings_on_a_cluster_endpoint_are_refused(catalog):
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"hostname": "chat.example.com"}
+    assert problem_keys(raw, catalog) == ["gpt-oss-infra:deployments.gpt-oss.endpoint.hostname"]
+
+
+def test_a_gateway_on_an_existing_cluster_is_refused(catalog):
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"exposure": "internal"}
+    assert problem_keys(raw, catalog) == ["gpt-oss-infra:deployments.gpt-oss.endpoint.exposure"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("certificateArn", "arn:aws:iam::123456789012:server-certificate/chat"),  # not ACM
+        ("hostname", "Chat.Example.com"),
+        ("exposure", "external"),
+        ("clientRateLimits", {f"client-{n}": {"requests": 1} for n in range(16)}),  # 16 + everyone else > 16 rules
+    ],
+)
+def test_a_malformed_endpoint_value_is_refused(catalog, field, value):
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"] |= {field: value}
+    assert problem_keys(raw, catalog) == [f"gpt-oss-infra:deployments.gpt-oss.endpoint.{field}"]
+
+
+def test_the_load_balancer_controller_comes_only_with_a_gateway_on_a_created_cluster(catalog):
+    software = build_stack(staging(), catalog, with_hf_token=False, with_api_keys=True).gateways
+    assert software.load_balancers.chart.chart == "aws-load-balancer-controller"
+    assert software.load_balancers.values["clusterName"] == "gptoss-staging"
+    assert software.load_balancers.values["serviceAccount"] == {"create": True, "name": "aws-load-balancer-controller"}
+    dev = copy.deepcopy(namespace_config(example_entries("dev")))
+    assert build_stack(dev, catalog, with_hf_token=False).gateways is None

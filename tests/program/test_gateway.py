@@ -1,0 +1,67 @@
+"""The gateway as `pulumi up` would build it: keys never in plaintext, the order of waits, the
+controller's IAM policy, and how a client finds the endpoint."""
+
+from __future__ import annotations
+
+import json
+
+from components.aws.load_balancer_controller import controller_policy
+from tests.support import by_name, example_entries, run_entries
+from tools.dependencies import transitive_waits
+
+SENTINEL = "sk-SENTINEL-api-key-0123456789abcdef"
+
+
+def staging_with_key():
+    entries = example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": SENTINEL}}
+    run = run_entries(entries, stack="staging")
+    assert run.error is None, run.error
+    return run
+
+
+def test_api_keys_reach_the_gateway_only_as_a_secret():
+    run = staging_with_key()
+    secret = by_name(run)["gpt-oss-gateway-api-keys"]
+    assert secret.inputs["stringData"] == "[secret]"  # a Pulumi secret: encrypted in the state
+    assert SENTINEL not in json.dumps([r.as_json() for r in run.resources])
+    assert SENTINEL not in json.dumps(run.outputs)
+    assert SENTINEL not in "\n".join(run.log)
+
+
+def test_every_gateway_object_waits_for_the_controller_and_the_nlb_controller():
+    run = staging_with_key()
+    waits = transitive_waits(run.resources)
+    gateway_objects = [r.name for r in run.resources if r.parent == "gpt-oss-gateway" and r.name != "gpt-oss-gateway"]
+    assert sorted(gateway_objects) == [
+        "gpt-oss-gateway-api-keys",
+        "gpt-oss-gateway-backendtrafficpolicy",
+        "gpt-oss-gateway-envoyproxy",
+        "gpt-oss-gateway-gateway",
+        "gpt-oss-gateway-httproute",
+        "gpt-oss-gateway-securitypolicy",
+    ]
+    for name in [n for n in gateway_objects if n != "gpt-oss-gateway-api-keys"]:
+        assert {"gateway-class", "gateway-release", "gptoss-load-balancers-release"} <= waits[name], name
+    # The NLB controller runs on the system nodes, after their add-ons; never on GPU nodes.
+    assert "gptoss-node-addons-coredns" in waits["gptoss-load-balancers-release"]
+    assert "gptoss-nodes-gpu" not in waits["gptoss-load-balancers-release"]
+
+
+def test_the_nlb_controller_has_its_own_pod_identity_role_with_its_published_policy():
+    run = staging_with_key()
+    resources = by_name(run)
+    identity = resources["gptoss-load-balancers-identity"].inputs
+    assert (identity["namespace"], identity["serviceAccount"]) == ("kube-system", "aws-load-balancer-controller")
+    policy = json.loads(resources["gptoss-load-balancers-policy"].inputs["policy"])
+    assert policy == controller_policy("v3.5.0")
+    release = resources["gptoss-load-balancers-release"].inputs
+    assert release["values"]["region"] == "us-east-2" and release["values"]["clusterName"] == "gptoss-staging"
+
+
+def test_outputs_tell_a_client_where_and_how_to_call():
+    run = run_entries(example_entries("prod") | {"gpt-oss-infra:apiKeys": {"a": SENTINEL}}, stack="prod")
+    assert run.error is None, run.error
+    (gateway,) = run.outputs["gateways"].values()
+    assert gateway["url"] == "https://gpt-oss.internal.example.com"
+    assert gateway["curl"].startswith("curl https://gpt-oss.internal.example.com/v1/chat/completions ")
+    assert "gateways" not in run_entries(example_entries("dev"), stack="dev").outputs
