@@ -113,6 +113,105 @@ def prod_gpus_are_reserved(args: StackValidationArgs, report: Report) -> None:
             )
 
 
+# --- serving in production (README: Endpoint, Network policy, Pod security)
+
+NLB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+NLB_CERTIFICATE = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
+ENVOY_PROXY = "kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy"
+GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
+HTTP_ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"
+SECURITY_POLICY = "kubernetes:gateway.envoyproxy.io/v1alpha1:SecurityPolicy"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+GRAPH = "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment"
+AUTHENTICATIONS = ("apiKeyAuth", "jwt", "basicAuth", "extAuth", "oidc")  # what a SecurityPolicy can demand
+POD_TEMPLATE_KINDS = ("Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob")
+
+
+def _by_type(resources, type_: str) -> list:
+    return [resource for resource in resources if resource.resource_type == type_]
+
+
+def _meta(props: dict) -> tuple[str | None, str | None]:
+    metadata = props.get("metadata") or {}
+    return metadata.get("namespace"), metadata.get("name")
+
+
+def public_endpoints_have_auth_and_tls(args: StackValidationArgs, report: Report) -> None:
+    """An internet-facing load balancer in front of a gateway terminates TLS, and every route through
+    that gateway demands authentication (a SecurityPolicy on the route or on the gateway)."""
+    proxies = {
+        _meta(r.props): r.props
+        for r in _by_type(args.resources, ENVOY_PROXY)
+        if _envoy_service(r.props).get("annotations", {}).get(NLB_SCHEME) == "internet-facing"
+    }
+    secured = set()
+    for policy in _by_type(args.resources, SECURITY_POLICY):
+        spec = policy.props.get("spec") or {}
+        if any(spec.get(kind) for kind in AUTHENTICATIONS):
+            namespace, _ = _meta(policy.props)
+            secured |= {(ref.get("kind"), namespace, ref.get("name")) for ref in spec.get("targetRefs") or []}
+    for gateway in _by_type(args.resources, GATEWAY):
+        namespace, name = _meta(gateway.props)
+        ref = ((gateway.props.get("spec") or {}).get("infrastructure") or {}).get("parametersRef") or {}
+        proxy = proxies.get((namespace, ref.get("name")))
+        if proxy is None:
+            continue
+        if not _envoy_service(proxy).get("annotations", {}).get(NLB_CERTIFICATE):
+            report(f"gateway {namespace}/{name} is internet-facing without TLS: set an ACM certificate", None)
+        if ("Gateway", namespace, name) in secured:
+            continue
+        for route in _by_type(args.resources, HTTP_ROUTE):
+            route_namespace, route_name = _meta(route.props)
+            parents = {p.get("name") for p in (route.props.get("spec") or {}).get("parentRefs") or []}
+            if route_namespace == namespace and name in parents and ("HTTPRoute", namespace, route_name) not in secured:
+                report(f"route {namespace}/{route_name} of internet-facing gateway {name} has no authentication", None)
+
+
+def _envoy_service(props: dict) -> dict:
+    provider = (props.get("spec") or {}).get("provider") or {}
+    return (provider.get("kubernetes") or {}).get("envoyService") or {}
+
+
+def workloads_namespaces_deny_by_default(args: StackValidationArgs, report: Report) -> None:
+    """Where a stack lets traffic in from outside the cluster (a Gateway), every namespace that runs
+    a graph has a NetworkPolicy denying all ingress to every pod, so that only the policies that
+    open a way (gateway -> frontend) let anything in."""
+    if not _by_type(args.resources, GATEWAY):
+        return
+    denying = set()
+    for policy in _by_type(args.resources, NETWORK_POLICY):
+        spec = policy.props.get("spec") or {}
+        if (
+            spec.get("podSelector") in ({}, None)
+            and "Ingress" in (spec.get("policyTypes") or [])
+            and not spec.get("ingress")
+        ):
+            denying.add(_meta(policy.props)[0])
+    for namespace in sorted({_meta(graph.props)[0] for graph in _by_type(args.resources, GRAPH)} - denying):
+        report(f"namespace {namespace} runs graphs behind a gateway without a default-deny ingress NetworkPolicy", None)
+
+
+def pods_have_security_context(args: ResourceValidationArgs, report: Report) -> None:
+    """Every pod the program defines sets a securityContext, for the pod or for each container (a
+    Job's or workload's template, and each service of a DynamoGraphDeployment)."""
+    kind = args.resource_type.rsplit(":", 1)[-1]
+    spec = args.props.get("spec") or {}
+    if args.resource_type == GRAPH:
+        for service, settings in (spec.get("services") or {}).items():
+            pod = settings.get("extraPodSpec") or {}
+            if not pod.get("securityContext") and not (pod.get("mainContainer") or {}).get("securityContext"):
+                report(f"graph service {service} sets no securityContext (pod or main container)", None)
+        return
+    if not args.resource_type.startswith("kubernetes:") or kind not in POD_TEMPLATE_KINDS:
+        return
+    if kind == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") or {}
+    containers = [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
+    if not pod.get("securityContext") and not all(container.get("securityContext") for container in containers):
+        report(f"{kind} {args.name}: its pods set no securityContext (pod, or every container)", None)
+
+
 def _mandatory(name: str, description: str, validate) -> ResourceValidationPolicy:
     return ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=EnforcementLevel.MANDATORY
@@ -145,6 +244,23 @@ POLICIES = [
         "eks-public-endpoint-restricted",
         "The EKS public endpoint is off or restricted to CIDRs.",
         eks_public_endpoint_is_restricted,
+    ),
+    _mandatory(
+        "pods-have-security-context",
+        "Every pod the program defines sets a securityContext (pod, or every container).",
+        pods_have_security_context,
+    ),
+    StackValidationPolicy(
+        name="public-endpoint-auth-and-tls",
+        description="No internet-facing gateway without TLS, and no route through it without authentication.",
+        validate=public_endpoints_have_auth_and_tls,
+        enforcement_level=EnforcementLevel.MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="workloads-default-deny",
+        description="Behind a gateway, every namespace running graphs denies ingress by default.",
+        validate=workloads_namespaces_deny_by_default,
+        enforcement_level=EnforcementLevel.MANDATORY,
     ),
     StackValidationPolicy(
         name="prod-gpus-reserved",

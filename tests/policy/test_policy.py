@@ -81,6 +81,26 @@ CASES = [
         False,
         False,
     ),
+    (
+        "pods-have-security-context",
+        "kubernetes:batch/v1:Job",
+        {"spec": {"template": {"spec": {"securityContext": {"runAsNonRoot": True}, "containers": [{"name": "a"}]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"name": "a", "securityContext": {}}, {"name": "b"}]}}}},
+        False,
+        False,
+    ),
+    (
+        "pods-have-security-context",
+        "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",
+        {
+            "spec": {
+                "services": {"Frontend": {"extraPodSpec": {"mainContainer": {"securityContext": {"runAsUser": 1}}}}}
+            }
+        },
+        {"spec": {"services": {"Frontend": {"extraPodSpec": {"mainContainer": {"image": "x:1"}}}}}},
+        False,
+        False,
+    ),
 ]
 
 
@@ -117,14 +137,74 @@ def test_prod_without_reservation_is_advised_against():
     assert len(stack_violations("prod-gpus-reserved", [(node_group, prod_group)])) == 1
 
 
+# --- the stack policies of issue 12, on a stack's gateway objects
+
+
+def gateway_resources(scheme="internet-facing", certificate=True, authenticated=True, default_deny=True):
+    annotations = {"service.beta.kubernetes.io/aws-load-balancer-scheme": scheme}
+    if certificate:
+        annotations["service.beta.kubernetes.io/aws-load-balancer-ssl-cert"] = "arn:aws:acm:us-east-2:1:certificate/x"
+    meta = {"namespace": "gpt-oss"}
+    proxy = {"spec": {"provider": {"kubernetes": {"envoyService": {"annotations": annotations}}}}}
+    gateway = {"spec": {"infrastructure": {"parametersRef": {"kind": "EnvoyProxy", "name": "p"}}}}
+    route = {"spec": {"parentRefs": [{"name": "g"}]}}
+    auth = {"apiKeyAuth": {"credentialRefs": [{"name": "keys"}]}} if authenticated else {}
+    security = {"spec": {"targetRefs": [{"kind": "HTTPRoute", "name": "r"}], **auth}}
+    deny = {"spec": {"podSelector": {}, "policyTypes": ["Ingress"]}}
+    resources = [
+        ("kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy", {"metadata": meta | {"name": "p"}} | proxy),
+        ("kubernetes:gateway.networking.k8s.io/v1:Gateway", {"metadata": meta | {"name": "g"}} | gateway),
+        ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", {"metadata": meta | {"name": "r"}} | route),
+        ("kubernetes:gateway.envoyproxy.io/v1alpha1:SecurityPolicy", {"metadata": meta | {"name": "s"}} | security),
+        ("kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment", {"metadata": meta | {"name": "graph"}}),
+    ]
+    if default_deny:
+        resources.append(("kubernetes:networking.k8s.io/v1:NetworkPolicy", {"metadata": meta | {"name": "d"}} | deny))
+    return resources
+
+
+def test_a_public_gateway_needs_tls_and_authentication():
+    assert stack_violations("public-endpoint-auth-and-tls", gateway_resources()) == []
+    assert stack_violations("public-endpoint-auth-and-tls", gateway_resources("internal", certificate=False)) == []
+    assert stack_violations("public-endpoint-auth-and-tls", gateway_resources(certificate=False)) == [
+        "gateway gpt-oss/g is internet-facing without TLS: set an ACM certificate"
+    ]
+    assert stack_violations("public-endpoint-auth-and-tls", gateway_resources(authenticated=False)) == [
+        "route gpt-oss/r of internet-facing gateway g has no authentication"
+    ]
+
+
+def test_graphs_behind_a_gateway_need_a_default_deny_namespace():
+    assert stack_violations("workloads-default-deny", gateway_resources()) == []
+    assert stack_violations("workloads-default-deny", gateway_resources(default_deny=False)) == [
+        "namespace gpt-oss runs graphs behind a gateway without a default-deny ingress NetworkPolicy"
+    ]
+    opened = [
+        *gateway_resources(default_deny=False),
+        (
+            "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+            {
+                "metadata": {"namespace": "gpt-oss"},
+                "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{}]},
+            },
+        ),
+    ]
+    assert len(stack_violations("workloads-default-deny", opened)) == 1  # allows everything: not a deny
+    without_gateway = [r for r in gateway_resources(default_deny=False) if not r[0].endswith(":Gateway")]
+    assert stack_violations("workloads-default-deny", without_gateway) == []  # dev: nothing comes in
+
+
+STACK_POLICIES = {"prod-gpus-reserved", "public-endpoint-auth-and-tls", "workloads-default-deny"}
+
+
 def test_every_policy_has_a_case():
-    assert {case[0] for case in CASES} | {"prod-gpus-reserved"} == set(BY_NAME)
+    assert {case[0] for case in CASES} | STACK_POLICIES == set(BY_NAME)
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod", "b200", "gb200", "h200", "existing-cluster"])
 def test_our_stacks_pass_every_policy(stack):
     entries = stack_entries(stack) if stack in ("dev", "staging", "prod") else example_entries(stack)
-    run = run_entries(entries | {"gpt-oss-infra:hfToken": "hf_x"}, stack=stack)
+    run = run_entries(entries | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:apiKeys": {"a": "k"}}, stack=stack)
     assert run.error is None, run.error
     violations = []
     for registration in run.resources:
@@ -136,5 +216,6 @@ def test_our_stacks_pass_every_policy(stack):
                 )
                 policy.validate(args, lambda message, urn=None, r=registration: violations.append((r.name, message)))
     assert violations == []
-    groups = [(r.type, r.inputs) for r in run.resources]
-    assert stack_violations("prod-gpus-reserved", groups) == []
+    resources = [(r.type, r.inputs) for r in run.resources]
+    for policy in STACK_POLICIES:
+        assert stack_violations(policy, resources) == [], policy
