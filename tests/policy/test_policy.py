@@ -179,15 +179,10 @@ def test_graphs_behind_a_gateway_need_a_default_deny_namespace():
     assert stack_violations("workloads-default-deny", gateway_resources(default_deny=False)) == [
         "namespace gpt-oss runs graphs behind a gateway without a default-deny ingress NetworkPolicy"
     ]
+    allow_all = {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{}]}
     opened = [
         *gateway_resources(default_deny=False),
-        (
-            "kubernetes:networking.k8s.io/v1:NetworkPolicy",
-            {
-                "metadata": {"namespace": "gpt-oss"},
-                "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{}]},
-            },
-        ),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", {"metadata": {"namespace": "gpt-oss"}, "spec": allow_all}),
     ]
     assert len(stack_violations("workloads-default-deny", opened)) == 1  # allows everything: not a deny
     without_gateway = [r for r in gateway_resources(default_deny=False) if not r[0].endswith(":Gateway")]
