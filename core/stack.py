@@ -161,6 +161,11 @@ def build_stack(
     problems += gpu_software.chart_problems(
         charts, {pool.instance_type for name, pool in pools.items() if efa_pools[name]}
     )
+    if config.network_policies.enabled and not isinstance(config.cluster, EksClusterConfig):
+        warnings.append(
+            f"{KEY_PREFIX}networkPolicies.enabled: the NetworkPolicies are created, but only a network plugin that "
+            "enforces them (on EKS, the VPC CNI with enableNetworkPolicy) makes them hold on an existing cluster"
+        )
     gateways = gateway.gateway_software(config, catalog.charts)
     problems += _gateway_problems(config, gateways, with_api_keys)
     monitoring = _observability(config, deployments, catalog)

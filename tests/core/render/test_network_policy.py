@@ -12,6 +12,7 @@ import pytest
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
 from core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
 from core.stack import build_stack
+from tests.support import example_entries, namespace_config
 from tools.reachability import External, Pod, allowed
 
 NAMESPACE, GATEWAY, MONITORING = "gpt-oss", "envoy-gateway-system", "monitoring"
@@ -159,3 +160,12 @@ def test_the_policies_select_the_pods_the_stack_renders(dev_raw, catalog):
     assert allowed(policies, download, INTERNET, 443) and not allowed(policies, download, frontend, 8000)
     assert allowed(policies, benchmark, INTERNET, 443)  # pip install aiperf: its egress is not limited
     assert not any(allowed(policies, frontend, job, 8000) for job in (smoke_test, benchmark, download))
+
+
+def test_on_an_existing_cluster_the_policies_come_with_a_warning_about_enforcement(catalog):
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["networkPolicies"] = {"enabled": True}
+    stack = build_stack(raw, catalog, with_hf_token=False)
+    assert stack.network_policies[0]["metadata"]["name"] == "default-deny-ingress"
+    warning = "gpt-oss-infra:networkPolicies.enabled: the NetworkPolicies are created"
+    assert any(w.startswith(warning) for w in stack.warnings)
