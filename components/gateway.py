@@ -25,7 +25,9 @@ class GatewayController(Component):
 
     def __init__(self, name: str, args: GatewayControllerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gateway:GatewayController", name, None, opts)
-        release = chart_release(self, f"{name}-release", args.software.controller, args.load_balancers_ready)
+        release = chart_release(
+            self, f"{name}-release", args.software.controller, args.load_balancers_ready, release_name="envoy-gateway"
+        )
         gateway_class = custom_resource(self, f"{name}-class", args.software.gateway_class, depends_on=[release])
         self.ready: list[pulumi.Resource] = [gateway_class, *args.load_balancers_ready]
         self.register_outputs({})

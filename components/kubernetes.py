@@ -42,13 +42,17 @@ def chart_release(
     name: str,
     release: ChartRelease,
     depends_on: list[pulumi.Resource] | None = None,
+    release_name: str | None = None,
     **shell_values: Any,
 ) -> k8s.helm.v3.Release:
-    """A pinned chart (configs/charts.yaml) with the core's values and those only the shell knows."""
+    """A pinned chart (configs/charts.yaml) with the core's values and those only the shell knows.
+    `release_name`: the Helm release's own name, which the chart's object names start with (else
+    Pulumi's auto-name, with a random suffix)."""
     chart = release.chart
     oci = chart.repo.startswith("oci://")  # an OCI chart is named by its full reference, no repository
     return k8s.helm.v3.Release(
         name,
+        name=release_name,
         chart=f"{chart.repo}/{chart.chart}" if oci else chart.chart,
         repository_opts=None if oci else {"repo": chart.repo},
         version=chart.version,

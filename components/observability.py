@@ -25,7 +25,9 @@ class Observability(Component):
             f"{name}-namespace", **resource_args(args.objects.namespace), opts=self.child_opts()
         )
         # The chart installs the Prometheus Operator's CRDs: every monitor and rule waits for it.
-        release = chart_release(self, f"{name}-release", args.objects.release, [namespace])
+        release = chart_release(
+            self, f"{name}-release", args.objects.release, [namespace], release_name=args.objects.release.chart.chart
+        )
         for manifest in args.objects.objects:
             child = f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}"
             if manifest["kind"] == "ConfigMap":

@@ -57,6 +57,12 @@ class LoadBalancerController(Component):
             opts=self.child_opts(),
         )
         self.release = chart_release(
-            self, f"{name}-release", args.release, [identity], region=args.region, vpcId=args.vpc_id
+            self,
+            f"{name}-release",
+            args.release,
+            [identity],
+            release_name=args.release.chart.chart,
+            region=args.region,
+            vpcId=args.vpc_id,
         )
         self.register_outputs({})
