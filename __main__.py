@@ -39,15 +39,22 @@ stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes
 target = kind.build(stack, cluster_plan)
 on_cluster = pulumi.ResourceOptions(providers=[target.provider], depends_on=target.system_ready)
 
-GpuSoftware("gpu-software", GpuSoftwareArgs(releases=stack.gpu_software), opts=on_cluster)
+observability = (
+    Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster)
+    if stack.observability
+    else None
+)
+GpuSoftware(
+    "gpu-software",
+    GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
+    opts=on_cluster,
+)
 dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=on_cluster)
 workloads = Workloads(
     "workloads",
     WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
     opts=on_cluster,
 )
-if stack.observability:
-    Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster)
 cache = ModelCache(
     "model-cache",
     ModelCacheArgs(

@@ -25,7 +25,7 @@ class Observability(Component):
             f"{name}-namespace", **resource_args(args.objects.namespace), opts=self.child_opts()
         )
         # The chart installs the Prometheus Operator's CRDs: every monitor and rule waits for it.
-        release = chart_release(
+        self.release = release = chart_release(
             self, f"{name}-release", args.objects.release, [namespace], release_name=args.objects.release.chart.chart
         )
         for manifest in args.objects.objects:

@@ -38,6 +38,7 @@ from core.render.manifests import FRONTEND_PORT, frontend_service_name
 GATEWAY_CLASS = "gpt-oss-infra"
 GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 CLIENT_ID_HEADER = "x-client-id"
+OWNING_GATEWAY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"  # on the Envoy pods of a Gateway
 API_KEY_HEADERS = ["authorization", "x-api-key"]
 NLB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"  # TLS 1.3 and 1.2 only [lbc-nlb]
@@ -97,7 +98,10 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
             "provider": {
                 "type": "Kubernetes",
                 "kubernetes": {
-                    "envoyDeployment": {"replicas": ENVOY_REPLICAS, "pod": {"affinity": SYSTEM_POOL_AFFINITY}},
+                    "envoyDeployment": {
+                        "replicas": ENVOY_REPLICAS,
+                        "pod": {"affinity": SYSTEM_POOL_AFFINITY | _spread({OWNING_GATEWAY_LABEL: gateway_name})},
+                    },
                     "envoyService": {
                         "type": "LoadBalancer",
                         "loadBalancerClass": "service.k8s.aws/nlb",
@@ -165,6 +169,16 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
     )
 
 
+def _spread(labels: dict[str, str]) -> dict[str, Any]:
+    """Replicas on different nodes where they can be: one node's loss leaves one running."""
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
+        }
+    }
+
+
 def rate_limit_rules(endpoint: EndpointConfig) -> list[dict[str, Any]]:
     """One rule per client with its own limit, then one bucket per other client (Distinct). Envoy
     applies every rule that matches, so the shared rule leaves the named clients out."""
@@ -217,6 +231,13 @@ def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySo
         values = {
             "clusterName": config.cluster.name,
             "serviceAccount": {"create": True, "name": LOAD_BALANCER_SERVICE_ACCOUNT},
-        } | on_system_pool
+            # Its Service webhook (failurePolicy Fail) would be called for every Service of the
+            # cluster, and refuse them all while the controller is not Ready (at install: the other
+            # charts' Services; aws-load-balancer-controller#4140). It only sets loadBalancerClass,
+            # which our EnvoyProxy sets itself.
+            "enableServiceMutatorWebhook": False,
+            # Ours replaces the chart's default affinity: keep its spread of the two replicas.
+            "affinity": SYSTEM_POOL_AFFINITY | _spread({"app.kubernetes.io/name": LOAD_BALANCER_CONTROLLER}),
+        }
         load_balancers = ChartRelease(charts[LOAD_BALANCER_CONTROLLER], values)
     return GatewaySoftware(controller, gateway_class(), load_balancers)

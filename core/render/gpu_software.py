@@ -19,6 +19,9 @@ EFA_PLUGIN = "aws-efa-k8s-device-plugin"
 class ChartRelease:
     chart: Chart
     values: dict[str, Any]
+    # It creates Prometheus Operator objects (a ServiceMonitor): install it after the chart that
+    # installs their CRDs (kube-prometheus-stack), or it fails.
+    after_monitoring: bool = False
 
 
 def gpu_software(
@@ -37,9 +40,11 @@ def gpu_software(
         values: dict[str, Any] = {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
         if scraped:  # its own DCGM exporter, whose ServiceMonitor is off by default
             values["dcgmExporter"] = {"serviceMonitor": {"enabled": True}}
-        releases.append(ChartRelease(charts["gpu-operator"], values))
+        releases.append(ChartRelease(charts["gpu-operator"], values, after_monitoring=scraped))
     if (cluster.dcgm_exporter or scraped) and cluster.resolved_gpu_software != "gpu-operator":
-        releases.append(ChartRelease(charts["dcgm-exporter"], placement))
+        # Its ServiceMonitor (on by default) only where Prometheus runs: without the CRD it fails.
+        values = placement | {"serviceMonitor": {"enabled": scraped}}
+        releases.append(ChartRelease(charts["dcgm-exporter"], values, after_monitoring=scraped))
     if efa:  # the chart has no tolerations by default: GPU nodes carry the GPU taint
         releases.append(ChartRelease(charts[EFA_PLUGIN], {"tolerations": [GPU_TAINT]}))
     return releases

@@ -138,7 +138,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
         "extraPodMetadata": {"labels": worker_labels(deployment.name, FRONTEND_ROLE)},
         "extraPodSpec": _pull_secrets(extras)
         | {
-            "securityContext": pod_security.GRAPH_POD,
+            "securityContext": pod_security.FRONTEND_POD,
             "mainContainer": {
                 "securityContext": pod_security.GRAPH_CONTAINER,
                 "image": release.runtime_image,
@@ -196,7 +196,7 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
                 "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
                 "securityContext": pod_security.GRAPH_CONTAINER,
             },
-            "securityContext": pod_security.GRAPH_POD,
+            "securityContext": pod_security.WORKER_POD,
         },
     }
     if worker.efa:  # privileged, with the image's own user: EFA's memory registration needs it

@@ -355,13 +355,15 @@ def _rules(
 ) -> dict[str, Any]:
     wait = settings.for_
     cluster = [
-        # The gauge holds the last Xid code until the exporter restarts: it keeps firing until then.
+        # The gauge holds the last Xid code until the exporter restarts, so `> 0` would fire for
+        # ever after one error: this fires when the code changes (a new Xid) and resolves after the
+        # window. A repeat of the same code does not change it: the dashboard shows the gauge.
         _alert(
             "GpuXidError",
-            "DCGM_FI_DEV_XID_ERRORS > 0",
+            "changes(DCGM_FI_DEV_XID_ERRORS[15m]) > 0 and DCGM_FI_DEV_XID_ERRORS > 0",
             wait.gpu_xid_error,
             "critical",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported Xid {{ $value }}",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported a new Xid error",
             "Look the Xid up in https://docs.nvidia.com/deploy/xid-errors/; kubectl describe node "
             "{{ $labels.Hostname }}; cordon and drain the node when the Xid calls for a GPU reset.",
         )

@@ -23,8 +23,11 @@ RESTRICTED, BASELINE, PRIVILEGED = "restricted", "baseline", "privileged"
 
 # The Dynamo runtime images run as `dynamo`, uid 1000 (their Dockerfile's USER): runAsNonRoot needs
 # the number, as kubelet cannot check a user name. fsGroup 1000 is what the operator sets when a pod
-# sets no securityContext of its own.
-GRAPH_POD = {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}}
+# sets no securityContext of its own. Workers get no seccomp profile: the runtime's default blocks
+# pidfd_getfd, which TensorRT-LLM's MoE all-to-all uses (TensorRT-LLM PR #6047; flashinfer #2394);
+# the frontend runs no engine and gets RuntimeDefault.
+WORKER_POD = {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000}
+FRONTEND_POD = WORKER_POD | {"seccompProfile": {"type": "RuntimeDefault"}}
 GRAPH_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 

@@ -65,3 +65,11 @@ def test_outputs_tell_a_client_where_and_how_to_call():
     assert gateway["url"] == "https://gpt-oss.internal.example.com"
     assert gateway["curl"].startswith("curl https://gpt-oss.internal.example.com/v1/chat/completions ")
     assert "gateways" not in run_entries(example_entries("dev"), stack="dev").outputs
+
+
+def test_the_dcgm_exporter_waits_for_the_chart_that_installs_its_servicemonitor_crd():
+    run = staging_with_key()
+    waits = transitive_waits(run.resources)
+    assert "observability-release" in waits["gpu-software-dcgm-exporter"]
+    assert "observability-release" not in waits["gpu-software-nvidia-device-plugin"]
+    assert by_name(run)["gpu-software-dcgm-exporter"].inputs["values"]["serviceMonitor"] == {"enabled": True}

@@ -32,6 +32,11 @@ def test_a_public_endpoint_is_an_internet_facing_nlb_with_tls_and_api_keys():
     objects = by_kind(rendered)
     service = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
     assert service["loadBalancerClass"] == "service.k8s.aws/nlb"
+    envoy = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyDeployment"]
+    terms = envoy["pod"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"] == {
+        "gateway.envoyproxy.io/owning-gateway-name": "chat-gateway"
+    }
     assert service["annotations"] == {
         "service.beta.kubernetes.io/aws-load-balancer-type": "external",
         "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
@@ -178,5 +183,13 @@ def test_the_load_balancer_controller_comes_only_with_a_gateway_on_a_created_clu
     assert software.load_balancers.chart.chart == "aws-load-balancer-controller"
     assert software.load_balancers.values["clusterName"] == "gptoss-staging"
     assert software.load_balancers.values["serviceAccount"] == {"create": True, "name": "aws-load-balancer-controller"}
+    # Its Service webhook would refuse every Service of the cluster while the controller is not Ready.
+    assert software.load_balancers.values["enableServiceMutatorWebhook"] is False
+    spread = software.load_balancers.values["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert spread[0]["podAffinityTerm"]["labelSelector"] == {
+        "matchLabels": {"app.kubernetes.io/name": "aws-load-balancer-controller"}
+    }
     dev = copy.deepcopy(namespace_config(example_entries("dev")))
     assert build_stack(dev, catalog, with_hf_token=False).gateways is None

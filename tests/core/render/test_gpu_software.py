@@ -5,7 +5,8 @@ from __future__ import annotations
 import yaml
 
 from core.inputs.catalog import Chart
-from core.render.gpu_software import ChartRelease, chart_problems
+from core.inputs.config import EksClusterConfig
+from core.render.gpu_software import ChartRelease, chart_problems, gpu_software
 
 
 def test_the_pinned_efa_plugin_runs_on_every_efa_instance_type_of_the_catalog(catalog):
@@ -37,3 +38,14 @@ def test_an_efa_plugin_without_the_instance_type_is_refused(catalog, tmp_path):
     (problem,) = chart_problems([ChartRelease(broken, {})], {"p6e-gb200.36xlarge", "p6-b200.48xlarge"})
     assert problem.key == "configs/charts.yaml: aws-efa-k8s-device-plugin v0.5.30"
     assert "does not run on p6e-gb200.36xlarge" in problem.message
+
+
+def test_the_dcgm_exporter_servicemonitor_only_where_prometheus_runs(catalog):
+    """Its chart's ServiceMonitor is on by default and fails without the CRD: on only when
+    observability installs Prometheus, and then installed after it."""
+    cluster = EksClusterConfig.model_validate({"kind": "eks", "name": "c", "dcgmExporter": True})
+    alone = {r.chart.chart: r for r in gpu_software(cluster, catalog.charts, efa=False)}["dcgm-exporter"]
+    assert alone.values["serviceMonitor"] == {"enabled": False} and not alone.after_monitoring
+    scraped = {r.chart.chart: r for r in gpu_software(cluster, catalog.charts, efa=False, scraped=True)}
+    assert scraped["dcgm-exporter"].values["serviceMonitor"] == {"enabled": True}
+    assert scraped["dcgm-exporter"].after_monitoring and not scraped["nvidia-device-plugin"].after_monitoring

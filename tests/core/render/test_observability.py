@@ -183,7 +183,7 @@ def test_alerts_watch_the_right_metrics_with_their_thresholds(rendered):
     settings = load_settings()
     alerts = {(group, rule["alert"]): rule for group, rule in _alerts(rendered)}
     xid = alerts["gpt-oss-infra-cluster", "GpuXidError"]
-    assert xid["expr"] == "DCGM_FI_DEV_XID_ERRORS > 0"
+    assert xid["expr"] == "changes(DCGM_FI_DEV_XID_ERRORS[15m]) > 0 and DCGM_FI_DEV_XID_ERRORS > 0"  # a new Xid
     download = alerts["gpt-oss-infra-cluster", "ModelDownloadFailed"]
     assert download["expr"] == 'kube_job_failed{job_name="model-download", condition="true"} > 0'
     for d in (PRICED, UNPRICED):

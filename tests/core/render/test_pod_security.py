@@ -1,0 +1,69 @@
+"""Pod Security Admission levels and the graph pods' securityContexts."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from core.render import pod_security
+from core.stack import build_stack
+from tests.support import example_entries, namespace_config
+
+PSA = "pod-security.kubernetes.io/"
+
+
+def stack_of(name, catalog):
+    raw = copy.deepcopy(namespace_config(example_entries(name)))
+    return build_stack(raw, catalog, with_hf_token=False, with_api_keys=True)
+
+
+@pytest.mark.parametrize(("name", "workloads"), [("dev", "baseline"), ("b200-disagg", "privileged")])
+def test_namespaces_enforce_what_their_pods_meet_and_warn_at_restricted(name, workloads, catalog):
+    """b200-disagg's workers use EFA, which Dynamo's guide requires privileged: its namespace must allow it."""
+    stack = stack_of(name, catalog)
+    labels = stack.namespace["metadata"]["labels"]
+    assert labels[f"{PSA}enforce"] == workloads
+    assert (labels[f"{PSA}warn"], labels[f"{PSA}audit"], labels[f"{PSA}enforce-version"]) == (
+        "restricted",
+        "restricted",
+        "v1.33",
+    )
+    assert stack.platform.namespace["metadata"]["labels"][f"{PSA}enforce"] == "baseline"
+
+
+def test_graph_pods_run_as_the_image_user_without_capabilities(catalog):
+    services = stack_of("dev", catalog).serving[0].graph["spec"]["services"]
+    frontend, worker = services["Frontend"]["extraPodSpec"], services["TrtllmWorker"]["extraPodSpec"]
+    assert frontend["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    # No seccomp profile on workers: the runtime default blocks pidfd_getfd (TensorRT-LLM's MoE all-to-all).
+    assert worker["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000}
+    for container in (frontend["mainContainer"], worker["mainContainer"], *worker["initContainers"]):
+        assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_efa_workers_stay_privileged_with_the_images_own_user(catalog):
+    graph = stack_of("b200-disagg", catalog).serving[0].graph
+    efa_workers = [
+        spec["extraPodSpec"] for spec in graph["spec"]["services"].values() if spec["extraPodSpec"].get("hostIPC")
+    ]
+    assert efa_workers
+    for pod in efa_workers:
+        assert "securityContext" not in pod  # runAsNonRoot would refuse a root EFA image
+        assert pod["mainContainer"]["securityContext"]["privileged"] is True
+
+
+def test_admission_labels_pin_every_mode_to_the_cluster_version():
+    assert pod_security.admission_labels("baseline", "1.34") == {
+        f"{PSA}enforce": "baseline",
+        f"{PSA}enforce-version": "v1.34",
+        f"{PSA}warn": "restricted",
+        f"{PSA}warn-version": "v1.34",
+        f"{PSA}audit": "restricted",
+        f"{PSA}audit-version": "v1.34",
+    }
