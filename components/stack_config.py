@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -9,8 +10,8 @@ from typing import Any, TypeVar
 import pulumi
 
 from components.pulumi_internals import all_config, stored_encrypted
-from core.errors import ConfigError
-from core.inputs.config import KEY_PREFIX, SECRET_KEYS
+from core.errors import ConfigError, Problem
+from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_KEYS
 
 T = TypeVar("T")
 
@@ -18,10 +19,19 @@ T = TypeVar("T")
 def raw_namespace_config() -> dict[str, Any]:
     """Every `gpt-oss-infra:` key but the secrets, with object values JSON-decoded.
 
-    The whole set is read (not key by key) so that a misspelt top-level key is refused too.
+    The whole set is read (not key by key) so that a misspelt top-level key is refused too, and a
+    key under a misspelt namespace (gpt-oss-infa:deployments), which Pulumi would otherwise just
+    ignore, deploying the rest without it.
     """
-    raw = {}
-    for full_key, value in all_config().items():
+    raw, config = {}, all_config()
+    misspelt = [
+        Problem(full_key, f"unknown namespace {full_key.split(':')[0]!r}: did you mean {NAMESPACE!r}?")
+        for full_key in config
+        if _looks_like_ours(full_key.split(":")[0])
+    ]
+    if misspelt:
+        raise ConfigError(misspelt)
+    for full_key, value in config.items():
         if not full_key.startswith(KEY_PREFIX):
             continue
         key = full_key.removeprefix(KEY_PREFIX)
@@ -30,12 +40,18 @@ def raw_namespace_config() -> dict[str, Any]:
     return raw
 
 
+def _looks_like_ours(namespace: str) -> bool:
+    """A config namespace a typo away from ours (the providers' own, aws and kubernetes, are not)."""
+    return namespace != NAMESPACE and difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.8
+
+
 def refused(decide: Callable[[], T]) -> T:
-    """`decide()`, or the run stopped with every problem it found, before anything is registered."""
+    """`decide()`, or the run stopped with every problem it found, before anything is registered;
+    the message names the stack file the keys are in."""
     try:
         return decide()
     except ConfigError as error:
-        raise pulumi.RunError(f"invalid stack config:\n{error}") from None
+        raise pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}") from None
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:

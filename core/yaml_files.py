@@ -23,3 +23,32 @@ def read_yaml(path: Path) -> Any:
 def load_yaml_documents(stream: IO | str | bytes) -> list[Any]:
     """Every document of a multi-document stream (a CRD bundle)."""
     return list(yaml.load_all(stream, Loader=LOADER))
+
+
+class YamlFileError(ValueError):
+    """A YAML file that cannot be read as written, said as `<file>:<line>:<column>: <what>`."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; Pulumi's own YAML reader refuses them: so do we."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                first = seen[key]
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first.line + 1})", key_node.start_mark
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_stack_yaml(path: Path) -> Any:
+    """A stack file, refused with its line and column when it is not valid YAML or repeats a key."""
+    try:
+        return yaml.load(path.read_text(), Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        raise YamlFileError(f"{path.name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None

@@ -27,6 +27,7 @@ import pulumi
 import yaml
 
 from core.render.report import render_summary
+from core.yaml_files import YamlFileError, read_stack_yaml
 from tools import critical_path
 from tools.mock_engine import SECRET, ProgramRun, run_program
 
@@ -62,7 +63,7 @@ def find_stack_file(stack: str, stack_dir: Path | None = None) -> Path:
 def stack_config_entries(stack_file: Path) -> dict[str, Any]:
     """Pulumi.yaml's config defaults, overridden by the stack file's `config:`, as written."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    return _project_defaults(project) | (yaml.safe_load(stack_file.read_text()) or {}).get("config", {})
+    return _project_defaults(project) | (read_stack_yaml(stack_file) or {}).get("config", {})
 
 
 def engine_config(entries: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
@@ -182,15 +183,17 @@ def write_plan(files: dict[str, str], out_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "plan")
+    parser.add_argument("--stack", default="dev", help="plan Pulumi.<STACK>.yaml (default: dev)")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "build" / "plan", help="write the plan to OUT/<STACK>/ (default: build/plan)"
+    )
     parser.add_argument(
         "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
     )
     args = parser.parse_args(argv)
     try:
         files, run = plan_files(args.stack, args.stack_dir)
-    except pulumi.RunError as error:
+    except (pulumi.RunError, YamlFileError) as error:
         print(f"plan {args.stack}: {error}", file=sys.stderr)
         return 1
     except FileNotFoundError as error:

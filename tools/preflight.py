@@ -44,7 +44,7 @@ from core.inputs.config import KEY_PREFIX, SECRET_KEYS, EksClusterConfig
 from core.render.scheduling import KUBERNETES_ARCH, graph_pods, tolerates
 from core.resolve.recipes import NodePool
 from core.stack import Stack, build_stack, node_selector
-from core.yaml_files import read_yaml
+from core.yaml_files import YamlFileError, read_yaml
 from tools.plan import ROOT, find_stack_file, stack_config_entries
 
 QUOTAS_FILE = ROOT / "configs" / "aws-quotas.yaml"
@@ -593,7 +593,7 @@ def kube_cluster(settings: Settings) -> Cluster | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--stack", default="dev", help="the stack to check: Pulumi.<stack>.yaml (default: dev)")
     parser.add_argument(
         "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
     )
@@ -603,7 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(f"preflight {args.stack}: {error}", file=sys.stderr)
         return 2
-    entries = stack_config_entries(stack_file)
+    try:
+        entries = stack_config_entries(stack_file)
+    except YamlFileError as error:
+        print(f"preflight {args.stack}: {error}", file=sys.stderr)
+        return 1
     raw = {
         key.removeprefix(KEY_PREFIX): value
         for key, value in entries.items()

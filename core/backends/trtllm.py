@@ -40,14 +40,29 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
 
 
+# Annotation names -> the JSON/YAML value types they take, and the bound a constrained one adds
+# (pydantic's NonNegativeInt and friends).
+_SCALARS: dict[str, tuple[type | tuple[type, ...], str | None]] = {
+    "int": (int, None),
+    "NonNegativeInt": (int, ">= 0"),
+    "PositiveInt": (int, "> 0"),
+    "float": ((int, float), None),
+    "NonNegativeFloat": ((int, float), ">= 0"),
+    "PositiveFloat": ((int, float), "> 0"),
+    "bool": (bool, None),
+    "str": (str, None),
+}
+
+
 @dataclass(frozen=True)
 class EngineFields:
     classes: dict[str, dict[str, dict[str, Any]]]
+    bounds: dict[str, dict[str, Any]]  # "<class>.<field>" -> min/max a validator enforces (bounds.yaml)
 
     @classmethod
     def load(cls, path: Path) -> EngineFields:
         data = json.loads(path.read_text())
-        return cls(classes=data["classes"])
+        return cls(classes=data["classes"], bounds=read_yaml(path.parent / "bounds.yaml"))
 
     def default(self, key: str) -> str | None:
         """The default TRT-LLM uses for a top-level field, as annotation text (e.g. "2048")."""
@@ -68,7 +83,16 @@ class EngineFields:
                 problems.append(Problem(child_key, _unknown_field_message(name, fields)))
                 continue
             problems += self._check_value(name, fields[name]["type"], value, child_key)
+            problems += self._bound_problems(self.bounds.get(f"{class_name}.{name}"), value, child_key)
         return problems
+
+    @staticmethod
+    def _bound_problems(bound: dict[str, Any] | None, value: Any, key: str) -> list[Problem]:
+        if bound is None or not isinstance(value, int | float) or isinstance(value, bool):
+            return []
+        if ("min" in bound and value < bound["min"]) or ("max" in bound and value > bound["max"]):
+            return [Problem(key, f"{value} is out of range: TensorRT-LLM refuses it ({bound['quote']!r})")]
+        return []
 
     def _check_value(self, name: str, annotation: str, value: Any, key: str) -> list[Problem]:
         if name in _DISCRIMINATED and isinstance(value, dict):
@@ -81,7 +105,7 @@ class EngineFields:
         allowed = _literal_values(annotation)
         if allowed and isinstance(value, str) and value not in allowed:
             return [Problem(key, f"{value!r} is not one of {', '.join(allowed)}")]
-        return []
+        return _scalar_problems(annotation, value, key)
 
     def _check_discriminated(self, section: str, value: dict, key: str) -> list[Problem]:
         discriminator, suffix, fallback = _DISCRIMINATED[section]
@@ -109,6 +133,23 @@ def _literal_values(annotation: str) -> list[str]:
         return []
     literal = annotation[annotation.index("Literal[") :]
     return _QUOTED.findall(literal[: literal.index("]") + 1])
+
+
+def _scalar_problems(annotation: str, value: Any, key: str) -> list[Problem]:
+    """A value of the wrong type for a plain scalar annotation (int, Optional[float], PositiveInt,
+    ...), or outside its constrained type's bound. Unions and containers are left to TRT-LLM."""
+    inner = annotation.strip()
+    optional = inner.startswith("Optional[") and inner.endswith("]")
+    if optional:
+        inner = inner[len("Optional[") : -1].strip()
+    if inner not in _SCALARS or (value is None and optional):
+        return []
+    types, bound = _SCALARS[inner]
+    if (isinstance(value, bool) and inner != "bool") or not isinstance(value, types):
+        return [Problem(key, f"{value!r}: TensorRT-LLM takes {annotation} here")]
+    if bound and not ((value >= 0) if bound == ">= 0" else (value > 0)):
+        return [Problem(key, f"{value!r}: TensorRT-LLM takes {inner} here ({bound})")]
+    return []
 
 
 def _unknown_field_message(name: str, fields: dict[str, Any]) -> str:

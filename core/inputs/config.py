@@ -25,9 +25,9 @@ from core.inputs.types import (
     Hostname,
     KubernetesVersion,
     PinnedImage,
-    Quantity,
     ReservationId,
     RoleArn,
+    Size,
     SubnetId,
 )
 
@@ -146,7 +146,7 @@ class NodePoolConfig(StrictModel):
 
 class ModelCacheConfig(StrictModel):
     storage: Literal["efs", "fsx-lustre", "existing"] = "efs"
-    size: Quantity = "400Gi"
+    size: Size = "400Gi"
     storage_class_name: DnsLabel | None = None
     # FSx for Lustre PERSISTENT_2 throughput per TiB: 125 | 250 | 500 | 1000 MB/s
     fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(250, alias="fsxThroughputPerTiB")
@@ -224,7 +224,7 @@ class ObservabilityConfig(StrictModel):
     enabled: bool = False
     namespace: DnsLabel = "monitoring"
     retention: Annotated[str, Field(pattern=r"^[1-9]\d*[hdw]$")] = "15d"  # Prometheus' own format
-    storage_size: Quantity = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
+    storage_size: Size = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
 
 
 class StackConfig(StrictModel):

@@ -7,6 +7,7 @@ the secret to itself and passes only whether one is set.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, StackConfig
+from core.inputs.quantity import gibibytes
 from core.inputs.schema import problems_from
 
 CLUSTER_KINDS = ("eks", "existing")
@@ -35,11 +37,12 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConf
         + _deployment_problems(config, catalog)
         + _cluster_problems(config, catalog)
         + _storage_problems(config)
+        + _cache_size_problems(config, catalog)
         + _endpoint_problems(config)
     )
     if problems:
         raise ConfigError(problems)
-    return config, warnings
+    return config, warnings + _release_warnings(config)
 
 
 def _upgrade_deprecated(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[Problem]]:
@@ -135,6 +138,21 @@ def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             f"Dynamo {config.release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
             "(each needs its CRDs and chart values in configs/dynamo/)",
         )
+    ]
+
+
+def _release_warnings(config: StackConfig) -> list[str]:
+    """A runtime image tagged for another Dynamo release than the platform's: the operator and the
+    workers' runtime would disagree on the wire (tags like 1.2.1, 1.2.1-efa-amd64). Other tags
+    (a custom build) are not judged."""
+    release = config.release
+    tag = release.runtime_image.rpartition(":")[2]
+    version = re.match(r"\d+\.\d+\.\d+", tag)
+    if version is None or version[0] == release.dynamo:
+        return []
+    return [
+        f"{KEY_PREFIX}release.runtimeImage: {release.runtime_image} is tagged {version[0]}, but release.dynamo is "
+        f"{release.dynamo}: use the runtime image of the platform's release"
     ]
 
 
@@ -246,6 +264,21 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
                 )
             )
     return problems
+
+
+def _cache_size_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """The cache holds the model's checkpoint (configs/model.yaml): smaller, the download fails
+    after filling it, an hour into `pulumi up`."""
+    size, needed = gibibytes(config.model_cache.size), catalog.model.checkpoint_gib
+    if size >= needed:
+        return []
+    return [
+        Problem(
+            f"{KEY_PREFIX}modelCache.size",
+            f"{config.model_cache.size} cannot hold {catalog.model.name}'s {needed} GiB checkpoint: at least "
+            f"{math.ceil(needed)}Gi (the default, 400Gi, leaves room for a second revision)",
+        )
+    ]
 
 
 def _endpoint_problems(config: StackConfig) -> list[Problem]:

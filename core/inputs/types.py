@@ -32,8 +32,9 @@ def _deployment_name(value: str) -> str:
     return value
 
 
-def _quantity(value: str) -> str:
-    parse_quantity(value)
+def _size(value: str) -> str:
+    if parse_quantity(value) <= 0:
+        raise ValueError(f"{value!r} is not a size: it must be more than zero (e.g. 400Gi)")
     return value
 
 
@@ -60,7 +61,7 @@ def _pinned_image(value: str) -> str:
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
-Quantity = Annotated[str, AfterValidator(_quantity)]
+Size = Annotated[str, AfterValidator(_size)]  # a Kubernetes quantity of storage, more than zero
 Cidr = Annotated[str, AfterValidator(_cidr)]
 CommitId = Annotated[str, AfterValidator(_commit_id)]
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]

@@ -136,9 +136,11 @@ def _worker_gpus(deployment: DeploymentConfig, spec: WorkerRole) -> int:
 
 def _gpus_problems(deployment: DeploymentConfig, recipe: Recipe, pool: NodePool, key: str) -> list[Problem]:
     sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpus.allowed) > 1}
-    fixed = ", ".join(f"{role} {spec.gpus.default}" for role, spec in recipe.workers.items())
-    if deployment.gpus is not None and not sizable:
-        return [Problem(f"{key}.gpus", f"recipe {deployment.recipe} has fixed GPU counts ({fixed}); remove gpus")]
+    sizes = {spec.gpus.default for spec in recipe.workers.values()}
+    if deployment.gpus is not None and not sizable and sizes != {deployment.gpus}:
+        fixed = ", ".join(f"{spec.gpus.default} per {role}" for role, spec in recipe.workers.items())
+        write = f"leave gpus out, or write gpus: {min(sizes)}" if len(sizes) == 1 else "leave gpus out"
+        return [Problem(f"{key}.gpus", f"recipe {deployment.recipe} runs fixed GPU counts ({fixed}): {write}")]
     problems = []
     for role, spec in sizable.items():
         if deployment.gpus is not None and deployment.gpus not in spec.gpus.allowed:

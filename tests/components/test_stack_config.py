@@ -59,7 +59,7 @@ def test_refused_turns_every_config_problem_into_one_run_error(dev_raw, catalog)
     error = config_error(dev_raw, catalog)
     with pytest.raises(pulumi.RunError) as caught:
         refused(lambda: build_stack(dev_raw, catalog, with_hf_token=False))
-    assert str(caught.value) == f"invalid stack config:\n{error}"
+    assert str(caught.value) == f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}"
     assert "nodePool" in str(caught.value)
 
 

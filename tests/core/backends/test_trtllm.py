@@ -53,3 +53,37 @@ def test_every_recipe_engine_config_uses_only_known_fields(catalog, trtllm):
     for name, recipe in catalog.recipes.items():
         for role, spec in recipe.workers.items():
             assert trtllm.check(spec.engine, f"{name}.{role}") == []
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "message"),
+    [
+        ({"max_batch_size": "lots"}, "x.max_batch_size", "'lots': TensorRT-LLM takes Optional[int] here"),
+        ({"max_batch_size": True}, "x.max_batch_size", "True: TensorRT-LLM takes Optional[int] here"),
+        (
+            {"kv_cache_config": {"free_gpu_memory_fraction": "high"}},
+            "x.kv_cache_config.free_gpu_memory_fraction",
+            "'high': TensorRT-LLM takes Optional[float] here",
+        ),
+        ({"enable_attention_dp": "yes"}, "x.enable_attention_dp", "'yes': TensorRT-LLM takes bool here"),
+        (
+            {"cuda_graph_config": {"max_batch_size": -1}},
+            "x.cuda_graph_config.max_batch_size",
+            "-1: TensorRT-LLM takes NonNegativeInt here (>= 0)",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_by_its_annotation(trtllm, config, key, message):
+    (problem,) = trtllm.check(config, "x")
+    assert (problem.key, problem.message) == (key, message)
+
+
+def test_a_bound_a_trtllm_validator_enforces_is_refused_with_its_words(trtllm):
+    """1.5 used to plan, reporting more KV cache than the GPU has."""
+    (problem,) = trtllm.check({"kv_cache_config": {"free_gpu_memory_fraction": 1.5}}, "x")
+    assert problem.message == (
+        "1.5 is out of range: TensorRT-LLM refuses it "
+        "('kv_cache_config.free_gpu_memory_fraction must be a float between 0 and 1')"
+    )
+    assert trtllm.check({"kv_cache_config": {"free_gpu_memory_fraction": 0.85, "dtype": "fp8"}}, "x") == []
+    assert trtllm.check({"max_batch_size": None, "max_seq_len": 8192}, "x") == []

@@ -1,0 +1,107 @@
+"""Bad stack files as a user writes them: `make plan` exits non-zero naming the stack file and the key
+(or line and column), with no traceback, and writes nothing."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from core.stack import build_stack
+from tests.support import example_entries, namespace_config, refused, stack_entries
+from tools import plan
+
+FILE = "Pulumi.broken.yaml"
+
+
+def planned(tmp_path, capsys, text: str) -> tuple[int, str]:
+    (tmp_path / FILE).write_text(text)
+    code = plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert not (tmp_path / "out").exists(), "a refused stack must write nothing"
+    assert "Traceback" not in out + err
+    return code, err
+
+
+def dev_with(change) -> str:
+    entries = copy.deepcopy(stack_entries("dev"))
+    change(entries)
+    return yaml.safe_dump({"config": entries}, sort_keys=False)
+
+
+def deployment(entries) -> dict:
+    return entries["gpt-oss-infra:deployments"]["gpt-oss"]
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "says"),
+    [
+        (lambda e: e["gpt-oss-infra:modelCache"].update(size="-400Gi"), "modelCache.size", "more than zero"),
+        (lambda e: e["gpt-oss-infra:modelCache"].update(size="40Gi"), "modelCache.size", "60.8 GiB checkpoint"),
+        (
+            lambda e: deployment(e).update(overrides={"max_batch_size": "lots"}),
+            "deployments.gpt-oss.overrides.max_batch_size",
+            "TensorRT-LLM takes Optional[int]",
+        ),
+        (
+            lambda e: deployment(e).update(overrides={"kv_cache_config": {"free_gpu_memory_fraction": "high"}}),
+            "deployments.gpt-oss.overrides.kv_cache_config.free_gpu_memory_fraction",
+            "TensorRT-LLM takes Optional[float]",
+        ),
+        (
+            lambda e: deployment(e).update(overrides={"kv_cache_config": {"free_gpu_memory_fraction": 1.5}}),
+            "deployments.gpt-oss.overrides.kv_cache_config.free_gpu_memory_fraction",
+            "between 0 and 1",
+        ),
+        (
+            lambda e: e.update({"gpt-oss-infa:deployments": e.pop("gpt-oss-infra:deployments")}),
+            "gpt-oss-infa:deployments",
+            "did you mean 'gpt-oss-infra'",
+        ),
+        (lambda e: deployment(e).update(gpus=3), "deployments.gpt-oss.gpus", "allows [1, 4, 8] GPUs per worker, not 3"),
+    ],
+)
+def test_a_bad_value_is_refused_naming_the_file_and_the_key(tmp_path, capsys, change, key, says):
+    code, err = planned(tmp_path, capsys, dev_with(change))
+    assert code == 1
+    assert f"invalid stack config in {FILE}" in err
+    full_key = key if ":" in key else f"gpt-oss-infra:{key}"
+    line = next(line for line in err.splitlines() if line.startswith(full_key))
+    assert says in line, err
+
+
+def test_yaml_that_does_not_parse_is_refused_with_line_and_column(tmp_path, capsys):
+    code, err = planned(tmp_path, capsys, "config:\n  gpt-oss-infra:environment: dev\n  gpt-oss-infra:release: [\n")
+    assert code == 1
+    assert f"{FILE}:4:1: " in err, err
+
+
+def test_a_repeated_key_is_refused_with_both_lines(tmp_path, capsys):
+    text = dev_with(lambda e: None)
+    text = text.replace("config:\n", "config:\n  gpt-oss-infra:environment: other\n", 1)
+    code, err = planned(tmp_path, capsys, text)
+    assert code == 1
+    assert f"{FILE}:" in err and "duplicate key 'gpt-oss-infra:environment' (first at line 2)" in err, err
+
+
+def test_a_fixed_size_recipe_takes_its_own_size_or_none(catalog):
+    """README and the error agree: a fixed-size recipe accepts its own size, and says what to write
+    for any other (h100-agg-long-context: 2 GPUs; b200-disagg-4p4d: 4 per prefill and decode
+    worker; b200-disagg-1p4d: 1 and 4, so no single value fits)."""
+    raw = copy.deepcopy(namespace_config(example_entries("h100")))
+    (name,) = raw["deployments"]
+    assert raw["deployments"][name]["recipe"] == "h100-agg-long-context"
+    raw["deployments"][name]["gpus"] = 2
+    build_stack(raw, catalog, with_hf_token=False)
+    raw["deployments"][name]["gpus"] = 4
+    (problem,) = refused(raw, catalog).problems
+    assert (
+        problem.message
+        == "recipe h100-agg-long-context runs fixed GPU counts (2 per worker): leave gpus out, or write gpus: 2"
+    )
+    disagg = copy.deepcopy(namespace_config(example_entries("b200-disagg")))
+    (name,) = [n for n, d in disagg["deployments"].items() if d["recipe"] == "b200-disagg-1p4d"]
+    disagg["deployments"][name]["gpus"] = 4
+    messages = [p.message for p in refused(disagg, catalog).problems]
+    assert "recipe b200-disagg-1p4d runs fixed GPU counts (1 per prefill, 4 per decode): leave gpus out" in messages
