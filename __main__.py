@@ -21,6 +21,7 @@ from core.stack import build_stack, defer_serving
 
 catalog = load_catalog()
 hf_token, ngc_api_key = secret_config("hfToken"), secret_config("ngcApiKey")
+region = pulumi.Config("aws").get("region")  # prices are per region
 api_keys = secret_map_config("apiKeys")
 stack = refused(
     lambda: build_stack(
@@ -29,6 +30,7 @@ stack = refused(
         with_hf_token=hf_token is not None,
         with_ngc_key=ngc_api_key is not None,
         with_api_keys=api_keys is not None,
+        region=region,
     )
 )
 
@@ -91,7 +93,7 @@ for name, value in target.exports.items():
 pulumi.export("nodePools", sorted(stack.pools))
 for warning in stack.warnings + cluster_plan.warnings:
     pulumi.log.warn(warning)
-pulumi.export("report", stack_report(stack, catalog.performance, cluster_plan))
+pulumi.export("report", stack_report(stack, catalog, cluster_plan, region))
 pulumi.export("endpoints", {name: serving.endpoint for name, serving in servings.items()})
 pulumi.export("servingChecks", {name: serving.check for name, serving in servings.items()})
 exposed = {name: serving for name, serving in servings.items() if "url" in serving.outputs}

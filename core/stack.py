@@ -14,6 +14,7 @@ from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfi
 from core.inputs.rules import parse_stack_config
 from core.render import (
     benchmark,
+    cost,
     gateway,
     gpu_software,
     manifests,
@@ -124,6 +125,7 @@ def build_stack(
     with_hf_token: bool,
     with_ngc_key: bool = False,
     with_api_keys: bool = False,
+    region: str | None = None,
 ) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
     config, warnings = parse_stack_config(raw_config, catalog)
@@ -168,7 +170,7 @@ def build_stack(
         )
     gateways = gateway.gateway_software(config, catalog.charts)
     problems += _gateway_problems(config, gateways, with_api_keys)
-    monitoring = _observability(config, deployments, catalog)
+    monitoring = _observability(config, deployments, catalog, region)
     if monitoring is not None:
         problems += gpu_software.chart_problems([monitoring.release], set())
     values = platform.platform_values(config.platform, dynamo, config.cluster.block_storage_class, with_ngc_key)
@@ -348,17 +350,21 @@ def _serving(
 
 
 def _observability(
-    config: StackConfig, deployments: list[ResolvedDeployment], catalog: Catalog
+    config: StackConfig, deployments: list[ResolvedDeployment], catalog: Catalog, region: str | None
 ) -> observability.ObservabilityObjects | None:
-    """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for."""
+    """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for. A
+    deployment's live $ per million tokens divides its pool's cost (all its nodes) by its tokens."""
     if not config.observability.enabled:
         return None
+    pools = {deployment.pool.name: deployment.pool for deployment in deployments}
+    created = isinstance(config.cluster, EksClusterConfig)
+    pool_costs = cost.pool_costs(pools, deployments, catalog.prices, region, created)
     metrics = [
         observability.DeploymentMetrics(
             name=deployment.name,
             namespace=config.namespace,
             mode=deployment.recipe.mode,
-            dollars_per_hour=deployment.usd_per_hour,
+            dollars_per_hour=pool_costs[deployment.pool.name].line.usd_per_hour,
             ttft_p95_seconds=deployment.config.alerts.ttft_p95_seconds
             or observability.default_ttft_p95_seconds(deployment.recipe.mode),
         )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, ValidationError, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
 from core.backends import Backend, load_backends
 from core.dynamo import DynamoVersion, DynamoVersionSpec
@@ -34,7 +35,6 @@ class InstanceType(StrictModel):
     gpus_per_node: PositiveInt
     gpu_memory_gb: Annotated[PositiveInt, Field(alias="gpuMemoryGB")]  # per GPU, 10^9 bytes
     efa_interfaces: Annotated[int, Field(ge=0)]  # EFA devices a node gets
-    on_demand_usd_per_hour: float | None
     capacity_types: list[CapacityType]
     capacity_block_reclaim_minutes: PositiveInt  # EC2 terminates a block's instances this long before its end
     ec2: Ec2InstanceFacts
@@ -223,9 +223,42 @@ class AddonVersion(StrictModel):
     source: str
 
 
-class Performance(StrictModel):
+class PublishedThroughput(StrictModel):
+    """A published measurement of a recipe's serving at its own traffic (configs/performance.yaml)."""
+
+    output_tokens_per_second: PositiveFloat  # all GPUs of the measurement together
+    gpus: PositiveInt
+    concurrency: PositiveInt
+    input_tokens: PositiveInt
+    output_tokens: PositiveInt
     source: str
-    tokens_per_gpu_second: dict[str, dict[str, PositiveInt]]  # "1k/1k" -> hardware -> tok/s/GPU
+
+
+class Performance(StrictModel):
+    recipes: dict[str, PublishedThroughput | None]  # recipe -> its measurement, None: none published
+    nearest: dict[str, str]  # recipe -> the nearest published figure and why it does not apply
+    sources: dict[str, str]
+
+
+class RegionPrices(StrictModel):
+    ec2: dict[str, float | None]  # instance type -> On-Demand $/hour (None: no On-Demand price)
+    nat_gateway_hour: float | None
+    nat_gateway_gb: float | None
+    eks_cluster_hour: dict[Literal["standard", "extended"], float | None]
+    nlb_hour: float | None
+    ebs_gp3_gb_month: Annotated[float | None, Field(alias="ebsGp3GbMonth")]
+    efs_standard_gb_month: float | None
+    fsx_lustre_persistent2_gb_month: Annotated[dict[int, float | None], Field(alias="fsxLustrePersistent2GbMonth")]
+
+
+class Prices(StrictModel):
+    """configs/prices.yaml: what AWS bills, per region; None: not verified, printed as unknown."""
+
+    read_on: date
+    hours_per_month: PositiveInt
+    eks_standard_support_ends: dict[str, date]
+    regions: dict[str, RegionPrices]
+    sources: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -237,6 +270,7 @@ class Catalog:
     model_download: ModelDownload
     model: ModelSpec
     performance: Performance
+    prices: Prices
     benchmark: BenchmarkSettings
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
     efa: EfaPodSettings
@@ -280,6 +314,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         performance=_parse(
             Performance, _read_yaml(config_dir / "performance.yaml"), f"{config_dir / 'performance.yaml'}: "
         ),
+        prices=_parse(Prices, _read_yaml(config_dir / "prices.yaml"), f"{config_dir / 'prices.yaml'}: "),
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "
         ),

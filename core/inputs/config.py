@@ -142,6 +142,9 @@ class NodePoolConfig(StrictModel):
     # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
     # our node groups carry. Set it to target GPU nodes of an existing cluster.
     node_selector: dict[str, str] | None = None
+    # What one node costs per hour where the list price does not apply (Spot, a Capacity Block's
+    # price / its hours): the plan's cost uses it instead of "unknown".
+    price_per_node_hour: PositiveFloat | None = None
 
 
 class ModelCacheConfig(StrictModel):

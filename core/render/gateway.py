@@ -197,8 +197,10 @@ def curl_example(url: str, model: str) -> str:
     """How a client calls the endpoint: the key from an environment variable, never inline."""
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "Hello"}]})
     return (
-        f'curl {url}/v1/chat/completions -H "Authorization: Bearer $GPT_OSS_API_KEY" '
-        f"-H 'Content-Type: application/json' -d '{body}'"
+        f"curl {url}/v1/chat/completions \\\n"
+        '  -H "Authorization: Bearer $GPT_OSS_API_KEY" \\\n'
+        "  -H 'Content-Type: application/json' \\\n"
+        f"  -d '{body}'"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -9,22 +10,29 @@ from typing import Any
 from core.aws.capacity import BlockPlan
 from core.backends import EngineView
 from core.cluster_plan import ClusterPlan
-from core.inputs.catalog import Performance, Traffic
-from core.inputs.config import EndpointConfig
+from core.inputs.catalog import Catalog, Performance
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
+from core.render import cost
 from core.render.gateway import ENVOY_REPLICAS, Gateway
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
 from core.resolve.efa import crosses_nodes
-from core.resolve.recipes import NodePool, ResolvedDeployment, Worker
+from core.resolve.recipes import ResolvedDeployment, Worker
 from core.resolve.sizing import WorkerFit
 from core.stack import Serving, Stack
 
 
-def stack_report(stack: Stack, performance: Performance, cluster: ClusterPlan) -> dict[str, Any]:
-    """Node pools and deployments with their topology; exported as stack outputs."""
+def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: str | None) -> dict[str, Any]:
+    """Node pools, cost and deployments with their topology; exported as stack outputs."""
     config = stack.config
     blocks = cluster.blocks
+    created = isinstance(config.cluster, EksClusterConfig)
+    pools = cost.pool_costs(stack.pools, stack.deployments, catalog.prices, region, created)
+    gateways = sum(1 for serving in stack.serving if serving.gateway)
+    lines = cost.stack_cost(catalog, config, [pool.line for pool in pools.values()], region, gateways)
+    known, unknown = cost.total(lines)
     return {
         "environment": config.environment,
+        "region": region,
         "apiAccess": cluster.api_access,
         "release": config.release.model_dump(by_alias=True),
         "nodePools": {
@@ -34,20 +42,53 @@ def stack_report(stack: Stack, performance: Performance, cluster: ClusterPlan) -
                 "nodes": pool.config.nodes,
                 "gpusPerNode": pool.instance.gpus_per_node,
                 "gpus": pool.total_gpus,
+                "gpusUsed": pools[name].gpus_used,
+                "gpusIdle": pools[name].gpus_idle,
                 "capacityType": pool.config.capacity_type,
-                # Estimate: catalog on-demand price (us-east-1) x nodes; None where AWS publishes none.
-                "usdPerHour": _pool_usd_per_hour(pool),
+                "usdPerHour": _rounded(pools[name].line.usd_per_hour),
                 "efa": stack.efa_pools[name],
             }
             | ({"capacityBlock": _block_report(blocks[name])} if name in blocks else {})
             for name, pool in stack.pools.items()
         },
+        "cost": {
+            "lines": [
+                {
+                    "item": line.item,
+                    "quantity": line.quantity,
+                    "usdPerHour": _rounded(line.usd_per_hour),
+                    "basis": line.basis,
+                }
+                for line in lines
+            ],
+            "knownUsdPerHour": round(known, 2),
+            "unknown": unknown,
+            "pricesReadOn": catalog.prices.read_on.isoformat(),
+        },
         "deployments": {
-            serving.deployment.name: _deployment_report(serving, config.namespace, config.release.model, performance)
+            serving.deployment.name: _deployment_report(serving, config, catalog.performance, pools)
             for serving in stack.serving
         },
-        "warnings": stack.warnings + cluster.warnings,
+        "warnings": stack.warnings + cluster.warnings + _idle_pool_warnings(pools),
     }
+
+
+def _idle_pool_warnings(pools: dict[str, cost.PoolCost]) -> list[str]:
+    """A GPU pool no deployment uses still bills every node."""
+    return [
+        f"{KEY_PREFIX}nodePools.{name}: its {pool.pool.total_gpus} GPUs serve no deployment, and still cost "
+        + (
+            f"${pool.line.usd_per_hour:,.2f} per hour"
+            if pool.line.usd_per_hour is not None
+            else "their price (unknown)"
+        )
+        for name, pool in pools.items()
+        if pool.gpus_used == 0 and pool.pool.config.nodes > 0
+    ]
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _block_report(plan: BlockPlan) -> dict[str, Any]:
@@ -68,30 +109,28 @@ def _timestamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _pool_usd_per_hour(pool: NodePool) -> float | None:
-    price = pool.instance.on_demand_usd_per_hour
-    return None if price is None else round(price * pool.config.nodes, 2)
-
-
-def _deployment_report(serving: Serving, namespace: str, model: str, performance: Performance) -> dict[str, Any]:
+def _deployment_report(
+    serving: Serving, config: StackConfig, performance: Performance, pools: dict[str, cost.PoolCost]
+) -> dict[str, Any]:
     deployment = serving.deployment
+    namespace, model = config.namespace, config.release.model
     pool, traffic = deployment.pool, deployment.recipe.traffic
     gpus = deployment.total_gpus
     service = frontend_service_name(deployment.name)
-    usd_per_hour = None if deployment.usd_per_hour is None else round(deployment.usd_per_hour, 2)
+    occupied = pools[pool.name].line.usd_per_hour  # the whole pool: its idle GPUs bill too
     report = {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
         "nodePool": pool.name,
         "gpus": gpus,
         "nodes": -(-gpus // pool.instance.gpus_per_node),  # at least; placement may use more
-        "usdPerHour": usd_per_hour,
+        "poolUsdPerHour": _rounded(occupied),
         "traffic": {
             "inputTokens": traffic.input_tokens,
             "outputTokens": traffic.output_tokens,
             "concurrency": traffic.concurrency_per_gpu * gpus,
         },
-        "estimate": _throughput_estimate(performance, pool.config.hardware, traffic, gpus, usd_per_hour),
+        "estimate": _throughput_estimate(performance, deployment, gpus, occupied),
         "routerMode": deployment.config.router_mode,
         "kvTransfer": _kv_transfer(deployment),
         # What `pulumi up` checks before it ends (core.render.smoke_test), or why it cannot yet.
@@ -100,9 +139,10 @@ def _deployment_report(serving: Serving, namespace: str, model: str, performance
         "frontend": f"{service}.{namespace}",
         "endpoint": f"http://{service}.{namespace}.svc.cluster.local:{FRONTEND_PORT}",
         "tryIt": (
-            f"kubectl port-forward svc/{service} {FRONTEND_PORT}:{FRONTEND_PORT} -n {namespace} & "
-            f"curl -s http://localhost:{FRONTEND_PORT}/v1/chat/completions -H 'Content-Type: application/json' "
-            f'-d \'{{"model":"{model}","messages":[{{"role":"user","content":"Ready?"}}],"max_tokens":64}}\''
+            f"kubectl port-forward svc/{service} {FRONTEND_PORT}:{FRONTEND_PORT} -n {namespace} &\n"
+            f"curl -s http://localhost:{FRONTEND_PORT}/v1/chat/completions \\\n"
+            "  -H 'Content-Type: application/json' \\\n"
+            f'  -d \'{{"model":"{model}","messages":[{{"role":"user","content":"Hi"}}],"max_tokens":64}}\''
         ),
         "health": f"curl -s http://localhost:{FRONTEND_PORT}/health",
         "workers": {
@@ -140,26 +180,40 @@ def _kv_transfer(deployment: ResolvedDeployment) -> str:
 
 
 def _throughput_estimate(
-    performance: Performance, hardware: str, traffic: Traffic, gpus: int, usd_per_hour: float | None
+    performance: Performance, deployment: ResolvedDeployment, gpus: int, usd_per_hour: float | None
 ) -> dict[str, Any]:
-    """Published max-load tokens/s/GPU for the nearest traffic shape; an estimate, labelled so."""
-    shape = min(performance.tokens_per_gpu_second, key=lambda name: abs(_input_tokens(name) - traffic.input_tokens))
-    per_gpu = performance.tokens_per_gpu_second[shape].get(hardware)
-    per_second = None if per_gpu is None else per_gpu * gpus
-    usd_per_million = None
-    if per_second and usd_per_hour is not None:
-        usd_per_million = round(usd_per_hour / (per_second * 3600) * 1e6, 3)
-    return {
-        "basis": f"{performance.source}, {shape}: an estimate, not a measurement of this recipe",
-        "tokensPerGpuSecond": per_gpu,
-        "tokensPerSecond": per_second,
-        "usdPerMillionTokens": usd_per_million,
+    """A published measurement at exactly this deployment's point (GPUs, ISL/OSL, concurrency), or
+    unknown: a figure measured elsewhere is never scaled to it (configs/performance.yaml)."""
+    traffic = deployment.recipe.traffic
+    point = {
+        "gpus": gpus,
+        "inputTokens": traffic.input_tokens,
+        "outputTokens": traffic.output_tokens,
+        "concurrency": traffic.concurrency_per_gpu * gpus,
     }
-
-
-def _input_tokens(shape: str) -> int:
-    """'8k/1k' -> 8192."""
-    return int(shape.split("/")[0].removesuffix("k")) * 1024
+    measured = performance.recipes.get(deployment.recipe_name)
+    at_point = measured is not None and (
+        measured.gpus,
+        measured.input_tokens,
+        measured.output_tokens,
+        measured.concurrency,
+    ) == tuple(point.values())
+    if not at_point:
+        return {
+            "point": point,
+            "tokensPerSecond": None,
+            "usdPerMillionTokens": None,
+            "basis": "unknown: nothing published at this point; nearest: "
+            + performance.nearest.get(deployment.recipe_name, "none"),
+        }
+    per_second = measured.output_tokens_per_second
+    per_million = None if usd_per_hour is None else round(usd_per_hour / (per_second * 3600) * 1e6, 3)
+    return {
+        "point": point,
+        "tokensPerSecond": per_second,
+        "usdPerMillionTokens": per_million,
+        "basis": f"published: {measured.source}",
+    }
 
 
 def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit) -> dict[str, Any]:
@@ -179,6 +233,9 @@ def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit) -> dict[s
     }
 
 
+WIDTH = 100  # the summary's lines fit a terminal of this many columns
+
+
 def render_summary(
     project: str, stack_name: str, report: dict[str, Any], resource_types: list[str], critical_path: list[str]
 ) -> str:
@@ -187,28 +244,23 @@ def render_summary(
     lines = [
         f"# Plan: {project} / {stack_name}",
         "",
-        f"- environment: {report['environment']}",
+        f"- environment: {report['environment']}, region {report['region'] or '(none: aws:region unset)'}",
         f"- release: Dynamo {release['dynamo']}, image `{release['runtimeImage']}`, "
         f"model {release['model']}@{release['modelRevision'][:12]}",
         f"- Kubernetes API: {report['apiAccess']}",
         "",
         "## Node pools",
         "",
-        "| pool | hardware | instance type | nodes | GPUs/node | GPUs | capacity | EFA | $/hour (est.) |",
-        "|---|---|---|---:|---:|---:|---|---|---:|",
+        "| pool | hardware | instance type | nodes | GPUs used / idle | capacity | EFA | $/hour |",
+        "|---|---|---|---:|---:|---|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
-        cost = _money(pool["usdPerHour"]).removeprefix("$")
         lines.append(
             f"| {name} | {pool['hardware']} | {pool['instanceType']} | {pool['nodes']} "
-            f"| {pool['gpusPerNode']} | {pool['gpus']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "
-            f"| {cost} |"
+            f"| {pool['gpusUsed']} / {pool['gpusIdle']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "
+            f"| {_money(pool['usdPerHour'])} |"
         )
-    lines += [
-        "",
-        "$/hour: on-demand list price in us-east-1 (configs/hardware.yaml) x nodes; an estimate that "
-        "ignores spot, reservation and Capacity Block prices and the system nodes.",
-    ]
+    lines += ["", "A pool bills all its nodes, idle GPUs included."]
     for name, pool in report["nodePools"].items():
         block = pool.get("capacityBlock")
         if block:
@@ -222,44 +274,12 @@ def render_summary(
             "- Block windows come from EC2 at `pulumi up`; in an offline plan the mock gives every block a "
             "placeholder window (tools/mock_engine.py)."
         )
+    lines += _cost_lines(report["cost"], report["region"])
     lines += ["", "## Deployments", ""]
     if not report["deployments"]:
         lines.append("(none)")
     for name, deployment in report["deployments"].items():
-        estimate, traffic = deployment["estimate"], deployment["traffic"]
-        lines += [
-            f"### {name}",
-            "",
-            f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
-            f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s), "
-            f"cost {_money(deployment['usdPerHour'])} per hour (est.)",
-            f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
-            f"concurrency {traffic['concurrency']}",
-            f"- throughput (estimate): {_number(estimate['tokensPerGpuSecond'])} tok/s/GPU, "
-            f"{_number(estimate['tokensPerSecond'])} tok/s, {_money(estimate['usdPerMillionTokens'])} per million "
-            f"tokens ({estimate['basis']})",
-            f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
-            f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
-            "to get a chat completion with content"
-            if deployment["smokeTestJob"]
-            else f"- `pulumi up` does not wait for serving yet: {deployment['notCheckedBecause']}",
-            f"- KV transfer: {deployment['kvTransfer']}",
-            f"- try it: `{deployment['tryIt']}`; health: `{deployment['health']}`",
-            *_gateway_lines(deployment.get("gateway")),
-            "",
-            "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend "
-            "| weights GiB/GPU | KV GiB/GPU | KV tokens | max concurrency | max batch |",
-            "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|",
-        ]
-        for service, worker in deployment["workers"].items():
-            lines.append(
-                f"| {service} | {worker['role']} | {worker['replicas']} | {worker['gpusPerWorker']} "
-                f"| {worker['tensorParallel']} | {worker['expertParallel']} "
-                f"| {'on' if worker['attentionDataParallel'] else 'off'} | {worker['moeBackend']} "
-                f"| {worker['weightsGiBPerGpu']} | {worker['kvCacheGiBPerGpu']} | {worker['kvTokenCapacity']:,} "
-                f"| {worker['maxConcurrency']:,} | {worker['maxBatchSize']:,} |"
-            )
-        lines.append("")
+        lines += _deployment_lines(name, deployment)
     if report["warnings"]:
         lines += ["## Warnings", "", *(f"- {warning}" for warning in report["warnings"]), ""]
     lines += [
@@ -275,7 +295,72 @@ def render_summary(
         *(f"- {count} x `{type_}`" for type_, count in sorted(counts.items())),
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(line for text in lines for line in _wrapped(text))
+
+
+def _cost_lines(stack_cost: dict[str, Any], region: str | None) -> list[str]:
+    lines = [
+        "",
+        f"## Cost per hour ({region or 'no region'}, prices of {stack_cost['pricesReadOn']})",
+        "",
+        "| item | quantity | $/hour |",
+        "|---|---|---:|",
+        *(f"| {line['item']} | {line['quantity']} | {_money(line['usdPerHour'])} |" for line in stack_cost["lines"]),
+        "",
+        f"- known: ${stack_cost['knownUsdPerHour']:,.2f} per hour"
+        + (f", plus what is unknown: {', '.join(stack_cost['unknown'])}" if stack_cost["unknown"] else ""),
+    ]
+    lines += [f"- {line['item']}: {line['basis']}" for line in stack_cost["lines"]]
+    return lines
+
+
+def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
+    estimate, traffic = deployment["estimate"], deployment["traffic"]
+    per_million = estimate["usdPerMillionTokens"]
+    lines = [
+        f"### {name}",
+        "",
+        f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
+        f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s); its pool's cost per hour: "
+        f"{_money(deployment['poolUsdPerHour'])}",
+        f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
+        f"concurrency {traffic['concurrency']}",
+        f"- throughput: {_number(estimate['tokensPerSecond'])} output tok/s, "
+        f"{'unknown' if per_million is None else _money(per_million)} per million tokens ({estimate['basis']})",
+        f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
+        f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
+        "to get a chat completion with content"
+        if deployment["smokeTestJob"]
+        else f"- `pulumi up` does not wait for serving yet: {deployment['notCheckedBecause']}",
+        f"- KV transfer: {deployment['kvTransfer']}",
+        "- try it (health: `curl -s http://localhost:8000/health`):",
+        "",
+        "```",
+        *deployment["tryIt"].split("\n"),
+        "```",
+        *_gateway_lines(deployment.get("gateway")),
+        "",
+        "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    workers = deployment["workers"]
+    for service, worker in workers.items():
+        lines.append(
+            f"| {service} | {worker['role']} | {worker['replicas']} | {worker['gpusPerWorker']} "
+            f"| {worker['tensorParallel']} | {worker['expertParallel']} "
+            f"| {'on' if worker['attentionDataParallel'] else 'off'} | {worker['moeBackend']} |"
+        )
+    lines += [
+        "",
+        "| service | weights GiB/GPU | KV GiB/GPU | KV tokens | max concurrency | max batch |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for service, worker in workers.items():
+        lines.append(
+            f"| {service} | {worker['weightsGiBPerGpu']} | {worker['kvCacheGiBPerGpu']} "
+            f"| {worker['kvTokenCapacity']:,} | {worker['maxConcurrency']:,} | {worker['maxBatchSize']:,} |"
+        )
+    return [*lines, ""]
 
 
 def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:
@@ -284,8 +369,22 @@ def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:
     return [
         f"- gateway ({gateway['exposure']} NLB, API keys, 401 without one): {gateway['url']}; TLS {gateway['tls']}; "
         f"{gateway['rateLimit']}",
-        f"- call it: `{gateway['curl']}`",
+        "- call it:",
+        "",
+        "```",
+        *gateway["curl"].split("\n"),
+        "```",
     ]
+
+
+def _wrapped(text: str) -> list[str]:
+    """A long bullet or paragraph wrapped to WIDTH, continued under its text; tables and code as they are."""
+    if len(text) <= WIDTH or text.startswith(("|", "```", "    ")):
+        return [text]
+    bullet = text[: len(text) - len(text.lstrip("-0123456789. "))]
+    return textwrap.wrap(
+        text, WIDTH, subsequent_indent=" " * len(bullet), break_on_hyphens=False, break_long_words=False
+    )
 
 
 def _when(timestamp: str) -> str:
@@ -296,8 +395,8 @@ def _when(timestamp: str) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "n/a (no on-demand price)" if value is None else f"${value:,.2f}" if value >= 1 else f"${value:.3f}"
+    return "unknown" if value is None else f"${value:,.2f}" if value >= 0.1 else f"${value:.3f}"
 
 
-def _number(value: int | None) -> str:
-    return "n/a" if value is None else f"{value:,}"
+def _number(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}"

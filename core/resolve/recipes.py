@@ -67,14 +67,6 @@ class ResolvedDeployment:
     def total_gpus(self) -> int:
         return sum(worker.total_gpus for worker in self.workers)
 
-    @property
-    def usd_per_hour(self) -> float | None:
-        """Its GPUs' share of the pool's On-Demand list price (configs/hardware.yaml); None: unknown."""
-        instance = self.pool.instance
-        if instance.on_demand_usd_per_hour is None:
-            return None
-        return instance.on_demand_usd_per_hour / instance.gpus_per_node * self.total_gpus
-
 
 def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, NodePool]:
     pools = {}

@@ -1,0 +1,168 @@
+"""What a stack costs per hour, as AWS bills it: each line from configs/prices.yaml for the stack's
+region, or "unknown" where no price for that region is known (never another region's).
+
+A GPU pool costs all its nodes, whatever its deployments use. On-Demand pools are at list price;
+Spot and Capacity Block pools are not billed at it, so they cost `nodePools.<pool>.pricePerNodeHour`
+when the user gives one, else unknown. Storage billed per GB-month is shown per hour (/ hoursPerMonth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.inputs.catalog import Catalog, Prices, RegionPrices
+from core.inputs.config import KEY_PREFIX, EksClusterConfig
+from core.inputs.quantity import gibibytes
+from core.render.model_cache import fsx_capacity_gib
+from core.resolve.recipes import NodePool, ResolvedDeployment
+
+PRICES = "configs/prices.yaml"
+
+
+@dataclass(frozen=True)
+class CostLine:
+    item: str
+    quantity: str
+    usd_per_hour: float | None  # None: unknown
+    basis: str  # where the price comes from, or why there is none
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool: NodePool
+    gpus_used: int
+    line: CostLine
+
+    @property
+    def gpus_idle(self) -> int:
+        return self.pool.total_gpus - self.gpus_used
+
+
+def region_prices(prices: Prices, region: str | None) -> RegionPrices | None:
+    return prices.regions.get(region) if region else None
+
+
+def pool_costs(
+    pools: dict[str, NodePool], deployments: list[ResolvedDeployment], prices: Prices, region: str | None, created: bool
+) -> dict[str, PoolCost]:
+    """Each GPU pool: the GPUs its deployments use, and what all its nodes cost."""
+    regional = region_prices(prices, region)
+    costs = {}
+    for name, pool in pools.items():
+        used = sum(d.total_gpus for d in deployments if d.pool.name == name)
+        costs[name] = PoolCost(pool, used, _pool_line(pool, regional, region, created))
+    return costs
+
+
+def _pool_line(pool: NodePool, regional: RegionPrices | None, region: str | None, created: bool) -> CostLine:
+    config = pool.config
+    item, quantity = f"GPU pool {pool.name}: {pool.instance_type}", f"{config.nodes} node(s)"
+    if not created:
+        return CostLine(item, quantity, None, "an existing cluster's nodes: billed to that cluster, not this stack")
+    if config.price_per_node_hour is not None:
+        return CostLine(item, quantity, config.price_per_node_hour * config.nodes, "pricePerNodeHour (stack config)")
+    if config.capacity_type != "ON_DEMAND":
+        kind = "Spot" if config.capacity_type == "SPOT" else "Capacity Block"
+        why = f"{kind}: not billed at list price; set {KEY_PREFIX}nodePools.{pool.name}.pricePerNodeHour"
+        return CostLine(item, quantity, None, why)
+    price = regional.ec2.get(pool.instance_type) if regional else None
+    if price is None:
+        return CostLine(item, quantity, None, _unknown(region, f"{pool.instance_type} On-Demand"))
+    return CostLine(item, quantity, price * config.nodes, f"{PRICES}, On-Demand list price in {region}")
+
+
+def stack_cost(
+    catalog: Catalog,
+    config,
+    pool_lines: list[CostLine],
+    region: str | None,
+    gateways: int,
+) -> list[CostLine]:
+    """Every line of the stack's hourly cost: GPU pools, then what a created cluster adds."""
+    lines = list(pool_lines)
+    cluster = config.cluster
+    if not isinstance(cluster, EksClusterConfig):
+        return lines
+    prices = catalog.prices
+    regional = region_prices(prices, region)
+    hourly = 1 / prices.hours_per_month
+
+    def priced(item: str, quantity: str, unit: float | None, count: float, what: str) -> CostLine:
+        if unit is None:
+            return CostLine(item, quantity, None, _unknown(region, what))
+        return CostLine(item, quantity, unit * count, f"{PRICES} ({region})")
+
+    system = cluster.system_nodes
+    lines.append(
+        priced(
+            f"system nodes: {system.instance_type}",
+            f"{system.nodes} node(s)",
+            regional.ec2.get(system.instance_type) if regional else None,
+            system.nodes,
+            f"{system.instance_type} On-Demand",
+        )
+    )
+    if cluster.network.existing_private_subnets is None:  # our VPC has one NAT gateway
+        nat = regional.nat_gateway_hour if regional else None
+        per_gb = regional.nat_gateway_gb if regional else None
+        traffic = f"plus ${per_gb}/GB processed" if per_gb is not None else "plus $/GB processed"
+        lines.append(priced(f"NAT gateway ({traffic})", "1", nat, 1, "NAT gateway"))
+    support = _eks_support(prices, cluster.kubernetes_version)
+    eks = regional.eks_cluster_hour.get(support) if regional else None
+    lines.append(priced(f"EKS control plane, {cluster.kubernetes_version} in {support} support", "1", eks, 1, "EKS"))
+    if gateways:
+        nlb = regional.nlb_hour if regional else None
+        lines.append(priced("Network Load Balancers (plus LCUs by traffic)", str(gateways), nlb, gateways, "NLB"))
+    root_gib = system.disk_size_gib * system.nodes + sum(p.disk_size_gib * p.nodes for p in config.node_pools.values())
+    block_gib = root_gib + (gibibytes(config.observability.storage_size) if config.observability.enabled else 0)
+    ebs = regional.ebs_gp3_gb_month if regional else None
+    lines.append(
+        priced(
+            "EBS gp3 (node root volumes, Prometheus)",
+            f"{block_gib:,.0f} GiB",
+            _per_hour(ebs, hourly),
+            block_gib,
+            "EBS gp3",
+        )
+    )
+    cache = config.model_cache
+    if cache.storage == "efs":  # billed on what it stores: the checkpoint
+        stored = catalog.model.checkpoint_gib
+        efs = regional.efs_standard_gb_month if regional else None
+        lines.append(
+            priced(
+                "EFS Standard (model cache, billed on data stored)",
+                f"~{stored:.0f} GiB",
+                _per_hour(efs, hourly),
+                stored,
+                "EFS",
+            )
+        )
+    elif cache.storage == "fsx-lustre":  # billed on provisioned capacity
+        provisioned = fsx_capacity_gib(cache.size)
+        tier = regional.fsx_lustre_persistent2_gb_month.get(cache.fsx_throughput_per_tib) if regional else None
+        what = f"FSx for Lustre PERSISTENT_2 {cache.fsx_throughput_per_tib} MB/s/TiB"
+        lines.append(priced(what, f"{provisioned:,} GiB", _per_hour(tier, hourly), provisioned, what))
+    return lines
+
+
+def total(lines: list[CostLine]) -> tuple[float, list[str]]:
+    """The known lines' sum, and the items whose price is unknown."""
+    known = sum(line.usd_per_hour for line in lines if line.usd_per_hour is not None)
+    return known, [line.item for line in lines if line.usd_per_hour is None]
+
+
+def _eks_support(prices: Prices, version: str) -> str:
+    """standard, or extended once the version's standard support ended (as of the prices' date)."""
+    ends = prices.eks_standard_support_ends.get(version)
+    return "extended" if ends is not None and ends <= prices.read_on else "standard"
+
+
+def _per_hour(per_gb_month: float | None, hourly: float) -> float | None:
+    return None if per_gb_month is None else per_gb_month * hourly
+
+
+def _unknown(region: str | None, what: str) -> str:
+    if region is None:
+        return "price unknown: no aws:region"
+    return f"price unknown: no verified {what} price for {region} in {PRICES}"

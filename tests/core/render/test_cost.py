@@ -1,0 +1,130 @@
+"""What a stack costs as AWS bills it (core/render/cost.py, configs/prices.yaml) and what the plan
+claims for throughput (configs/performance.yaml): whole pools, idle GPUs, per-region prices, unknown
+rather than borrowed, and no figure scaled from another traffic point."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+from core.cluster_plan import ClusterPlan
+from core.inputs.catalog import PublishedThroughput
+from core.render.report import render_summary, stack_report
+from core.stack import build_stack
+from tests.support import example_entries, namespace_config, run_entries, stack_names
+
+
+def report_of(name: str, catalog, region: str | None = "us-east-2", change=None, cat=None):
+    raw = copy.deepcopy(namespace_config(example_entries(name)))
+    if change:
+        change(raw)
+    stack = build_stack(raw, cat or catalog, with_hf_token=False, with_api_keys=True)
+    plan = ClusterPlan(api_access="", blocks={}, warnings=[])
+    return stack_report(stack, cat or catalog, plan, region)
+
+
+def lines_of(report) -> dict:
+    return {line["item"]: line for line in report["cost"]["lines"]}
+
+
+def test_a_pool_costs_all_its_nodes_and_says_how_many_gpus_sit_idle(catalog):
+    """The h100 example serves 2 GPUs of a p5.48xlarge: On-Demand, the node bills $55.04, not 2/8 of it."""
+
+    def on_demand(raw):
+        raw["nodePools"]["h100"]["capacityType"] = "ON_DEMAND"
+
+    pool = report_of("h100", catalog, change=on_demand)["nodePools"]["h100"]
+    assert (pool["gpus"], pool["gpusUsed"], pool["gpusIdle"]) == (8, 2, 6)
+    assert pool["usdPerHour"] == 55.04
+
+
+def test_the_stack_total_adds_what_a_created_cluster_bills(catalog):
+    report = report_of("dev", catalog)
+    lines = lines_of(report)
+    assert lines["GPU pool gpu: p5en.48xlarge"]["usdPerHour"] == 63.296
+    assert lines["system nodes: m7i.2xlarge"]["usdPerHour"] == round(2 * 0.4032, 4)
+    assert lines["NAT gateway (plus $0.045/GB processed)"]["usdPerHour"] == 0.045
+    # 1.33 left standard support on 2026-07-29, before the prices' date: the extended rate.
+    assert lines["EKS control plane, 1.33 in extended support"]["usdPerHour"] == 0.60
+    gp3 = lines["EBS gp3 (node root volumes, Prometheus)"]
+    # 2 system nodes x 100 GiB + 1 GPU node x 500 GiB of root volume; no Prometheus in dev.
+    assert gp3["quantity"] == "700 GiB" and gp3["usdPerHour"] == round(700 * 0.08 / 730, 4)
+    assert report["cost"]["unknown"] == [
+        "EFS Standard (model cache, billed on data stored)"
+    ]  # us-east-2 EFS unverified
+    assert report["cost"]["knownUsdPerHour"] == round(
+        sum(line["usdPerHour"] or 0 for line in report["cost"]["lines"]), 2
+    )
+
+
+def test_a_region_without_prices_is_unknown_never_another_regions(catalog):
+    report = report_of("dev", catalog, region="eu-west-1")
+    assert all(line["usdPerHour"] is None for line in report["cost"]["lines"])
+    assert lines_of(report)["GPU pool gpu: p5en.48xlarge"]["basis"] == (
+        "price unknown: no verified p5en.48xlarge On-Demand price for eu-west-1 in configs/prices.yaml"
+    )
+    assert report_of("dev", catalog, region=None)["cost"]["knownUsdPerHour"] == 0
+
+
+def test_spot_and_capacity_block_pools_are_not_list_price_unless_a_price_is_given(catalog):
+    def spot(raw):
+        raw["nodePools"]["gpu"]["capacityType"] = "SPOT"
+
+    line = lines_of(report_of("dev", catalog, change=spot))["GPU pool gpu: p5en.48xlarge"]
+    assert line["usdPerHour"] is None
+    assert line["basis"] == "Spot: not billed at list price; set gpt-oss-infra:nodePools.gpu.pricePerNodeHour"
+
+    def priced(raw):
+        spot(raw)
+        raw["nodePools"]["gpu"]["pricePerNodeHour"] = 25.5
+
+    line = lines_of(report_of("dev", catalog, change=priced))["GPU pool gpu: p5en.48xlarge"]
+    assert (line["usdPerHour"], line["basis"]) == (25.5, "pricePerNodeHour (stack config)")
+    block = report_of("gb200", catalog)["nodePools"]
+    assert all(pool["usdPerHour"] is None for pool in block.values())
+
+
+def test_throughput_is_unknown_unless_measured_at_the_deployments_point(catalog):
+    report = report_of("dev", catalog)
+    estimate = report["deployments"]["gpt-oss"]["estimate"]
+    assert estimate["point"] == {"gpus": 8, "inputTokens": 1024, "outputTokens": 1024, "concurrency": 16}
+    assert estimate["tokensPerSecond"] is None and estimate["usdPerMillionTokens"] is None
+    measured = PublishedThroughput.model_validate(
+        {
+            "outputTokensPerSecond": 1000,
+            "gpus": 8,
+            "concurrency": 16,
+            "inputTokens": 1024,
+            "outputTokens": 1024,
+            "source": "x",
+        }
+    )
+    recipes = catalog.performance.recipes | {"h200-agg-low-latency": measured}
+    with_figure = dataclasses.replace(catalog, performance=catalog.performance.model_copy(update={"recipes": recipes}))
+    estimate = report_of("dev", catalog, cat=with_figure)["deployments"]["gpt-oss"]["estimate"]
+    assert estimate["tokensPerSecond"] == 1000
+    assert estimate["usdPerMillionTokens"] == round(63.296 / (1000 * 3600) * 1e6, 3)  # the whole pool's cost
+
+    def four_gpus(raw):
+        raw["deployments"]["gpt-oss"]["gpus"] = 4
+
+    elsewhere = report_of("dev", catalog, cat=with_figure, change=four_gpus)["deployments"]["gpt-oss"]["estimate"]
+    assert elsewhere["tokensPerSecond"] is None  # measured on 8 GPUs: not scaled to 4
+
+
+def test_a_gpu_pool_no_deployment_uses_is_warned_about_with_its_cost(catalog):
+    def idle(raw):
+        raw["nodePools"]["spare"] = {"hardware": "h200", "nodes": 1}
+
+    warnings = report_of("dev", catalog, change=idle)["warnings"]
+    assert "gpt-oss-infra:nodePools.spare: its 8 GPUs serve no deployment, and still cost $63.30 per hour" in warnings
+
+
+@pytest.mark.parametrize("stack", stack_names())
+def test_every_summary_line_fits_100_columns(stack):
+    run = run_entries(example_entries(stack) | {"gpt-oss-infra:apiKeys": {"a": "k"}}, stack=stack)
+    assert run.error is None, run.error
+    summary = render_summary("gpt-oss-infra", stack, run.outputs["report"], [r.type for r in run.resources], [])
+    assert [line for line in summary.splitlines() if len(line) > 100] == []
