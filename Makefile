@@ -8,20 +8,29 @@ STACK ?= dev
 
 BASE ?= origin/main
 
-.PHONY: plan plan-all plan-diff promote preflight test lint format bench check-versions clean
+.DEFAULT_GOAL := help
+.PHONY: help plan plan-all plan-diff promote preflight test lint format bench check-versions clean
 
-# The venv is rebuilt whenever a requirements file changes.
+help:  ## list the targets (the default)
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+# The venvs are rebuilt whenever a requirements file changes. pip prints each package it fetches
+# (a live progress bar in a terminal, one line per download in CI).
 $(VENV)/.installed: requirements.txt requirements-dev.txt policy/requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $@
+	@echo "==> $(VENV): installing requirements-dev.txt (the first time takes a minute or two)"
+	@test -x $(PY) || { echo "==> creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+	@echo "==> $(VENV) is ready"
 
 $(VENV_CHECKOV)/.installed: requirements-checkov.txt
-	test -x $(VENV_CHECKOV)/bin/python || $(PYTHON) -m venv $(VENV_CHECKOV)
-	$(VENV_CHECKOV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
-	touch $@
+	@echo "==> $(VENV_CHECKOV): installing checkov (requirements-checkov.txt), which the tests run"
+	@test -x $(VENV_CHECKOV)/bin/python || { echo "==> creating $(VENV_CHECKOV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV_CHECKOV); }
+	$(VENV_CHECKOV)/bin/python -m pip install --disable-pip-version-check -r requirements-checkov.txt
+	@touch $@
+	@echo "==> $(VENV_CHECKOV) is ready"
 
-plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/$(STACK)/ and print its summary
+plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
 	$(PY) -m tools.plan --stack $(STACK)
 
 plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/
@@ -47,13 +56,13 @@ check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes
 bench: $(VENV)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments
 	$(PY) -m tools.bench
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed  ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: $(VENV)/.installed
+format: $(VENV)/.installed  ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-clean:
+clean:  ## remove build/ and the pytest cache
 	rm -rf build .pytest_cache

@@ -10,6 +10,7 @@ Each command runs in a fresh interpreter, REPEATS times; the median is reported.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import statistics
@@ -91,7 +92,8 @@ def scaled_stack(directory: Path, deployments: int) -> str:
     return name
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         example = largest_example()

@@ -50,7 +50,7 @@ def check_chart(chart: Chart, timeout: float, config_dir: Path = CONFIG_DIR) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for each index (default: 20)")
     args = parser.parse_args(argv)
     catalog = load_catalog()
     failed = False

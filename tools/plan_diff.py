@@ -1,8 +1,8 @@
 """`make plan-diff STACK=<s> BASE=<git ref>`: what a change does to a stack's plan, offline.
 
 Renders the plan at BASE (from `git archive`, run with this checkout's venv) and at the working
-tree, and prints a unified diff of resources.json and manifests/. No output and exit 0 when
-nothing changed; exit 1 when either side cannot be planned. Works for forks and with no cloud.
+tree, and prints a unified diff of resources.json and manifests/, or "no changes". Exit 0 either
+way; exit 1 when either side cannot be planned. Works for forks and with no cloud.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def unified_diff(before: dict[str, str], after: dict[str, str], base: str, head:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
-    parser.add_argument("--base", default="HEAD", help="git ref to compare the working tree with")
+    parser.add_argument("--stack", default="dev", help="the stack to plan on both sides (default: dev)")
+    parser.add_argument("--base", default="HEAD", help="git ref to compare the working tree with (default: HEAD)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         except (RuntimeError, subprocess.CalledProcessError) as error:
             print(f"plan-diff: {error}", file=sys.stderr)
             return 1
-    sys.stdout.write(unified_diff(before, after, args.base))
+    sys.stdout.write(unified_diff(before, after, args.base) or "no changes\n")
     return 0
 
 

@@ -96,8 +96,8 @@ def promote(source: str, target: str, hotfix: bool = False, root: Path = ROOT) -
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--from", dest="source", required=True)
-    parser.add_argument("--to", dest="target", required=True)
+    parser.add_argument("--from", dest="source", required=True, help="environment to copy the release block from")
+    parser.add_argument("--to", dest="target", required=True, help="environment to copy it to (the next one)")
     parser.add_argument("--hotfix", action="store_true", help="allow a non-adjacent promotion")
     args = parser.parse_args(argv)
     try:

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tools.plan import ROOT
 
 
-def test_plan_diff_shows_a_changed_recipe_value_and_nothing_without_a_change(tmp_path):
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+def snapshot(tmp_path) -> Path:
+    """A clone whose HEAD is this working tree as it is now (uncommitted and untracked files too)."""
+    git_dir, clone = tmp_path / "snapshot.git", tmp_path / "clone"
+    git = ["git", f"--git-dir={git_dir}", f"--work-tree={ROOT}"]
+    author = ["-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    for command in (["init", "--quiet"], ["add", "--all"], [*author, "commit", "--quiet", "-m", "now"]):
+        subprocess.run([*git, *command], check=True)
+    subprocess.run(["git", "clone", "--quiet", str(git_dir), str(clone)], check=True)
+    return clone
+
+
+def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_path):
+    clone = snapshot(tmp_path)
 
     def plan_diff() -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -21,7 +32,7 @@ def test_plan_diff_shows_a_changed_recipe_value_and_nothing_without_a_change(tmp
         )
 
     unchanged = plan_diff()
-    assert (unchanged.returncode, unchanged.stdout) == (0, "")
+    assert (unchanged.returncode, unchanged.stdout) == (0, "no changes\n")
     recipe = clone / "configs/recipes/h200-agg-low-latency.yaml"
     recipe.write_text(recipe.read_text().replace("max_batch_size: 8\n", "max_batch_size: 16\n"))
     changed = plan_diff()
