@@ -91,9 +91,10 @@ servings = {
 for name, value in target.exports.items():
     pulumi.export(name, value)
 pulumi.export("nodePools", sorted(stack.pools))
-for warning in stack.warnings + cluster_plan.warnings:
+report = stack_report(stack, catalog, cluster_plan, region)
+for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
     pulumi.log.warn(warning)
-pulumi.export("report", stack_report(stack, catalog, cluster_plan, region))
+pulumi.export("report", report)
 pulumi.export("endpoints", {name: serving.endpoint for name, serving in servings.items()})
 pulumi.export("servingChecks", {name: serving.check for name, serving in servings.items()})
 exposed = {name: serving for name, serving in servings.items() if "url" in serving.outputs}

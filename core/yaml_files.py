@@ -47,8 +47,12 @@ class _StrictLoader(yaml.SafeLoader):
 
 def read_stack_yaml(path: Path) -> Any:
     """A stack file, refused with its line and column when it is not valid YAML or repeats a key."""
+    return load_stack_yaml(path.read_text(), path.name)
+
+
+def load_stack_yaml(text: str, file_name: str) -> Any:
     try:
-        return yaml.load(path.read_text(), Loader=_StrictLoader)
+        return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
-        raise YamlFileError(f"{path.name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None
+        raise YamlFileError(f"{file_name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None

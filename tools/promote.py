@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 import pulumi
-import yaml
 
+from core.yaml_files import YamlFileError, load_stack_yaml
 from tools.plan import ROOT, plan_files
 from tools.plan_diff import COMPARED, unified_diff
 
@@ -51,8 +51,8 @@ def with_release_of(source: str, target: str, target_name: str) -> str:
     return "".join(target_lines[:target_start] + source_lines[source_start:source_end] + target_lines[target_end:])
 
 
-def release_of(text: str) -> dict:
-    return (yaml.safe_load(text) or {}).get("config", {}).get(RELEASE_KEY)
+def release_of(text: str, file_name: str) -> dict:
+    return (load_stack_yaml(text, file_name) or {}).get("config", {}).get(RELEASE_KEY)
 
 
 def check_order(source: str, target: str, hotfix: bool) -> None:
@@ -79,7 +79,7 @@ def promote(source: str, target: str, hotfix: bool = False, root: Path = ROOT) -
     check_order(source, target, hotfix)
     source_file, target_file = root / f"Pulumi.{source}.yaml", root / f"Pulumi.{target}.yaml"
     source_text, target_text = source_file.read_text(), target_file.read_text()
-    if release_of(source_text) == release_of(target_text):
+    if release_of(source_text, source_file.name) == release_of(target_text, target_file.name):
         return "nothing to promote"
     if plan_or_none(source, root) is None:
         raise PromotionError(f"{source_file.name} does not validate: fix it (make plan STACK={source}) first")
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(promote(args.source, args.target, args.hotfix))
-    except (PromotionError, FileNotFoundError) as error:
+    except (PromotionError, FileNotFoundError, YamlFileError) as error:
         print(f"promote: {error}", file=sys.stderr)
         return 1
     return 0

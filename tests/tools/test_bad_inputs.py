@@ -105,3 +105,23 @@ def test_a_fixed_size_recipe_takes_its_own_size_or_none(catalog):
     disagg["deployments"][name]["gpus"] = 4
     messages = [p.message for p in refused(disagg, catalog).problems]
     assert "recipe b200-disagg-1p4d runs fixed GPU counts (1 per prefill, 4 per decode): leave gpus out" in messages
+
+
+def test_a_runtime_image_of_another_dynamo_release_is_warned_about(tmp_path, capsys):
+    def older_image(entries):
+        entries["gpt-oss-infra:release"]["runtimeImage"] = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
+
+    (tmp_path / FILE).write_text(dev_with(older_image))
+    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "gpt-oss-infra:release.runtimeImage: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0 is tagged 1.0.0" in err
+
+
+def test_gpu_pools_without_deployments_are_warned_about_with_their_cost(tmp_path, capsys):
+    def no_deployments(entries):
+        entries["gpt-oss-infra:deployments"] = {}
+
+    (tmp_path / FILE).write_text(dev_with(no_deployments))
+    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "gpt-oss-infra:nodePools.gpu: its 8 GPUs serve no deployment, and still cost $63.30 per hour" in err

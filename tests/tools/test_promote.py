@@ -36,7 +36,7 @@ def test_promote_moves_the_release_block_and_only_it(envs):
     before = (envs / "Pulumi.staging.yaml").read_text()
     diff = promote.promote("dev", "staging", root=envs)
     after = (envs / "Pulumi.staging.yaml").read_text()
-    assert promote.release_of(after) == promote.release_of((envs / "Pulumi.dev.yaml").read_text())
+    assert promote.release_of(after, "after") == promote.release_of((envs / "Pulumi.dev.yaml").read_text(), "dev")
     assert f"modelRevision: {NEW_REVISION}   # candidate" in after  # the block's own comments travel with it
     assert outside_release(after) == outside_release(before)  # every other line and comment untouched
     assert "# staging: prod's shape at smaller scale" in after
@@ -55,7 +55,7 @@ def test_promotion_must_be_adjacent_unless_hotfix(envs):
     with pytest.raises(promote.PromotionError, match="skips or reverses"):
         promote.promote("staging", "dev", root=envs)
     promote.promote("dev", "prod", hotfix=True, root=envs)
-    assert promote.release_of((envs / "Pulumi.prod.yaml").read_text())["modelRevision"] == NEW_REVISION
+    assert promote.release_of((envs / "Pulumi.prod.yaml").read_text(), "prod")["modelRevision"] == NEW_REVISION
 
 
 def test_an_invalid_source_is_refused_and_nothing_is_written(envs):
@@ -74,3 +74,14 @@ def test_the_target_is_validated_with_the_new_release(envs):
     with pytest.raises(promote.PromotionError, match="does not validate; nothing written"):
         promote.promote("dev", "staging", root=envs)
     assert staging.read_text() == before
+
+
+def test_a_stack_file_that_repeats_a_key_is_refused_with_its_line(tmp_path, capsys, monkeypatch):
+    for name in ("dev", "staging"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text((ROOT / f"Pulumi.{name}.yaml").read_text())
+    staging = tmp_path / "Pulumi.staging.yaml"
+    staging.write_text(staging.read_text().replace("config:\n", "config:\n  gpt-oss-infra:environment: x\n", 1))
+    with pytest.raises(
+        promote.YamlFileError, match=r"Pulumi.staging.yaml:\d+:\d+: duplicate key 'gpt-oss-infra:environment'"
+    ):
+        promote.promote("dev", "staging", root=tmp_path)
