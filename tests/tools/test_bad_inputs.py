@@ -114,7 +114,8 @@ def test_a_runtime_image_of_another_dynamo_release_is_warned_about(tmp_path, cap
     (tmp_path / FILE).write_text(dev_with(older_image))
     assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
-    assert "gpt-oss-infra:release.runtimeImage: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0 is tagged 1.0.0" in err
+    image = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
+    assert f"gpt-oss-infra:release.runtimeImage: {image} is tagged 1.0.0" in err
 
 
 def test_gpu_pools_without_deployments_are_warned_about_with_their_cost(tmp_path, capsys):
