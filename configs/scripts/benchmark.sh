@@ -1,8 +1,8 @@
 #!/bin/sh
 # Benchmarks one deployment with aiperf through its Dynamo frontend. Run by the opt-in benchmark
-# Job (core/render/benchmark.py); the arguments follow Dynamo's gpt-oss-120b perf Jobs and seed
-# 002's aiperf command: fixed input and output lengths (ignore_eos), one warm-up request per
-# concurrent stream.
+# Job (core/render/benchmark.py); the arguments follow Dynamo's gpt-oss-120b perf Jobs and
+# [dynamo-gptoss-trtllm]'s aiperf command (SOURCES.md): fixed input and output lengths
+# (ignore_eos), one warm-up request per concurrent stream.
 #
 # Environment: AIPERF_VERSION, ENDPOINT (host:port of the frontend), MODEL, TOKENIZER (a local
 # snapshot path), ISL, OSL, CONCURRENCY, REQUEST_COUNT, ARTIFACT_DIR; PYTHONUSERBASE, where pip

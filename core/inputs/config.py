@@ -166,7 +166,7 @@ class PlatformConfig(StrictModel):
 
 class BenchmarkConfig(StrictModel):
     """Opt-in aiperf Job against the deployment's frontend; the recipe's traffic shape by default
-    (seed 002's long-context run: inputTokens 32000, outputTokens 256)."""
+    ([dynamo-gptoss-trtllm]'s long-context run: inputTokens 32000, outputTokens 256)."""
 
     enabled: bool = False
     input_tokens: PositiveInt | None = None
@@ -208,7 +208,7 @@ class DeploymentConfig(StrictModel):
     overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
     benchmark: BenchmarkConfig = BenchmarkConfig()
     # How long `pulumi up` waits for the graph to be Ready: pulling the runtime image and loading
-    # the model, which seed 004 puts at 15-30 minutes. Twice that by default.
+    # the model, which [dynamo-recipe-gptoss] puts at 15-30 minutes. Twice that by default.
     ready_timeout_minutes: PositiveInt = 60
     endpoint: EndpointConfig = EndpointConfig()
     alerts: AlertsConfig = AlertsConfig()

@@ -1,7 +1,8 @@
 """The opt-in benchmark: an aiperf Job against a deployment's frontend.
 
 Concurrency is per-GPU concurrency x the deployment's real GPU count (all workers, all replicas):
-seed 004's perf Job multiplied by 6 GPUs for a 5-GPU topology; this one counts.
+the perf Job of Dynamo's gpt-oss-120b recipe ([dynamo-recipe-gptoss], SOURCES.md) multiplies by 6 GPUs
+for a 5-GPU topology; this one counts.
 """
 
 from __future__ import annotations

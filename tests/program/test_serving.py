@@ -18,7 +18,7 @@ def test_benchmark_job_runs_only_when_enabled_and_counts_real_gpus(disagg_run):
     assert annotations["pulumi.com/skipAwait"] == "true"
     assert sorted(annotations) == ["checkov.io/skip1", "checkov.io/skip2", "pulumi.com/skipAwait"]
     env = {item["name"]: item["value"] for item in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]}
-    # 256 per GPU x the 5 GPUs of 1P4D = 1,280 (seed 004's perf job multiplied by 6).
+    # 256 per GPU x the 5 GPUs of 1P4D = 1,280 ([dynamo-recipe-gptoss]'s perf job multiplied by 6).
     assert env["CONCURRENCY"] == "1280"
     assert env["REQUEST_COUNT"] == "12800"
     assert (env["ISL"], env["OSL"]) == ("8192", "1024")

@@ -29,8 +29,8 @@ def test_literal_values_are_checked(trtllm):
     assert "TRITON" in problem.message
 
 
-def test_seed_keys_the_pinned_trtllm_rejects(trtllm):
-    """Seed 000 sets enable_mixed_sampler; the flag form of the KV fraction is not a field either."""
+def test_published_keys_the_pinned_trtllm_rejects(trtllm):
+    """[trtllm-gptoss-blog] sets enable_mixed_sampler; the flag form of the KV fraction is not a field either."""
     problems = trtllm.check({"enable_mixed_sampler": True, "kv_cache_free_gpu_memory_fraction": 0.75}, "x")
     assert [p.key for p in problems] == ["x.enable_mixed_sampler", "x.kv_cache_free_gpu_memory_fraction"]
 

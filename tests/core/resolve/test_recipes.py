@@ -1,5 +1,6 @@
-"""core/resolve/recipes.py: recipes reproduce their seeds' settings exactly (the seed text is quoted next
-to each check), and deployments' GPUs and overrides resolve into consistent engine configs."""
+"""core/resolve/recipes.py: recipes reproduce their sources' settings exactly (the source text is quoted
+next to each check; source ids as in SOURCES.md), and deployments' GPUs and overrides resolve into
+consistent engine configs."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_overrides_deep_merge_into_the_recipe(dev_raw, catalog):
 
 
 @pytest.mark.parametrize("gpus", [1, 4, 8])
-def test_h200_agg_low_latency_matches_seed_000(dev_raw, catalog, gpus):
+def test_h200_agg_low_latency_matches_trtllm_gptoss_blog(dev_raw, catalog, gpus):
     serving = resolve(dev_raw, catalog, "h200-agg-low-latency", gpus)
     (worker,) = serving.deployment.workers
     engine = worker.engine
@@ -55,7 +56,7 @@ def test_h200_agg_low_latency_matches_seed_000(dev_raw, catalog, gpus):
     assert engine["trust_remote_code"] is True
     # "-e TRTLLM_ENABLE_PDL=1 -e TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL=True"
     assert worker.env == {"TRTLLM_ENABLE_PDL": "1", "TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL": "True"}
-    # seed 002: "--dyn-reasoning-parser gpt_oss --dyn-tool-call-parser harmony"
+    # [dynamo-gptoss-trtllm]: "--dyn-reasoning-parser gpt_oss --dyn-tool-call-parser harmony"
     args = serving.graph["spec"]["services"]["TrtllmWorker"]["extraPodSpec"]["mainContainer"]["args"]
     assert args[args.index("--dyn-reasoning-parser") + 1] == "gpt_oss"
     assert args[args.index("--dyn-tool-call-parser") + 1] == "harmony"
@@ -72,9 +73,9 @@ def test_hopper_recipes_get_no_blackwell_only_settings(catalog):
             assert "OVERRIDE_QUANT_ALGO" not in spec.env, name
 
 
-# Per recipe, the settings its seeds give, quoted from the seed text (role -> engine keys / env).
+# Per recipe, the settings its sources give, quoted from the source text (role -> engine keys / env).
 SEED_SETTINGS = {
-    "b200-agg-low-latency": {  # seed 001 low-latency config + launch flags
+    "b200-agg-low-latency": {  # [trtllm-gptoss-quickstart] low-latency config + launch flags
         "worker": {
             "enable_attention_dp": False,
             "moe_config": {"backend": "TRTLLM"},
@@ -88,7 +89,7 @@ SEED_SETTINGS = {
             "moe_expert_parallel_size": 8,
         }
     },
-    "b200-agg-max-throughput": {  # seed 001 max-throughput config + launch flags
+    "b200-agg-max-throughput": {  # [trtllm-gptoss-quickstart] max-throughput config + launch flags
         "worker": {
             "enable_attention_dp": True,
             "moe_config": {"backend": "CUTLASS"},
@@ -101,7 +102,7 @@ SEED_SETTINGS = {
             "moe_expert_parallel_size": 8,
         }
     },
-    "gb200-agg-low-latency": {  # seed 000 low_latency.yaml, 4x GB200 command
+    "gb200-agg-low-latency": {  # [trtllm-gptoss-blog] low_latency.yaml, 4x GB200 command
         "worker": {
             "enable_attention_dp": False,
             "cuda_graph_config": {"max_batch_size": 8, "enable_padding": True},
@@ -111,7 +112,7 @@ SEED_SETTINGS = {
             "moe_expert_parallel_size": 4,
         }
     },
-    "gb200-agg-max-throughput": {  # seed 004 aggregated target: TP4, EP4 + attention-DP; recipe's engine config
+    "gb200-agg-max-throughput": {  # [dynamo-recipe-gptoss] aggregated target: TP4, EP4 + attention-DP
         "worker": {
             "enable_attention_dp": True,
             "cuda_graph_config": {"max_batch_size": 800, "enable_padding": True},
@@ -123,7 +124,7 @@ SEED_SETTINGS = {
             "moe_expert_parallel_size": 4,
         }
     },
-    "h200-agg-max-throughput": {  # seed 000 max_throughput.yaml with the H200 TRITON note
+    "h200-agg-max-throughput": {  # [trtllm-gptoss-blog] max_throughput.yaml with the H200 TRITON note
         "worker": {
             "enable_attention_dp": True,
             "cuda_graph_config": {"max_batch_size": 640, "enable_padding": True},
@@ -133,7 +134,7 @@ SEED_SETTINGS = {
             "kv_cache_config": {"free_gpu_memory_fraction": 0.9},
         }
     },
-    "h100-agg-long-context": {  # seed 003 runtime and patch_kwargs tables
+    "h100-agg-long-context": {  # [baseten-truss-gptoss120b] runtime and patch_kwargs tables
         "worker": {
             "tensor_parallel_size": 2,
             "moe_expert_parallel_size": 2,
@@ -145,7 +146,7 @@ SEED_SETTINGS = {
             "kv_cache_config": {"free_gpu_memory_fraction": 0.8, "enable_block_reuse": True},
         }
     },
-    "b200-disagg-4p4d": {  # seed 002 'Understanding the Configuration' and launch commands
+    "b200-disagg-4p4d": {  # [dynamo-gptoss-trtllm] 'Understanding the Configuration' and launch commands
         "prefill": {
             "enable_attention_dp": False,
             "enable_chunked_prefill": True,
@@ -174,7 +175,7 @@ SEED_SETTINGS = {
     },
 }
 
-ONE_P_FOUR_D = {  # seed 004 disaggregated target: TP1 prefill + TP4 decode, UCX 9216, overlap off/on
+ONE_P_FOUR_D = {  # [dynamo-recipe-gptoss] disaggregated target: TP1 prefill + TP4 decode, UCX 9216, overlap off/on
     "prefill": {
         "tensor_parallel_size": 1,
         "moe_expert_parallel_size": 1,
@@ -197,7 +198,7 @@ SEED_ENV = {"TRTLLM_ENABLE_PDL": "1", "TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL"
 
 
 def resolve_on_its_hardware(dev_raw, catalog, recipe_name: str):
-    """On the fewest nodes that hold it, as the seeds run it: a disaggregated recipe that fits one
+    """On the fewest nodes that hold it, as the sources run it: a disaggregated recipe that fits one
     node keeps its KV transfer on that node (no EFA settings)."""
     recipe = catalog.recipes[recipe_name]
     hardware = catalog.hardware[recipe.hardware]
@@ -237,7 +238,7 @@ def test_recipe_reproduces_its_seed(dev_raw, catalog, recipe_name):
 def test_one_p_four_d_uses_the_blackwell_quantization(dev_raw, catalog, recipe_name):
     serving = resolve_on_its_hardware(dev_raw, catalog, recipe_name)
     for worker in serving.deployment.workers:
-        assert worker.env["OVERRIDE_QUANT_ALGO"] == "W4A8_MXFP4_MXFP8"  # seed 004
+        assert worker.env["OVERRIDE_QUANT_ALGO"] == "W4A8_MXFP4_MXFP8"  # [dynamo-recipe-gptoss]
     assert serving.deployment.total_gpus == 5
 
 

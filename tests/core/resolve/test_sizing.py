@@ -68,7 +68,7 @@ def test_disagg_that_cannot_be_packed_on_the_pool_is_refused(dev_raw, catalog):
 
 def test_packing_is_by_node_not_by_total(dev_raw, catalog):
     """Two 8-GPU nodes hold 16 GPUs, and 6 + 6 + 4 = 16, but no node has room for the 4-GPU worker
-    after the two 6-GPU ones. (No seed recipe has a 6-GPU worker: one is made for this test.)"""
+    after the two 6-GPU ones. (No shipped recipe has a 6-GPU worker: one is made for this test.)"""
     h200 = catalog.recipes["h200-agg-low-latency"].model_dump(by_alias=True)
     h200["workers"]["worker"]["gpus"] = {"allowed": [4, 6], "default": 6}
     six = Recipe.model_validate(h200)
