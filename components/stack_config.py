@@ -41,8 +41,13 @@ def raw_namespace_config() -> dict[str, Any]:
 
 
 def _looks_like_ours(namespace: str) -> bool:
-    """A config namespace a typo away from ours (the providers' own, aws and kubernetes, are not)."""
-    return namespace != NAMESPACE and difflib.SequenceMatcher(None, namespace, NAMESPACE).ratio() >= 0.8
+    """A config namespace a typo away from ours, in any case, or a shortening of it (gpt-oss); the
+    providers' own (aws, kubernetes) are not."""
+    candidate = namespace.lower()
+    if namespace == NAMESPACE:
+        return False
+    shortened = len(candidate) >= 5 and NAMESPACE.startswith(candidate)
+    return shortened or difflib.SequenceMatcher(None, candidate, NAMESPACE).ratio() >= 0.8
 
 
 def refused(decide: Callable[[], T]) -> T:

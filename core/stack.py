@@ -139,6 +139,9 @@ def build_stack(
     efa_pools, efa_warnings = efa.pool_efa(pools, deployments, dynamo)
     warnings += efa_warnings
     deployments = [efa.with_efa(d, efa_pools[d.pool.name], dynamo, catalog.efa) for d in deployments]
+    unsizable = _kv_dtype_problems(deployments, catalog)
+    if unsizable:  # the sizing below reads the KV dtype's element size
+        raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
     fits = {}
     for deployment in deployments:
@@ -347,6 +350,20 @@ def _serving(
         if deployment.config.endpoint.exposure != "cluster"
         else None,
     )
+
+
+def _kv_dtype_problems(deployments: list[ResolvedDeployment], catalog: Catalog) -> list[Problem]:
+    """The KV cache's element size comes from configs/model.yaml: a dtype it does not list cannot
+    be sized (nor, most likely, served: TensorRT-LLM knows the same few)."""
+    known = catalog.model.kv_bytes_per_element
+    problems = []
+    for deployment in deployments:
+        for worker in deployment.workers:
+            dtype = deployment.backend.view(worker.engine).kv_cache_dtype
+            if dtype not in known:
+                key = f"{KEY_PREFIX}deployments.{deployment.name}.overrides.kv_cache_config.dtype"
+                problems.append(Problem(key, f"{dtype!r} is not a KV cache dtype: one of {', '.join(known)}"))
+    return problems
 
 
 def _observability(

@@ -36,6 +36,10 @@ class _StrictLoader(yaml.SafeLoader):
         seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str | int | float | bool) and key is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a key must be a scalar, not {type(key).__name__}", key_node.start_mark
+                )
             if key in seen:
                 first = seen[key]
                 raise yaml.constructor.ConstructorError(
@@ -45,14 +49,26 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def read_stack_yaml(path: Path) -> Any:
-    """A stack file, refused with its line and column when it is not valid YAML or repeats a key."""
-    return load_stack_yaml(path.read_text(), path.name)
-
-
-def load_stack_yaml(text: str, file_name: str) -> Any:
+def read_stack_yaml(path: Path) -> dict[str, Any]:
+    """A stack file's `config:` entries, refused with its line and column when it is not valid YAML
+    or repeats a key, and refused as a whole when it is not a mapping with a `config:` mapping."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise YamlFileError(f"{path.name}: not UTF-8 text (byte {error.start})") from None
+    return load_stack_yaml(text, path.name)
+
+
+def load_stack_yaml(text: str, file_name: str) -> dict[str, Any]:
+    try:
+        document = yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         raise YamlFileError(f"{file_name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None
+    except yaml.YAMLError as error:  # e.g. a character YAML does not allow
+        raise YamlFileError(f"{file_name}: {error}") from None
+    if document is None:
+        return {}
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict | None):
+        raise YamlFileError(f"{file_name}: a stack file is a mapping whose `config:` is a mapping of keys to values")
+    return document.get("config") or {}

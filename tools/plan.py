@@ -63,7 +63,7 @@ def find_stack_file(stack: str, stack_dir: Path | None = None) -> Path:
 def stack_config_entries(stack_file: Path) -> dict[str, Any]:
     """Pulumi.yaml's config defaults, overridden by the stack file's `config:`, as written."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    return _project_defaults(project) | (read_stack_yaml(stack_file) or {}).get("config", {})
+    return _project_defaults(project) | read_stack_yaml(stack_file)
 
 
 def engine_config(entries: dict[str, Any]) -> tuple[dict[str, str], list[str]]:

@@ -52,7 +52,7 @@ def with_release_of(source: str, target: str, target_name: str) -> str:
 
 
 def release_of(text: str, file_name: str) -> dict:
-    return (load_stack_yaml(text, file_name) or {}).get("config", {}).get(RELEASE_KEY)
+    return load_stack_yaml(text, file_name).get(RELEASE_KEY)
 
 
 def check_order(source: str, target: str, hotfix: bool) -> None:

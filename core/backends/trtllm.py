@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ _DISCRIMINATED = {
     "kv_cache_compression_config": ("algorithm", "CompressionConfig", None),
 }
 # Annotation words meaning "free-form value": no keys to check below this point.
+# A nested section whose annotation also admits a scalar (Union[X, str]) is not refused for one.
+_SCALAR_NAMES = frozenset({"int", "float", "bool", "str"})
 _OPAQUE = re.compile(r"\b(Dict|dict|object|Any)\b")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
@@ -102,6 +105,8 @@ class EngineFields:
         nested = [word for word in _IDENTIFIER.findall(annotation) if word in self.classes]
         if nested and isinstance(value, dict):
             return self._check_class(nested[0], value, key)
+        if nested and value is not None and not _SCALAR_NAMES.intersection(_IDENTIFIER.findall(annotation)):
+            return [Problem(key, f"{value!r}: must be a mapping of {nested[0]} fields (TensorRT-LLM: {annotation})")]
         allowed = _literal_values(annotation)
         if allowed and isinstance(value, str) and value not in allowed:
             return [Problem(key, f"{value!r} is not one of {', '.join(allowed)}")]
@@ -135,6 +140,11 @@ def _literal_values(annotation: str) -> list[str]:
     return _QUOTED.findall(literal[: literal.index("]") + 1])
 
 
+def _or_default(value: Any, default: Any) -> Any:
+    """A field set to null means TensorRT-LLM's default."""
+    return default if value is None else value
+
+
 def _scalar_problems(annotation: str, value: Any, key: str) -> list[Problem]:
     """A value of the wrong type for a plain scalar annotation (int, Optional[float], PositiveInt,
     ...), or outside its constrained type's bound. Unions and containers are left to TRT-LLM."""
@@ -147,6 +157,8 @@ def _scalar_problems(annotation: str, value: Any, key: str) -> list[Problem]:
     types, bound = _SCALARS[inner]
     if (isinstance(value, bool) and inner != "bool") or not isinstance(value, types):
         return [Problem(key, f"{value!r}: TensorRT-LLM takes {annotation} here")]
+    if isinstance(value, float) and not math.isfinite(value):
+        return [Problem(key, f"{value!r}: not a finite number")]
     if bound and not ((value >= 0) if bound == ">= 0" else (value > 0)):
         return [Problem(key, f"{value!r}: TensorRT-LLM takes {inner} here ({bound})")]
     return []
@@ -210,17 +222,17 @@ class TrtllmBackend:
         ]
 
     def view(self, engine: dict[str, Any]) -> EngineView:
-        kv_config = engine.get("kv_cache_config", {})
+        kv_config = engine.get("kv_cache_config") or {}  # null: TRT-LLM's defaults
         return EngineView(
             tensor_parallel=engine.get("tensor_parallel_size", 1),
             pipeline_parallel=engine.get("pipeline_parallel_size", 1),
             expert_parallel=engine.get("moe_expert_parallel_size"),
             attention_data_parallel=bool(engine.get("enable_attention_dp", False)),
-            kv_cache_fraction=kv_config.get("free_gpu_memory_fraction", KV_CACHE_FRACTION_DEFAULT),
-            kv_cache_dtype=kv_config.get("dtype", "auto"),
+            kv_cache_fraction=_or_default(kv_config.get("free_gpu_memory_fraction"), KV_CACHE_FRACTION_DEFAULT),
+            kv_cache_dtype=_or_default(kv_config.get("dtype"), "auto"),
             max_seq_len=engine.get("max_seq_len"),
-            max_batch_size=engine.get("max_batch_size", int(self.fields.default("max_batch_size"))),
-            moe_backend=engine.get("moe_config", {}).get("backend"),
+            max_batch_size=_or_default(engine.get("max_batch_size"), int(self.fields.default("max_batch_size"))),
+            moe_backend=(engine.get("moe_config") or {}).get("backend"),
         )
 
     def worker_args(

@@ -256,6 +256,8 @@ class Prices(StrictModel):
 
     read_on: date
     hours_per_month: PositiveInt
+    public_ipv4_hour: Annotated[float, Field(alias="publicIpv4Hour")]
+    kms_key_month: float
     eks_standard_support_ends: dict[str, date]
     regions: dict[str, RegionPrices]
     sources: dict[str, str]

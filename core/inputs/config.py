@@ -144,7 +144,7 @@ class NodePoolConfig(StrictModel):
     node_selector: dict[str, str] | None = None
     # What one node costs per hour where the list price does not apply (Spot, a Capacity Block's
     # price / its hours): the plan's cost uses it instead of "unknown".
-    price_per_node_hour: PositiveFloat | None = None
+    price_per_node_hour: Annotated[PositiveFloat, Field(allow_inf_nan=False)] | None = None
 
 
 class ModelCacheConfig(StrictModel):

@@ -107,6 +107,16 @@ def stack_cost(
         per_gb = regional.nat_gateway_gb if regional else None
         traffic = f"plus ${per_gb}/GB processed" if per_gb is not None else "plus $/GB processed"
         lines.append(priced(f"NAT gateway ({traffic})", "1", nat, 1, "NAT gateway"))
+        lines.append(CostLine("public IPv4 address (the NAT's)", "1", prices.public_ipv4_hour, PRICES))
+    lines.append(CostLine("KMS key (secrets encryption)", "1", prices.kms_key_month * hourly, PRICES))
+    lines.append(
+        CostLine(
+            "CloudWatch Logs (control-plane logs)",
+            "by volume",
+            None,
+            "billed per GB ingested and stored: not estimated",
+        )
+    )
     support = _eks_support(prices, cluster.kubernetes_version)
     eks = regional.eks_cluster_hour.get(support) if regional else None
     lines.append(priced(f"EKS control plane, {cluster.kubernetes_version} in {support} support", "1", eks, 1, "EKS"))
@@ -131,7 +141,7 @@ def stack_cost(
         efs = regional.efs_standard_gb_month if regional else None
         lines.append(
             priced(
-                "EFS Standard (model cache, billed on data stored)",
+                "EFS Standard (model cache, on data stored; reads and writes per GB)",
                 f"~{stored:.0f} GiB",
                 _per_hour(efs, hourly),
                 stored,

@@ -59,6 +59,16 @@ def deployment(entries) -> dict:
             "gpt-oss-infa:deployments",
             "did you mean 'gpt-oss-infra'",
         ),
+        (
+            lambda e: e.update({"GPT-OSS-INFRA:deployments": e.pop("gpt-oss-infra:deployments")}),
+            "GPT-OSS-INFRA:deployments",
+            "did you mean 'gpt-oss-infra'",
+        ),
+        (
+            lambda e: e.update({"gpt-oss:deployments": e.pop("gpt-oss-infra:deployments")}),
+            "gpt-oss:deployments",
+            "did you mean 'gpt-oss-infra'",
+        ),
         (lambda e: deployment(e).update(gpus=3), "deployments.gpt-oss.gpus", "allows [1, 4, 8] GPUs per worker, not 3"),
     ],
 )
@@ -126,3 +136,45 @@ def test_gpu_pools_without_deployments_are_warned_about_with_their_cost(tmp_path
     assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
     assert "gpt-oss-infra:nodePools.gpu: its 8 GPUs serve no deployment, and still cost $63.30 per hour" in err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "says"),
+    [
+        ({"kv_cache_config": 5}, "overrides.kv_cache_config", "must be a mapping of KvCacheConfig fields"),
+        ({"moe_config": [1]}, "overrides.moe_config", "must be a mapping of MoeConfig fields"),
+        ({"kv_cache_config": {"dtype": "bogus"}}, "overrides.kv_cache_config.dtype", "is not a KV cache dtype"),
+        (
+            {"kv_cache_config": {"free_gpu_memory_fraction": float("nan")}},
+            "overrides.kv_cache_config.free_gpu_memory_fraction",
+            "not a finite number",
+        ),
+    ],
+)
+def test_a_malformed_engine_section_is_refused_not_crashed_on(tmp_path, capsys, overrides, key, says):
+    code, err = planned(tmp_path, capsys, dev_with(lambda e: deployment(e).update(overrides=overrides)))
+    assert code == 1
+    line = next(line for line in err.splitlines() if line.startswith(f"gpt-oss-infra:deployments.gpt-oss.{key}"))
+    assert says in line, err
+
+
+def test_null_engine_values_mean_trtllms_defaults(tmp_path, capsys):
+    overrides = {"kv_cache_config": {"free_gpu_memory_fraction": None}, "moe_config": None}
+    (tmp_path / FILE).write_text(dev_with(lambda e: deployment(e).update(overrides=overrides)))
+    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("config:\n", None),  # no keys at all: refused by the config's own rules
+        ("config: [a, b]\n", "a stack file is a mapping whose `config:` is a mapping"),
+        ("- just\n- a list\n", "a stack file is a mapping whose `config:` is a mapping"),
+        ("config:\n  ? [a, b]\n  : 1\n", "a key must be a scalar, not list"),
+        ("config:\n  gpt-oss-infra:environment: \x07\n", FILE),
+    ],
+)
+def test_a_malformed_stack_file_is_refused_not_crashed_on(tmp_path, capsys, text, says):
+    code, err = planned(tmp_path, capsys, text)
+    assert code == 1
+    assert FILE in err and (says is None or says in err), err

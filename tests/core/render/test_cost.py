@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from core.inputs.catalog import PublishedThroughput
 from core.render.report import render_summary, stack_report
 from core.stack import build_stack
 from tests.support import example_entries, namespace_config, run_entries, stack_names
+from tools.plan import ROOT
 
 
 def report_of(name: str, catalog, region: str | None = "us-east-2", change=None, cat=None):
@@ -51,21 +53,25 @@ def test_the_stack_total_adds_what_a_created_cluster_bills(catalog):
     gp3 = lines["EBS gp3 (node root volumes, Prometheus)"]
     # 2 system nodes x 100 GiB + 1 GPU node x 500 GiB of root volume; no Prometheus in dev.
     assert gp3["quantity"] == "700 GiB" and gp3["usdPerHour"] == round(700 * 0.08 / 730, 4)
-    assert report["cost"]["unknown"] == [
-        "EFS Standard (model cache, billed on data stored)"
-    ]  # us-east-2 EFS unverified
-    assert report["cost"]["knownUsdPerHour"] == round(
-        sum(line["usdPerHour"] or 0 for line in report["cost"]["lines"]), 2
-    )
+    assert report["cost"]["unknown"] == [  # not estimated / us-east-2's EFS price unverified
+        "CloudWatch Logs (control-plane logs)",
+        "EFS Standard (model cache, on data stored; reads and writes per GB)",
+    ]
+    assert lines["public IPv4 address (the NAT's)"]["usdPerHour"] == 0.005
+    assert lines["KMS key (secrets encryption)"]["usdPerHour"] == round(1 / 730, 4)
+    known = sum(line["usdPerHour"] or 0 for line in report["cost"]["lines"])
+    assert report["cost"]["knownUsdPerHour"] == round(known, 2)
 
 
 def test_a_region_without_prices_is_unknown_never_another_regions(catalog):
     report = report_of("dev", catalog, region="eu-west-1")
-    assert all(line["usdPerHour"] is None for line in report["cost"]["lines"])
+    everywhere = {"public IPv4 address (the NAT's)", "KMS key (secrets encryption)"}  # one price for all regions
+    assert all(line["usdPerHour"] is None for line in report["cost"]["lines"] if line["item"] not in everywhere)
     assert lines_of(report)["GPU pool gpu: p5en.48xlarge"]["basis"] == (
         "price unknown: no verified p5en.48xlarge On-Demand price for eu-west-1 in configs/prices.yaml"
     )
-    assert report_of("dev", catalog, region=None)["cost"]["knownUsdPerHour"] == 0
+    no_region = report_of("dev", catalog, region=None)["cost"]
+    assert no_region["knownUsdPerHour"] == round(0.005 + 1 / 730, 2)
 
 
 def test_spot_and_capacity_block_pools_are_not_list_price_unless_a_price_is_given(catalog):
@@ -128,3 +134,10 @@ def test_every_summary_line_fits_100_columns(stack):
     assert run.error is None, run.error
     summary = render_summary("gpt-oss-infra", stack, run.outputs["report"], [r.type for r in run.resources], [])
     assert [line for line in summary.splitlines() if len(line) > 100] == []
+
+
+def test_readmes_cost_example_is_what_the_dev_plan_prints(catalog):
+    """README quotes the dev stack's known cost: it must move when prices or defaults do."""
+    readme = (ROOT / "README.md").read_text()
+    quoted = float(re.search(r"the dev stack \(.*?\) plans at \$([\d.]+) per\s+hour known", readme, re.S)[1])
+    assert quoted == report_of("dev", catalog)["cost"]["knownUsdPerHour"]
