@@ -370,7 +370,8 @@ def _observability(
     config: StackConfig, deployments: list[ResolvedDeployment], catalog: Catalog, region: str | None
 ) -> observability.ObservabilityObjects | None:
     """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for. A
-    deployment's live $ per million tokens divides its pool's cost (all its nodes) by its tokens."""
+    deployment's live $ per million tokens divides its share of its pool's cost (all the nodes, idle
+    ones too, shared by GPUs among the pool's deployments) by its tokens."""
     if not config.observability.enabled:
         return None
     pools = {deployment.pool.name: deployment.pool for deployment in deployments}
@@ -381,7 +382,7 @@ def _observability(
             name=deployment.name,
             namespace=config.namespace,
             mode=deployment.recipe.mode,
-            dollars_per_hour=pool_costs[deployment.pool.name].line.usd_per_hour,
+            dollars_per_hour=pool_costs[deployment.pool.name].share_of(deployment),
             ttft_p95_seconds=deployment.config.alerts.ttft_p95_seconds
             or observability.default_ttft_p95_seconds(deployment.recipe.mode),
         )

@@ -89,6 +89,9 @@ class ModelStorage(Component):
                 subnet_ids=args.subnet_ids[0],  # Lustre lives in one AZ: the first (pinned) one
                 security_group_ids=[group.id],
                 data_compression_type="LZ4",
+                # No automatic backups: the cache holds a public checkpoint the download Job can fetch
+                # again, and AWS's pages disagree on the default (0 or 30 days of billed backups).
+                automatic_backup_retention_days=0,
                 file_system_type_version=LUSTRE_VERSION,
                 tags={"Name": f"{args.name}-model-cache"},
                 opts=self.child_opts(protect=True, retain_on_delete=True),

@@ -37,6 +37,13 @@ class PoolCost:
     def gpus_idle(self) -> int:
         return self.pool.total_gpus - self.gpus_used
 
+    def share_of(self, deployment: ResolvedDeployment) -> float | None:
+        """A deployment's share of the pool's whole cost, idle GPUs included: in proportion to the
+        GPUs it uses among those the pool's deployments use, so shares add up to the pool once."""
+        if self.line.usd_per_hour is None or not self.gpus_used:
+            return None
+        return self.line.usd_per_hour * deployment.total_gpus / self.gpus_used
+
 
 def region_prices(prices: Prices, region: str | None) -> RegionPrices | None:
     return prices.regions.get(region) if region else None
@@ -176,3 +183,10 @@ def _unknown(region: str | None, what: str) -> str:
     if region is None:
         return "price unknown: no aws:region"
     return f"price unknown: no verified {what} price for {region} in {PRICES}"
+
+
+def region_warnings(prices: Prices, region: str | None, created: bool) -> list[str]:
+    """A created cluster in a region configs/prices.yaml does not cover: every AWS price is unknown."""
+    if not created or region is None or region in prices.regions:
+        return []
+    return [f"aws:region {region}: {PRICES} has no prices for it ({', '.join(prices.regions)}): costs print unknown"]

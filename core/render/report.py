@@ -69,7 +69,10 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
             serving.deployment.name: _deployment_report(serving, config, catalog.performance, pools)
             for serving in stack.serving
         },
-        "warnings": stack.warnings + cluster.warnings + _idle_pool_warnings(pools),
+        "warnings": stack.warnings
+        + cluster.warnings
+        + cost.region_warnings(catalog.prices, region, created)
+        + _idle_pool_warnings(pools),
     }
 
 
@@ -117,14 +120,14 @@ def _deployment_report(
     pool, traffic = deployment.pool, deployment.recipe.traffic
     gpus = deployment.total_gpus
     service = frontend_service_name(deployment.name)
-    occupied = pools[pool.name].line.usd_per_hour  # the whole pool: its idle GPUs bill too
+    occupied = pools[pool.name].share_of(deployment)  # its share of all the pool's nodes, idle ones too
     report = {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
         "nodePool": pool.name,
         "gpus": gpus,
         "nodes": -(-gpus // pool.instance.gpus_per_node),  # at least; placement may use more
-        "poolUsdPerHour": _rounded(occupied),
+        "usdPerHour": _rounded(occupied),  # its share of its pool's cost
         "traffic": {
             "inputTokens": traffic.input_tokens,
             "outputTokens": traffic.output_tokens,
@@ -321,8 +324,8 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
         f"### {name}",
         "",
         f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
-        f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s); its pool's cost per hour: "
-        f"{_money(deployment['poolUsdPerHour'])}",
+        f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s); its share of the pool's cost: "
+        f"{_money(deployment['usdPerHour'])} per hour",
         f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
         f"concurrency {traffic['concurrency']}",
         f"- throughput: {_number(estimate['tokensPerSecond'])} output tok/s, "

@@ -95,6 +95,8 @@ def test_fsx_lustre_is_reachable_from_the_nodes_and_version_2_15():
     assert run.error is None, run.error
     resources = {r.name: r for r in run.resources}
     assert resources["gptoss-model-storage-fsx"].inputs["fileSystemTypeVersion"] == "2.15"
+    # No automatic (billed) backups of a re-downloadable checkpoint; AWS's default is unclear.
+    assert resources["gptoss-model-storage-fsx"].inputs["automaticBackupRetentionDays"] == 0
     node_group = resources["gptoss-eks-cluster"].name
     rules = [
         r

@@ -67,8 +67,8 @@ def test_stack_outputs_report_the_deployment(dev_run):
     # 60.8 GiB checkpoint, experts over 8 ranks, dense part over 8 ranks: 7.6 GiB per GPU.
     assert worker["weightsGiBPerGpu"] == 7.6
     assert worker["kvTokenCapacity"] > 1_000_000 and worker["maxConcurrency"] >= worker["maxBatchSize"]
-    # The whole pool: one p5en.48xlarge On-Demand in us-east-2 (configs/prices.yaml).
-    assert deployment["poolUsdPerHour"] == 63.296
+    # Its share of the pool: one p5en.48xlarge On-Demand in us-east-2 (configs/prices.yaml), all of it.
+    assert deployment["usdPerHour"] == 63.296  # the only deployment of its pool: all of it
     # Nothing is published at this recipe's point (8 GPUs, 1k/1k, concurrency 16): no figure is made up.
     assert deployment["estimate"]["tokensPerSecond"] is None
     assert deployment["estimate"]["usdPerMillionTokens"] is None

@@ -141,3 +141,36 @@ def test_readmes_cost_example_is_what_the_dev_plan_prints(catalog):
     readme = (ROOT / "README.md").read_text()
     quoted = float(re.search(r"the dev stack \(.*?\) plans at \$([\d.]+) per\s+hour known", readme, re.S)[1])
     assert quoted == report_of("dev", catalog)["cost"]["knownUsdPerHour"]
+
+
+def test_deployments_sharing_a_pool_share_its_cost_by_the_gpus_they_use(catalog):
+    """The b200 example runs two deployments on one pool: their shares add up to the pool once."""
+
+    def on_demand(raw):
+        for pool in raw["nodePools"].values():
+            pool["capacityType"] = "ON_DEMAND"
+            pool.pop("capacityReservationId", None)
+            pool.pop("availabilityZone", None)
+
+    report = report_of("b200", catalog, change=on_demand)
+    (pool,) = [name for name, p in report["nodePools"].items() if p["gpusUsed"]]
+    sharing = [d for d in report["deployments"].values() if d["nodePool"] == pool]
+    assert len(sharing) >= 2
+    shares = [d["usdPerHour"] for d in sharing]
+    assert round(sum(shares), 2) == round(report["nodePools"][pool]["usdPerHour"], 2)
+    for deployment in sharing:
+        gpus_used = report["nodePools"][pool]["gpusUsed"]
+        assert deployment["usdPerHour"] == round(
+            report["nodePools"][pool]["usdPerHour"] * deployment["gpus"] / gpus_used, 4
+        )
+
+
+def test_a_region_without_prices_is_warned_about(catalog):
+    warnings = report_of("dev", catalog, region="eu-west-1")["warnings"]
+    assert any(w.startswith("aws:region eu-west-1: configs/prices.yaml has no prices for it") for w in warnings)
+    assert not any(w.startswith("aws:region") for w in report_of("dev", catalog)["warnings"])
+
+
+def test_every_kubernetes_version_with_pinned_add_ons_has_its_support_dates(catalog):
+    """A version missing from eksStandardSupportEnds would be priced at the standard rate for ever."""
+    assert set(catalog.addon_versions) <= set(catalog.prices.eks_standard_support_ends)
