@@ -11,7 +11,7 @@ import pulumi
 
 from components.pulumi_internals import all_config, stored_encrypted
 from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_KEYS
+from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_KEYS, namespace_config
 
 T = TypeVar("T")
 
@@ -23,7 +23,7 @@ def raw_namespace_config() -> dict[str, Any]:
     key under a misspelt namespace (gpt-oss-infa:deployments), which Pulumi would otherwise just
     ignore, deploying the rest without it.
     """
-    raw, config = {}, all_config()
+    config = all_config()
     misspelt = [
         Problem(full_key, f"unknown namespace {full_key.split(':')[0]!r}: did you mean {NAMESPACE!r}?")
         for full_key in config
@@ -31,13 +31,7 @@ def raw_namespace_config() -> dict[str, Any]:
     ]
     if misspelt:
         raise ConfigError(misspelt)
-    for full_key, value in config.items():
-        if not full_key.startswith(KEY_PREFIX):
-            continue
-        key = full_key.removeprefix(KEY_PREFIX)
-        if key not in SECRET_KEYS:
-            raw[key] = _decode(value)
-    return raw
+    return {key: _decode(value) for key, value in namespace_config(config).items()}
 
 
 def _looks_like_ours(namespace: str) -> bool:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from core.inputs.catalog import Catalog, load_catalog
+from core.inputs.config import namespace_config
 from core.stack import Stack, build_stack
-from tests.support import example_entries, namespace_config, stack_entries, successful_run
+from tests.support import example_entries, stack_entries, successful_run
 from tools.mock_engine import ProgramRun
 
 

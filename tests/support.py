@@ -3,9 +3,13 @@ and short ways to read what a run registered or why a config was refused."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +18,6 @@ import yaml
 
 from core.aws.account import CapacityBlock
 from core.errors import ConfigError
-from core.inputs.config import KEY_PREFIX, SECRET_KEYS
 from core.stack import Serving, build_stack
 from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
 from tools.plan import EXAMPLES, ROOT, engine_config
@@ -38,16 +41,6 @@ def stack_names() -> list[str]:
     """Every stack file: the root's (dev, staging, prod) and configs/examples/'s."""
     files = [*ROOT.glob("Pulumi.*.yaml"), *EXAMPLES.glob("Pulumi.*.yaml")]
     return sorted(path.stem.removeprefix("Pulumi.") for path in files)
-
-
-def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
-    """The `gpt-oss-infra:` keys without their prefix, secrets left out: what the core's parser
-    receives (the shell reads secrets apart: components.stack_config)."""
-    return {
-        key.removeprefix(KEY_PREFIX): value
-        for key, value in entries.items()
-        if key.startswith(KEY_PREFIX) and key.removeprefix(KEY_PREFIX) not in SECRET_KEYS
-    }
 
 
 def write_stack(directory: Path, stack: str, entries: dict[str, Any]) -> Path:
@@ -136,3 +129,32 @@ def registered(run: ProgramRun, name: str) -> Registration:
 
 def by_type(run: ProgramRun, type_: str) -> list[Registration]:
     return [r for r in run.resources if r.type == type_]
+
+
+# --- local stand-in HTTP servers
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON and logs nothing (subclasses say what to answer)."""
+
+    def reply(self, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A local HTTP server for the duration of the block: its port."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()

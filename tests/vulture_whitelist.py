@@ -8,6 +8,7 @@ from core.inputs.catalog import GpuSizes, Hardware, Recipe
 from core.inputs.schema import StrictModel
 from core.render.observability import ObservabilitySettings
 from tests.configs.scripts.test_smoke_test import _Frontend
+from tests.support import JsonHandler
 from tools.mock_engine import _Mocks
 
 # Citations the data must carry (validated as present, shown to reviewers, read by no code).
@@ -31,4 +32,4 @@ _Mocks.call
 # covers tests/tools/test_check_versions.py's handler too).
 _Frontend.do_GET
 _Frontend.do_POST
-_Frontend.log_message
+JsonHandler.log_message

@@ -40,16 +40,14 @@ from core.aws.capacity import block_plan
 from core.aws.specs import availability_zone_order
 from core.errors import ConfigError
 from core.inputs.catalog import Catalog, load_catalog
-from core.inputs.config import KEY_PREFIX, SECRET_KEYS, EksClusterConfig
-from core.render.scheduling import KUBERNETES_ARCH, graph_pods, tolerates
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, namespace_config
+from core.render.scheduling import ARCH_LABEL, GPU_RESOURCE, KUBERNETES_ARCH, graph_pods, tolerates
 from core.resolve.recipes import NodePool
 from core.stack import Stack, build_stack, node_selector
 from core.yaml_files import YamlFileError, read_yaml
 from tools.plan import ROOT, find_stack_file, stack_config_entries
 
 QUOTAS_FILE = ROOT / "configs" / "aws-quotas.yaml"
-GPU_RESOURCE = "nvidia.com/gpu"
-ARCH_LABEL = "kubernetes.io/arch"
 
 # --- what a check found
 
@@ -608,11 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     except YamlFileError as error:
         print(f"preflight {args.stack}: {error}", file=sys.stderr)
         return 1
-    raw = {
-        key.removeprefix(KEY_PREFIX): value
-        for key, value in entries.items()
-        if key.startswith(KEY_PREFIX) and key.removeprefix(KEY_PREFIX) not in SECRET_KEYS
-    }
+    raw = namespace_config(entries)
     catalog = load_catalog()
     try:
         stack = build_stack(raw, catalog, with_hf_token=False)

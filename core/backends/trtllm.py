@@ -36,8 +36,6 @@ _DISCRIMINATED = {
     "kv_cache_compression_config": ("algorithm", "CompressionConfig", None),
 }
 # Annotation words meaning "free-form value": no keys to check below this point.
-# A nested section whose annotation also admits a scalar (Union[X, str]) is not refused for one.
-_SCALAR_NAMES = frozenset({"int", "float", "bool", "str"})
 _OPAQUE = re.compile(r"\b(Dict|dict|object|Any)\b")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
@@ -105,7 +103,8 @@ class EngineFields:
         nested = [word for word in _IDENTIFIER.findall(annotation) if word in self.classes]
         if nested and isinstance(value, dict):
             return self._check_class(nested[0], value, key)
-        if nested and value is not None and not _SCALAR_NAMES.intersection(_IDENTIFIER.findall(annotation)):
+        # A section whose annotation also admits a scalar (Union[X, str]) is not refused for one.
+        if nested and value is not None and not _SCALARS.keys() & set(_IDENTIFIER.findall(annotation)):
             return [Problem(key, f"{value!r}: must be a mapping of {nested[0]} fields (TensorRT-LLM: {annotation})")]
         allowed = _literal_values(annotation)
         if allowed and isinstance(value, str) and value not in allowed:

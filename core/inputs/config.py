@@ -37,6 +37,17 @@ KEY_PREFIX = f"{NAMESPACE}:"
 # `pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>`.
 SECRET_KEYS = ("hfToken", "ngcApiKey", "apiKeys")
 
+
+def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
+    """Stack-file entries' `gpt-oss-infra:` keys without their prefix, secrets left out: what the
+    core's parser receives (the shell reads secrets apart)."""
+    return {
+        key.removeprefix(KEY_PREFIX): value
+        for key, value in entries.items()
+        if key.startswith(KEY_PREFIX) and key.removeprefix(KEY_PREFIX) not in SECRET_KEYS
+    }
+
+
 # The encrypted gp3 StorageClass an EKS cluster of ours gets (EBS CSI driver add-on): EKS 1.30 and
 # later mark no StorageClass as the default, so every PVC we render names one.
 CREATED_BLOCK_STORAGE_CLASS = "gpt-oss-gp3"

@@ -29,58 +29,59 @@ DGD_KIND = "DynamoGraphDeployment"
 
 def object_problems(manifest: dict[str, Any], kubernetes_version: str, dynamo: DynamoVersion) -> list[str]:
     """Schema errors of one object, as `<path>: <message>` lines ([] when valid)."""
+    key = (manifest["apiVersion"], manifest["kind"])
     if manifest["kind"] == DGD_KIND:
-        version = manifest["apiVersion"].split("/")[1]
-        return [
-            f"{_path(error)}: {error.message} (Dynamo {dynamo.version} CRD)"
-            for error in _dgd_validator(dynamo, version).iter_errors(manifest)
-        ]
+        return _crd_problems(manifest, _dynamo_validators(dynamo)[key])
     try:
         kubernetes_validate.validate(manifest, f"{kubernetes_version}.0", strict=True)
     except kubernetes_validate.utils.SchemaNotFoundError:  # not a built-in kind: a vendored CRD's, or none
-        vendored = vendored_validators().get((manifest["apiVersion"], manifest["kind"]))
+        vendored = vendored_validators().get(key)
         if vendored is None:
             return [f"(object): no schema for {manifest['apiVersion']} {manifest['kind']} (no vendored CRD defines it)"]
-        validator, source = vendored
-        return [f"{_path(error)}: {error.message} ({source})" for error in validator.iter_errors(manifest)]
+        return _crd_problems(manifest, vendored)
     except kubernetes_validate.ValidationError as error:
         return [f"{'.'.join(str(p) for p in error.path)}: {error.message} (Kubernetes {kubernetes_version})"]
     return []
 
 
-def dgd_schema(dynamo: DynamoVersion, version: str) -> dict[str, Any]:
-    """The schema of `version` (e.g. v1alpha1) in the release's DGD CRD, closed to unknown fields."""
-    served = next(v for v in dynamo.crd(DGD_KIND)["spec"]["versions"] if v["name"] == version)
-    return _closed(served["schema"]["openAPIV3Schema"])
+Validators = dict[tuple[str, str], tuple[jsonschema.Draft7Validator, str]]
+
+
+def _crd_problems(manifest: dict[str, Any], validator_and_source: tuple[jsonschema.Draft7Validator, str]) -> list[str]:
+    validator, source = validator_and_source
+    return [f"{_path(error)}: {error.message} ({source})" for error in validator.iter_errors(manifest)]
 
 
 @cache
-def _dgd_validator(dynamo: DynamoVersion, version: str) -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(dgd_schema(dynamo, version))
+def _dynamo_validators(dynamo: DynamoVersion) -> Validators:
+    """The pinned release's CRDs: what the program applies itself."""
+    return _crd_validators(dynamo.crds(), f"Dynamo {dynamo.version} CRD")
 
 
 @cache
-def vendored_validators(
-    directory: Path = VENDORED_CRDS,
-) -> dict[tuple[str, str], tuple[jsonschema.Draft7Validator, str]]:
+def vendored_validators(directory: Path = VENDORED_CRDS) -> Validators:
     """(apiVersion, kind) -> a validator of each served version of every vendored CRD, and where
     that CRD came from (configs/crds/<project>/<version>/<file>)."""
-    validators = {}
+    validators: Validators = {}
     for path in sorted(directory.glob("*/*/*.yaml.gz")):
         with gzip.open(path) as stream:
-            crds = [
-                crd for crd in load_yaml_documents(stream.read()) if crd and crd["kind"] == "CustomResourceDefinition"
-            ]
-        for crd in crds:
-            spec = crd["spec"]
-            for version in spec["versions"]:
-                if version.get("served", True):
-                    schema = _closed(version["schema"]["openAPIV3Schema"])
-                    source = f"{path.parent.parent.name} {path.parent.name} CRD {spec['names']['kind']}"
-                    validators[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = (
-                        jsonschema.Draft7Validator(schema),
-                        source,
-                    )
+            documents = load_yaml_documents(stream.read())
+        crds = [crd for crd in documents if crd and crd["kind"] == "CustomResourceDefinition"]
+        validators |= _crd_validators(crds, f"{path.parent.parent.name} {path.parent.name} CRD {{kind}}")
+    return validators
+
+
+def _crd_validators(crds: list[dict[str, Any]], source: str) -> Validators:
+    """A validator of each served version of each CRD, its schema closed to unknown fields, and its
+    source (`{kind}` in it: the CRD's kind)."""
+    validators = {}
+    for crd in crds:
+        spec = crd["spec"]
+        kind = spec["names"]["kind"]
+        for version in spec["versions"]:
+            if version.get("served", True):
+                validator = jsonschema.Draft7Validator(_closed(version["schema"]["openAPIV3Schema"]))
+                validators[(f"{spec['group']}/{version['name']}", kind)] = (validator, source.format(kind=kind))
     return validators
 
 

@@ -15,8 +15,9 @@ import pytest
 from components.targets import eks as eks_target
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import Catalog
+from core.inputs.config import namespace_config
 from core.stack import Stack, build_stack
-from tests.support import example_entries, namespace_config
+from tests.support import example_entries
 
 PROJECT, STACK = "gpt-oss-infra", "test"
 ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]

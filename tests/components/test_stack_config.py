@@ -9,10 +9,11 @@ import pulumi
 import pytest
 
 from components.stack_config import raw_namespace_config, refused, secret_config
+from core.inputs.config import namespace_config
 from core.stack import build_stack
 from tests.components.conftest import is_secret
-from tests.support import namespace_config, stack_entries
 from tests.support import refused as config_error
+from tests.support import stack_entries
 from tools.plan import engine_config
 
 HF_TOKEN = "hf_component_test_token"

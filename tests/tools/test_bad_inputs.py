@@ -8,8 +8,9 @@ import copy
 import pytest
 import yaml
 
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, refused, stack_entries
+from tests.support import example_entries, refused, stack_entries
 from tools import plan
 
 FILE = "Pulumi.broken.yaml"
@@ -19,7 +20,7 @@ def planned(tmp_path, capsys, text: str) -> tuple[int, str]:
     (tmp_path / FILE).write_text(text)
     code = plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")])
     out, err = capsys.readouterr()
-    assert not (tmp_path / "out").exists(), "a refused stack must write nothing"
+    assert code == 0 or not (tmp_path / "out").exists(), "a refused stack must write nothing"
     assert "Traceback" not in out + err
     return code, err
 
@@ -121,9 +122,8 @@ def test_a_runtime_image_of_another_dynamo_release_is_warned_about(tmp_path, cap
     def older_image(entries):
         entries["gpt-oss-infra:release"]["runtimeImage"] = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
 
-    (tmp_path / FILE).write_text(dev_with(older_image))
-    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
-    err = capsys.readouterr().err
+    code, err = planned(tmp_path, capsys, dev_with(older_image))
+    assert code == 0
     image = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
     assert f"gpt-oss-infra:release.runtimeImage: {image} is tagged 1.0.0" in err
 
@@ -132,9 +132,8 @@ def test_gpu_pools_without_deployments_are_warned_about_with_their_cost(tmp_path
     def no_deployments(entries):
         entries["gpt-oss-infra:deployments"] = {}
 
-    (tmp_path / FILE).write_text(dev_with(no_deployments))
-    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
-    err = capsys.readouterr().err
+    code, err = planned(tmp_path, capsys, dev_with(no_deployments))
+    assert code == 0
     assert "gpt-oss-infra:nodePools.gpu: its 8 GPUs serve no deployment, and still cost $63.30 per hour" in err
 
 
@@ -160,8 +159,8 @@ def test_a_malformed_engine_section_is_refused_not_crashed_on(tmp_path, capsys, 
 
 def test_null_engine_values_mean_trtllms_defaults(tmp_path, capsys):
     overrides = {"kv_cache_config": {"free_gpu_memory_fraction": None}, "moe_config": None}
-    (tmp_path / FILE).write_text(dev_with(lambda e: deployment(e).update(overrides=overrides)))
-    assert plan.main(["--stack", "broken", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    code, _ = planned(tmp_path, capsys, dev_with(lambda e: deployment(e).update(overrides=overrides)))
+    assert code == 0
 
 
 @pytest.mark.parametrize(

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 
 import pytest
 import yaml
 
 from core.inputs.catalog import Chart
+from tests.support import serving
 from tools.check_versions import check_chart
 
 
@@ -26,19 +26,15 @@ def chart_repository(tmp_path):
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    config = tmp_path / "configs"
-    (config / "charts" / "demo").mkdir(parents=True)
-    recorded = {"index": f"{url}/index.yaml", "versions": [{"version": "1.2.3", "digest": "abc"}]}
-    (config / "charts" / "demo" / "index.json").write_text(json.dumps(recorded))
-
     def publish(entries):
         (served / "index.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "entries": {"demo": entries}}))
 
-    yield config, publish
-    server.shutdown()
+    with serving(Handler) as port:
+        config = tmp_path / "configs"
+        (config / "charts" / "demo").mkdir(parents=True)
+        recorded = {"index": f"http://127.0.0.1:{port}/index.yaml", "versions": [{"version": "1.2.3", "digest": "abc"}]}
+        (config / "charts" / "demo" / "index.json").write_text(json.dumps(recorded))
+        yield config, publish
 
 
 CHART = Chart.model_validate({"repo": "x", "chart": "demo", "version": "1.2.3", "namespace": "demo"})

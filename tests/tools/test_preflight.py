@@ -6,9 +6,7 @@ the response's; each stubbed answer must be used (assert_no_pending_responses)."
 from __future__ import annotations
 
 import copy
-import http.server
 import json
-import threading
 import urllib.parse
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,8 +16,9 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, write_stack
+from tests.support import JsonHandler, example_entries, serving, write_stack
 from tools import preflight
 from tools.preflight import AwsClients, Finding, Settings, load_quotas
 
@@ -122,13 +121,20 @@ def by_check(findings: list[Finding]) -> dict[str, Finding]:
     return {finding.check: finding for finding in findings}
 
 
-def ready_dev_account(aws: StubbedAws, p_quota: float = 192, standard_quota: float = 64) -> None:
-    """The dev stack: 2 x m7i.2xlarge system nodes, 1 x p5en.48xlarge On-Demand."""
-    aws.eks_version("1.33")
+def dev_account_up_to_quotas(aws: StubbedAws, gpu_zones=("us-east-2a", "us-east-2b"), eks: bool = True) -> None:
+    """The dev stack's answers before the quotas: 2 x m7i.2xlarge system nodes, 1 x p5en.48xlarge
+    offered in `gpu_zones` (`eks`: EKS answers its version check)."""
+    if eks:
+        aws.eks_version("1.33")
     aws.zones()
-    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ["us-east-2a", "us-east-2b"]})
+    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": list(gpu_zones)})
     aws.vcpus("m7i.2xlarge", 8)
     aws.vcpus("p5en.48xlarge", 192)
+
+
+def ready_dev_account(aws: StubbedAws, p_quota: float = 192, standard_quota: float = 64) -> None:
+    """The dev stack in an account ready for it (On-Demand quotas applied)."""
+    dev_account_up_to_quotas(aws)
     aws.quota("L-1216C47A", standard_quota)
     aws.quota("L-417A185B", p_quota)
 
@@ -170,11 +176,7 @@ def test_a_quota_below_what_the_stack_needs_is_a_problem_with_the_request_to_rai
 
 def test_an_account_without_an_applied_quota_is_read_at_aws_default():
     aws = StubbedAws()
-    aws.eks_version("1.33")
-    aws.zones()
-    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
-    aws.vcpus("m7i.2xlarge", 8)
-    aws.vcpus("p5en.48xlarge", 192)
+    dev_account_up_to_quotas(aws, gpu_zones=ZONES)
     aws.quota("L-1216C47A", 5, applied=False)  # AWS's default for a new account
     aws.quota("L-417A185B", 0, applied=False)
     findings = by_check(run(stack_of("dev"), aws))
@@ -189,11 +191,7 @@ def test_spot_pools_count_against_their_spot_quota_and_an_unlisted_family_is_ski
         raw["nodePools"]["gpu"] |= {"capacityType": "SPOT"}
 
     aws = StubbedAws()
-    aws.eks_version("1.33")
-    aws.zones()
-    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
-    aws.vcpus("m7i.2xlarge", 8)
-    aws.vcpus("p5en.48xlarge", 192)
+    dev_account_up_to_quotas(aws, gpu_zones=ZONES)
     aws.quota("L-1216C47A", 64)
     aws.quota("L-C4BD4855", 384)  # All P5 Spot Instance Requests
     findings = by_check(run(stack_of("dev", spot), aws))
@@ -210,13 +208,7 @@ def test_an_instance_type_not_offered_in_a_pinned_zone_names_the_zones_that_offe
         raw["nodePools"]["gpu"] |= {"availabilityZone": "us-east-2c"}
 
     aws = StubbedAws()
-    aws.eks_version("1.33")
-    aws.zones()
-    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ["us-east-2a", "us-east-2b"]})
-    aws.vcpus("m7i.2xlarge", 8)
-    aws.vcpus("p5en.48xlarge", 192)
-    aws.quota("L-1216C47A", 64)
-    aws.quota("L-417A185B", 192)
+    ready_dev_account(aws)
     finding = by_check(run(stack_of("dev", pinned), aws))["instance type gpu"]
     assert finding.status == "problem"
     assert finding.detail == "p5en.48xlarge is offered in none of us-east-2c"
@@ -477,27 +469,17 @@ def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
     }
     asked = []
 
-    class Api(http.server.BaseHTTPRequestHandler):
+    class Api(JsonHandler):
         def do_GET(self):
             path, _, query = self.path.partition("?")
             asked.append((path, urllib.parse.parse_qs(query)))
-            body = json.dumps(answers[path]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(answers[path])
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Api)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(Api) as port:
         kubeconfig = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
+            "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
             "users": [{"name": "me", "user": {"token": "not-a-secret"}}],
             "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "me"}}],
             "current-context": "lab",
@@ -510,8 +492,6 @@ def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
             assert cluster.version() == "v1.33.4-eks-2b5f6a1"
             assert cluster.storage_classes() == ["gp3"]
             assert cluster.nodes("nvidia.com/gpu.product=NVIDIA-H200") == [node]
-    finally:
-        server.shutdown()
     assert ("/api/v1/nodes", {"labelSelector": ["nvidia.com/gpu.product=NVIDIA-H200"]}) in asked
 
 
@@ -539,10 +519,7 @@ def test_aws_refusing_a_call_is_a_problem_of_that_check_and_the_others_still_run
     aws.eks.add_client_error(
         "describe_cluster_versions", "AccessDeniedException", "not authorized: eks:DescribeClusterVersions"
     )
-    aws.zones()
-    aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": ZONES})
-    aws.vcpus("m7i.2xlarge", 8)
-    aws.vcpus("p5en.48xlarge", 192)
+    dev_account_up_to_quotas(aws, gpu_zones=ZONES, eks=False)  # EKS refused above
     aws.quota("L-1216C47A", 64)
     aws.quotas.add_response(  # 200, but no value: Service Quotas says why in ErrorReason
         "get_service_quota",

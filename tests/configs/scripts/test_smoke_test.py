@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from core.inputs.catalog import CONFIG_DIR
+from tests.support import JsonHandler, serving
 
 SCRIPT = CONFIG_DIR / "scripts" / "smoke_test.py"
 MODEL = "openai/gpt-oss-120b"
 
 
-class _Frontend(BaseHTTPRequestHandler):
+class _Frontend(JsonHandler):
     """Answers like Dynamo's OpenAI-compatible frontend, as the test tells it to, and keeps the
     requests it got for the test to check."""
 
@@ -24,43 +23,28 @@ class _Frontend(BaseHTTPRequestHandler):
     requests: list[dict] = []
 
     def do_GET(self):
-        self._reply({"object": "list", "data": [{"id": model, "object": "model"} for model in self.models]})
+        self.reply({"object": "list", "data": [{"id": model, "object": "model"} for model in self.models]})
 
     def do_POST(self):
         self.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self._reply(self.answer)
-
-    def _reply(self, payload):
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.reply(self.answer)
 
 
 def run_script(tmp_path, models, answer, deadline="5", requests=None):
     handler = type(
         "Frontend", (_Frontend,), {"models": models, "answer": answer, "requests": [] if requests is None else requests}
     )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     termination_log = tmp_path / "termination-log"
-    env = {
-        "ENDPOINT": f"127.0.0.1:{server.server_address[1]}",
-        "MODEL": MODEL,
-        "MAX_TOKENS": "64",
-        "DEADLINE_SECONDS": deadline,
-        "RETRY_SECONDS": "0.2",
-        "TERMINATION_LOG": str(termination_log),
-    }
-    try:
+    with serving(handler) as port:
+        env = {
+            "ENDPOINT": f"127.0.0.1:{port}",
+            "MODEL": MODEL,
+            "MAX_TOKENS": "64",
+            "DEADLINE_SECONDS": deadline,
+            "RETRY_SECONDS": "0.2",
+            "TERMINATION_LOG": str(termination_log),
+        }
         done = subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
-    finally:
-        server.shutdown()
     return done, termination_log.read_text() if termination_log.exists() else ""
 
 

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 
 from core.aws.capacity import block_plan
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import BLOCK_END, BLOCK_START, block, example_entries, namespace_config
+from tests.support import BLOCK_END, BLOCK_START, block, example_entries
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ import pytest
 
 from components.aws.load_balancer_controller import controller_policy
 from core.aws.specs import addons, wildcard_actions
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, stack_names
+from tests.support import example_entries, stack_names
 
 # AWS-managed policies scoped to what the add-on does (each add-on's EKS page recommends it).
 NARROW = {

@@ -66,8 +66,8 @@ def test_an_unpinned_kubernetes_version_is_refused(dev_raw, catalog):
 
 
 def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog):
+    from core.inputs.config import namespace_config
     from core.stack import build_stack
-    from tests.support import namespace_config
 
     raw = namespace_config(copy.deepcopy(example_entries("h200")))
     raw["cluster"] |= {"endpointPublicAccess": False, "publicAccessCidrs": []}

@@ -12,9 +12,10 @@ import pytest
 
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import PublishedThroughput
+from core.inputs.config import namespace_config
 from core.render.report import render_summary, stack_report
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, run_entries, stack_names
+from tests.support import example_entries, run_entries, stack_names
 from tools.plan import ROOT
 
 

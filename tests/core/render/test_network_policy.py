@@ -9,10 +9,11 @@ from itertools import permutations, product
 
 import pytest
 
+from core.inputs.config import namespace_config
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
 from core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config
+from tests.support import example_entries
 from tools.reachability import External, Pod, allowed
 
 NAMESPACE, GATEWAY, MONITORING = "gpt-oss", "envoy-gateway-system", "monitoring"

@@ -3,11 +3,8 @@ its CRDs accept, dashboards and alerts on metrics that exist."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-from functools import cache
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -22,9 +19,7 @@ from core.render.observability import (
     load_settings,
     observability,
 )
-from core.yaml_files import load_yaml
-
-CRDS = Path(__file__).resolve().parents[3] / "configs" / "crds" / "prometheus-operator" / "v0.93.1"
+from core.render.validation import vendored_validators
 
 # Every metric name a dashboard may query, as /work/research/issue12/observability/FINDINGS.md found
 # them: Dynamo 1.2.1 (section 2, from the ai-dynamo-runtime 1.2.1 wheel's prometheus_names.py),
@@ -230,33 +225,10 @@ def test_every_serving_mode_has_a_default_ttft_threshold(catalog):
         assert default_ttft_p95_seconds(recipe.mode) > 0
 
 
-@cache
 def _validator(kind: str) -> jsonschema.Draft7Validator:
-    for path in CRDS.glob("*.yaml.gz"):
-        with gzip.open(path) as stream:
-            crd = load_yaml(stream)
-        if crd["spec"]["names"]["kind"] == kind:
-            (served,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
-            return jsonschema.Draft7Validator(_closed(served["schema"]["openAPIV3Schema"]))
-    raise KeyError(kind)
-
-
-def _closed(node):
-    """Reject properties a schema object does not declare, as a strict API server would (the same
-    rule as core/render/validation.py applies to the DGD)."""
-    if isinstance(node, dict):
-        closable = (
-            node.get("type") == "object"
-            and "properties" in node
-            and "additionalProperties" not in node
-            and not node.get("x-kubernetes-preserve-unknown-fields")
-        )
-        node = {key: _closed(value) for key, value in node.items()}
-        if closable:
-            node["additionalProperties"] = False
-    elif isinstance(node, list):
-        node = [_closed(item) for item in node]
-    return node
+    """The vendored CRD's schema, closed to unknown fields, as the program validates with it."""
+    validator, _ = vendored_validators()[("monitoring.coreos.com/v1", kind)]
+    return validator
 
 
 def _exprs(dashboard):

@@ -6,9 +6,10 @@ import copy
 
 import pytest
 
+from core.inputs.config import namespace_config
 from core.render import pod_security
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config
+from tests.support import example_entries
 
 PSA = "pod-security.kubernetes.io/"
 

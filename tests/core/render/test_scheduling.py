@@ -8,10 +8,11 @@ import dataclasses
 
 import pytest
 
+from core.inputs.config import namespace_config
 from core.render import scheduling
 from core.render.scheduling import Amounts, Pod, Pool
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, refused, stack_names
+from tests.support import example_entries, refused, stack_names
 
 
 def stack_config(name):

@@ -7,9 +7,10 @@ import copy
 import dataclasses
 
 from core.dynamo import ChartVolumeClaim
+from core.inputs.config import namespace_config
 from core.render.storage import DEFAULT_CLASS_ANNOTATION, VolumeClaim, chart_claims, storage_problems
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, refused
+from tests.support import example_entries, refused
 
 
 def test_the_dev_stack_claims_name_the_classes_it_creates(dev_stack):

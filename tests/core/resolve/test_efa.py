@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config
+from tests.support import example_entries
 
 
 def test_a_disaggregated_deployment_on_one_node_keeps_its_kv_on_the_node(catalog):

@@ -9,8 +9,9 @@ import pytest
 
 from core.errors import ConfigError
 from core.inputs.catalog import Recipe
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, namespace_config, refused
+from tests.support import example_entries, refused
 
 
 def test_placement_keeps_efa_prefill_and_decode_apart(catalog):
