@@ -12,10 +12,11 @@ import gzip
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
+from core.dynamo_graph import API_VERSIONS
 from core.inputs.schema import StrictModel
 from core.mappings import deep_merge
 from core.yaml_files import load_yaml, read_yaml
@@ -45,6 +46,7 @@ class ChartPod(StrictModel):
 
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
+    graph_api_version: Literal[API_VERSIONS]  # the DynamoGraphDeployment apiVersion the program renders
     nats_switch: list[str] = Field(min_length=1)
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)

@@ -3,7 +3,9 @@ calls it; `args.props` are the engine's camelCase properties."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from pulumi_policy import (
@@ -13,6 +15,11 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+
+# Graphs are read through the project's graph accessor (standard library only), which knows each
+# DynamoGraphDeployment apiVersion's shape: the pack runs from this repository, whose root goes on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from core.dynamo_graph import GRAPH_TYPES, resource_components
 
 Report = Callable[[str, str | None], None]
 
@@ -122,7 +129,6 @@ GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
 HTTP_ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"
 SECURITY_POLICY = "kubernetes:gateway.envoyproxy.io/v1alpha1:SecurityPolicy"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-GRAPH = "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment"
 AUTHENTICATIONS = ("apiKeyAuth", "jwt", "basicAuth", "extAuth", "oidc")  # what a SecurityPolicy can demand
 POD_TEMPLATE_KINDS = ("Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob")
 
@@ -187,7 +193,8 @@ def workloads_namespaces_deny_by_default(args: StackValidationArgs, report: Repo
             and not spec.get("ingress")
         ):
             denying.add(_meta(policy.props)[0])
-    for namespace in sorted({_meta(graph.props)[0] for graph in _by_type(args.resources, GRAPH)} - denying):
+    graphs = [resource for resource in args.resources if resource.resource_type in GRAPH_TYPES]
+    for namespace in sorted({_meta(graph.props)[0] for graph in graphs} - denying):
         report(f"namespace {namespace} runs graphs behind a gateway without a default-deny ingress NetworkPolicy", None)
 
 
@@ -196,11 +203,10 @@ def pods_have_security_context(args: ResourceValidationArgs, report: Report) -> 
     Job's or workload's template, and each service of a DynamoGraphDeployment)."""
     kind = args.resource_type.rsplit(":", 1)[-1]
     spec = args.props.get("spec") or {}
-    if args.resource_type == GRAPH:
-        for service, settings in (spec.get("services") or {}).items():
-            pod = settings.get("extraPodSpec") or {}
-            if not pod.get("securityContext") and not (pod.get("mainContainer") or {}).get("securityContext"):
-                report(f"graph service {service} sets no securityContext (pod or main container)", None)
+    if args.resource_type in GRAPH_TYPES:
+        for component in resource_components(args.resource_type, dict(args.props)):
+            if not component.pod.get("securityContext") and not component.main.get("securityContext"):
+                report(f"graph component {component.name} sets no securityContext (pod or main container)", None)
         return
     if not args.resource_type.startswith("kubernetes:") or kind not in POD_TEMPLATE_KINDS:
         return

@@ -16,7 +16,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from tools.dependencies import GRAPH_TYPE, direct_waits
+from core.dynamo_graph import GRAPH_TYPES
+from tools.dependencies import direct_waits
 from tools.mock_engine import Registration
 
 DURATIONS = Path(__file__).resolve().parents[1] / "configs" / "durations.yaml"
@@ -79,7 +80,7 @@ def _is_serving_end(resource: Registration) -> bool:
     labels = resource.inputs.get("metadata", {}).get("labels", {})
     if labels.get(COMPONENT_LABEL) == "smoke-test":
         return True
-    return resource.type == GRAPH_TYPE and "pulumi.com/skipAwait" in resource.inputs["metadata"]["annotations"]
+    return resource.type in GRAPH_TYPES and "pulumi.com/skipAwait" in resource.inputs["metadata"]["annotations"]
 
 
 def render(steps: list[Step]) -> list[str]:

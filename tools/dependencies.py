@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
+from core.dynamo_graph import GRAPH_TYPES
 from tools.mock_engine import Registration
 
 COMPONENT_PREFIX = "gpt-oss-infra:"
@@ -54,7 +55,6 @@ def transitive_waits(resources: Iterable[Registration]) -> dict[str, frozenset[s
     return {name: waits(name) for name in direct}
 
 
-GRAPH_TYPE = "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment"
 JOB_TYPE = "kubernetes:batch/v1:Job"
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 GPU_JOB_COMPONENTS = {"benchmark", "smoke-test"}  # Jobs that talk to the GPU workers
@@ -80,13 +80,13 @@ def readiness_problems(resources: list[Registration]) -> list[str]:
         if resource.type.startswith(COMPONENT_PREFIX):
             continue  # a component is its children, checked one by one
         component = resource.inputs.get("metadata", {}).get("labels", {}).get("app.kubernetes.io/component")
-        gpu_workload = resource.type == GRAPH_TYPE or (resource.type == JOB_TYPE and component in GPU_JOB_COMPONENTS)
+        gpu_workload = resource.type in GRAPH_TYPES or (resource.type == JOB_TYPE and component in GPU_JOB_COMPONENTS)
         own_part = any(resource.name.startswith(f"{group}-") for group in gpu_groups)  # e.g. its scaling schedule
         if not gpu_workload and not own_part and waits[resource.name] & gpu_groups:
             problems.append(
                 f"{resource.name} waits for GPU nodes ({', '.join(sorted(waits[resource.name] & gpu_groups))})"
             )
-        if resource.type == GRAPH_TYPE:
+        if resource.type in GRAPH_TYPES:
             missing = [name for name in GRAPH_PREREQUISITES if name not in waits[resource.name]]
             if missing:
                 problems.append(f"{resource.name} does not wait for {', '.join(missing)}")

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from core.dynamo_graph import GraphComponent, ModelVolume, render_graph
 from core.inputs.config import Release
 from core.render import pod_security
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
@@ -24,7 +25,7 @@ MODEL_CACHE_MOUNT = "/opt/models"  # HF_HOME of every worker, as in the upstream
 ENGINE_CONFIG_MOUNT = "/opt/dynamo/configs"
 HF_TOKEN_SECRET = "hf-token"
 HF_TOKEN_KEY = "HF_TOKEN"
-WORKER_SHARED_MEMORY = "80Gi"  # upstream recipes' sharedMemory for TRT-LLM workers
+WORKER_SHARED_MEMORY = "80Gi"  # /dev/shm of TRT-LLM workers, as in the upstream recipes
 FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
@@ -100,28 +101,20 @@ class PodExtras:
 def dynamo_graph_deployment(
     deployment: ResolvedDeployment,
     release: Release,
+    api_version: str,  # the release's graph API (configs/dynamo/versions.yaml)
     namespace_name: str,
     extras: PodExtras,
     annotations: dict[str, str],  # how `pulumi up` awaits it (core.render.smoke_test)
 ) -> dict[str, Any]:
-    services = {"Frontend": _frontend(deployment, release, extras)}
-    for worker in deployment.workers:
-        services[worker.service_name] = _worker(worker, deployment, release, extras)
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {
-            "name": deployment.name,
-            "namespace": namespace_name,
-            "labels": common_labels("serving") | {"gpt-oss-infra/recipe": deployment.recipe_name},
-            "annotations": annotations,
-        },
-        "spec": {
-            "backendFramework": deployment.backend.spec.framework,
-            "pvcs": [{"name": MODEL_CACHE_PVC, "create": False}],
-            "services": services,
-        },
+    components = [_frontend(deployment, release, extras)]
+    components += [_worker(worker, deployment, release, extras) for worker in deployment.workers]
+    metadata = {
+        "name": deployment.name,
+        "namespace": namespace_name,
+        "labels": common_labels("serving") | {"gpt-oss-infra/recipe": deployment.recipe_name},
+        "annotations": annotations,
     }
+    return render_graph(api_version, metadata, deployment.backend.spec.framework, components)
 
 
 def frontend_service_name(deployment_name: str) -> str:
@@ -129,32 +122,25 @@ def frontend_service_name(deployment_name: str) -> str:
     return f"{deployment_name}-frontend"
 
 
-def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> dict[str, Any]:
-    return {
-        "componentType": "frontend",
-        "replicas": 1,
+def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> GraphComponent:
+    main = {
+        "securityContext": pod_security.GRAPH_CONTAINER,
+        "image": release.runtime_image,
+        "command": ["python3", "-m", "dynamo.frontend"],
+        "args": ["--router-mode", deployment.config.router_mode, "--http-port", str(FRONTEND_PORT)],
+    }
+    return GraphComponent(
+        name="Frontend",
+        type="frontend",
+        replicas=1,
         # Our labels, not the operator's (which have changed between releases): NetworkPolicies
         # and monitors select the graph's pods by them.
-        "extraPodMetadata": {"labels": worker_labels(deployment.name, FRONTEND_ROLE)},
-        "extraPodSpec": _pull_secrets(extras)
-        | {
-            "securityContext": pod_security.FRONTEND_POD,
-            "mainContainer": {
-                "securityContext": pod_security.GRAPH_CONTAINER,
-                "image": release.runtime_image,
-                "command": ["python3", "-m", "dynamo.frontend"],
-                "args": [
-                    "--router-mode",
-                    deployment.config.router_mode,
-                    "--http-port",
-                    str(FRONTEND_PORT),
-                ],
-            },
-        },
-    }
+        labels=worker_labels(deployment.name, FRONTEND_ROLE),
+        pod=_pull_secrets(extras) | {"securityContext": pod_security.FRONTEND_POD, "containers": [main]},
+    )
 
 
-def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> dict[str, Any]:
+def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> GraphComponent:
     args = deployment.backend.worker_args(
         model_path=model_snapshot_path(release),
         served_model_name=release.model,
@@ -164,47 +150,32 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
     )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
     image = worker.efa.image if worker.efa else release.runtime_image
-    resources: dict[str, Any] = {"gpu": str(worker.gpus)}
-    if worker.efa:  # the device plugin hands EFA devices only to pods that request them
-        resources["custom"] = {EFA_RESOURCE: str(worker.efa.devices)}
-    service: dict[str, Any] = {
-        "componentType": "worker",
-        "replicas": worker.replicas,
-        "resources": {"requests": resources, "limits": resources},
-        "sharedMemory": {"size": WORKER_SHARED_MEMORY},
-        "volumeMounts": [{"name": MODEL_CACHE_PVC, "mountPoint": MODEL_CACHE_MOUNT}],
-        # A changed engine config rolls the workers: the ConfigMap alone would not.
-        "extraPodMetadata": {
-            "labels": worker_labels(deployment.name, worker.role),
-            "annotations": {"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))},
-        },
-        "extraPodSpec": _pull_secrets(extras)
-        | {
-            "nodeSelector": extras.node_selector,
-            "tolerations": [GPU_TAINT],
-            # The image the node pulls anyway.
-            "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],
-            "volumes": [
-                {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
-                extras.init_volume,
-            ],
-            "mainContainer": {
-                "image": image,
-                "command": deployment.backend.spec.command,
-                "args": args,
-                "env": [{"name": name, "value": value} for name, value in env.items()],
-                "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
-                "securityContext": pod_security.GRAPH_CONTAINER,
-            },
-            "securityContext": pod_security.WORKER_POD,
-        },
+    main = {
+        "image": image,
+        "command": deployment.backend.spec.command,
+        "args": args,
+        "env": [{"name": name, "value": value} for name, value in env.items()],
+        "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
+        "securityContext": pod_security.GRAPH_CONTAINER,
+    }
+    pod: dict[str, Any] = _pull_secrets(extras) | {
+        "nodeSelector": extras.node_selector,
+        "tolerations": [GPU_TAINT],
+        # The image the node pulls anyway.
+        "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],
+        "volumes": [
+            {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
+            extras.init_volume,
+        ],
+        "containers": [main],
+        "securityContext": pod_security.WORKER_POD,
     }
     if worker.efa:  # privileged, with the image's own user: EFA's memory registration needs it
-        service["extraPodSpec"]["mainContainer"]["securityContext"] = worker.efa.pod.security_context
-        service["extraPodSpec"]["hostIPC"] = worker.efa.pod.host_ipc
-        del service["extraPodSpec"]["securityContext"]
+        main["securityContext"] = worker.efa.pod.security_context
+        pod["hostIPC"] = worker.efa.pod.host_ipc
+        del pod["securityContext"]
         if worker.efa.apart_from:  # required anti-affinity is symmetric: one side suffices
-            service["extraPodSpec"]["affinity"] = {
+            pod["affinity"] = {
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
                         {
@@ -214,11 +185,21 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
                     ]
                 }
             }
-    if worker.role != "worker":
-        service["subComponentType"] = worker.role
-    if extras.with_hf_token:
-        service["envFromSecret"] = HF_TOKEN_SECRET
-    return service
+    return GraphComponent(
+        name=worker.service_name,
+        type=worker.role,
+        replicas=worker.replicas,
+        labels=worker_labels(deployment.name, worker.role),
+        # A changed engine config rolls the workers: the ConfigMap alone would not.
+        annotations={"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))},
+        pod=pod,
+        gpus=worker.gpus,
+        # The device plugin hands EFA devices only to pods that request them.
+        devices={EFA_RESOURCE: str(worker.efa.devices)} if worker.efa else {},
+        shared_memory=WORKER_SHARED_MEMORY,
+        volume=ModelVolume(MODEL_CACHE_PVC, MODEL_CACHE_MOUNT),
+        env_secret=HF_TOKEN_SECRET if extras.with_hf_token else None,
+    )
 
 
 def _pull_secrets(extras: PodExtras) -> dict[str, Any]:

@@ -22,11 +22,11 @@ A node figure nobody publishes (configs/nodes.yaml null) skips that resource on 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.dynamo import ChartPod, DynamoVersion
+from core.dynamo_graph import KIND, graph_components
 from core.errors import Problem
 from core.inputs.catalog import Catalog, InstanceFacts, NodeFacts, NodePods
 from core.inputs.quantity import parse_quantity
@@ -316,31 +316,15 @@ def job_pod(job: dict[str, Any], phase: str) -> Pod:
 def graph_pods(graph: dict[str, Any]) -> list[Pod]:
     """The frontend and the workers of a DynamoGraphDeployment, as the operator makes their pods."""
     metadata = graph["metadata"]
-    pods = []
-    for service, spec in graph["spec"]["services"].items():
-        extra = spec.get("extraPodSpec", {})
-        main = extra.get("mainContainer", {})
-        resources = spec.get("resources", {}).get("requests", {})
-        requests = Amounts(
-            cpu=_millicores(resources.get("cpu", "0")),
-            memory=_mebibytes(resources.get("memory", "0")),
-            pods=1,
-            gpus=int(resources.get("gpu", 0)),
-            efa=int(resources.get("custom", {}).get(EFA_RESOURCE, 0)),
-        )
-        volumes = [("PersistentVolumeClaim", mount["name"]) for mount in spec.get("volumeMounts", [])]
-        template = {
-            "metadata": {"labels": spec.get("extraPodMetadata", {}).get("labels", {})},
-            "spec": {**extra, "containers": [main], "volumes": extra.get("volumes", [])},
-        }
-        pod = _pod(
-            f"DynamoGraphDeployment {metadata['namespace']}/{metadata['name']} {service}",
-            spec.get("replicas", 1),
-            template,
+    return [
+        _pod(
+            f"{KIND} {metadata['namespace']}/{metadata['name']} {component.name}",
+            component.replicas,
+            component.pod_template(),
             SERVING,
         )
-        pods.append(dataclasses.replace(pod, requests=requests, volumes=pod.volumes + volumes))
-    return pods
+        for component in graph_components(graph)
+    ]
 
 
 def _pod(owner: str, replicas: int, template: dict[str, Any], phase: str) -> Pod:

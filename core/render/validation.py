@@ -20,11 +20,12 @@ import jsonschema
 import kubernetes_validate
 
 from core.dynamo import DynamoVersion
+from core.dynamo_graph import KIND
 from core.yaml_files import load_yaml_documents
 
 VENDORED_CRDS = Path(__file__).resolve().parents[2] / "configs" / "crds"
 
-DGD_KIND = "DynamoGraphDeployment"
+DGD_KIND = KIND
 
 
 def object_problems(manifest: dict[str, Any], kubernetes_version: str, dynamo: DynamoVersion) -> list[str]:

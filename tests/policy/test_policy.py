@@ -12,6 +12,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
+from core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
 from policy.gpt_oss_policies import POLICIES
 from tests.support import example_entries, run_entries, stack_entries
 
@@ -27,6 +28,10 @@ def resource_violations(policy_name: str, type_: str, props: dict, protect: bool
     args = ResourceValidationArgs(type_, props, f"urn:{type_}::x", "x", options(protect), None)
     BY_NAME[policy_name].validate(args, lambda message, urn=None: found.append(message))
     return found
+
+
+def frontend(main: dict) -> GraphComponent:
+    return GraphComponent(name="Frontend", type="frontend", replicas=1, pod={"containers": [main]})
 
 
 GPU_GROUP = {"amiType": "AL2023_x86_64_NVIDIA", "labels": {"nvidia.com/gpu.present": "true"}}
@@ -89,22 +94,23 @@ CASES = [
         False,
         False,
     ),
-    (
-        "pods-have-security-context",
-        "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",
-        {
-            "spec": {
-                "services": {"Frontend": {"extraPodSpec": {"mainContainer": {"securityContext": {"runAsUser": 1}}}}}
-            }
-        },
-        {"spec": {"services": {"Frontend": {"extraPodSpec": {"mainContainer": {"image": "x:1"}}}}}},
-        False,
-        False,
+    *(
+        (
+            "pods-have-security-context",
+            pulumi_type(api_version),
+            render_graph(api_version, {}, "trtllm", [frontend({"securityContext": {"runAsUser": 1}})]),
+            render_graph(api_version, {}, "trtllm", [frontend({"image": "x:1"})]),
+            False,
+            False,
+        )
+        for api_version in API_VERSIONS
     ),
 ]
 
 
-@pytest.mark.parametrize("policy, type_, passing, failing, protect_ok, protect_bad", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "policy, type_, passing, failing, protect_ok, protect_bad", CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES]
+)
 def test_resource_policy_passes_and_fails(policy, type_, passing, failing, protect_ok, protect_bad):
     assert resource_violations(policy, type_, passing, protect_ok) == []
     assert len(resource_violations(policy, type_, failing, protect_bad)) == 1
@@ -156,7 +162,7 @@ def gateway_resources(scheme="internet-facing", certificate=True, authenticated=
         ("kubernetes:gateway.networking.k8s.io/v1:Gateway", {"metadata": meta | {"name": "g"}} | gateway),
         ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", {"metadata": meta | {"name": "r"}} | route),
         ("kubernetes:gateway.envoyproxy.io/v1alpha1:SecurityPolicy", {"metadata": meta | {"name": "s"}} | security),
-        ("kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment", {"metadata": meta | {"name": "graph"}}),
+        (pulumi_type(API_VERSIONS[-1]), {"metadata": meta | {"name": "graph"}}),
     ]
     if default_deny:
         resources.append(("kubernetes:networking.k8s.io/v1:NetworkPolicy", {"metadata": meta | {"name": "d"}} | deny))

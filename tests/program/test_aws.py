@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.dynamo_graph import components_by_name
 from tests.support import by_type, example_entries, run_entries
 
 AWS_STACKS = {
@@ -151,8 +152,8 @@ def test_existing_cluster_registers_no_aws_resource():
     assert run.resources
     assert [r.type for r in run.resources if r.type.startswith("aws:")] == []
     graph = next(r for r in run.resources if r.type.endswith("DynamoGraphDeployment"))
-    worker = graph.inputs["spec"]["services"]["TrtllmWorker"]
-    assert worker["extraPodSpec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H200"}
+    worker = components_by_name(graph.inputs)["TrtllmWorker"]
+    assert worker.pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H200"}
     # No GPU software on an existing cluster by default: only the Dynamo platform release.
     charts = [r.inputs["chart"] for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
     assert charts == ["oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"]

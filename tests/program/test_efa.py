@@ -7,6 +7,7 @@ import pulumi
 import pytest
 import yaml
 
+from core.dynamo_graph import components_by_name
 from tests.support import by_name, example_entries, run_in_account
 
 
@@ -35,11 +36,9 @@ def test_crossing_pool_gets_every_efa_card_of_p6_b200(disagg_run):
 )
 def test_crossing_workers_request_efa_with_dynamos_settings(disagg_run, deployment, service, devices):
     resources = by_name(disagg_run)
-    worker = resources[f"{deployment}-graph"].inputs["spec"]["services"][service]
-    assert worker["resources"]["requests"]["custom"] == {"vpc.amazonaws.com/efa": str(devices)}
-    assert worker["resources"]["limits"]["custom"] == {"vpc.amazonaws.com/efa": str(devices)}
-    pod = worker["extraPodSpec"]
-    main = pod["mainContainer"]
+    worker = components_by_name(resources[f"{deployment}-graph"].inputs)[service]
+    assert worker.devices == {"vpc.amazonaws.com/efa": str(devices)}
+    pod, main = worker.pod, worker.main
     assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1-efa-amd64"
     assert pod["initContainers"][0]["image"] == main["image"]  # one image pull per node, not two
     env = {item["name"]: item["value"] for item in main["env"]}
@@ -82,17 +81,17 @@ def test_the_layout_comes_from_what_ec2_reports():
 def test_efa_prefill_and_decode_never_share_a_node(disagg_run):
     """Dynamo's guide requires them apart: EFA transfers on one node fail (fi_read ... EAGAIN)."""
     for deployment in ("disagg-4p4d", "disagg-1p4d"):
-        services = by_name(disagg_run)[f"{deployment}-graph"].inputs["spec"]["services"]
-        prefill, decode = services["TrtllmPrefillWorker"], services["TrtllmDecodeWorker"]
-        assert prefill["extraPodMetadata"]["labels"] == {
+        components = components_by_name(by_name(disagg_run)[f"{deployment}-graph"].inputs)
+        prefill, decode = components["TrtllmPrefillWorker"], components["TrtllmDecodeWorker"]
+        assert prefill.labels == {
             "gpt-oss-infra/deployment": deployment,
             "gpt-oss-infra/role": "prefill",
         }
-        assert decode["extraPodSpec"]["affinity"] == {
+        assert decode.pod["affinity"] == {
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
                     {
-                        "labelSelector": {"matchLabels": prefill["extraPodMetadata"]["labels"]},
+                        "labelSelector": {"matchLabels": prefill.labels},
                         "topologyKey": "kubernetes.io/hostname",
                     }
                 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from core.dynamo_graph import ModelVolume, components_by_name
 from core.render.model_cache import completion_marker
 from core.stack import build_stack
 from tests.support import example_entries, registered, run_entries, stack_entries
@@ -54,9 +55,8 @@ def test_download_job_is_pinned_to_the_revision(dev_run):
 
 
 def test_workers_wait_for_the_marker_the_job_writes(dev_run, dev_raw, catalog):
-    graph = registered(dev_run, "gpt-oss-graph").inputs
-    worker = graph["spec"]["services"]["TrtllmWorker"]
-    (init,) = worker["extraPodSpec"]["initContainers"]
+    worker = components_by_name(registered(dev_run, "gpt-oss-graph").inputs)["TrtllmWorker"]
+    (init,) = worker.pod["initContainers"]
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
     marker = completion_marker(stack.config.release)
     job_env = registered(dev_run, "model-cache-download").inputs["spec"]["template"]["spec"]["containers"][0]["env"]
@@ -66,9 +66,9 @@ def test_workers_wait_for_the_marker_the_job_writes(dev_run, dev_raw, catalog):
     assert {
         "name": "model-cache-marker",
         "persistentVolumeClaim": {"claimName": "model-cache", "readOnly": True},
-    } in (worker["extraPodSpec"]["volumes"])
-    assert graph["spec"]["pvcs"] == [{"name": "model-cache", "create": False}]
-    assert worker["extraPodSpec"]["imagePullSecrets"] == [{"name": "ngc-pull"}]
+    } in worker.pod["volumes"]
+    assert worker.volume == ModelVolume("model-cache", "/opt/models")
+    assert worker.pod["imagePullSecrets"] == [{"name": "ngc-pull"}]
 
 
 def test_hf_token_reaches_the_job_only_through_the_secret():

@@ -8,8 +8,9 @@ import dataclasses
 
 import pytest
 
+from core.dynamo_graph import GRAPH_TYPES
 from tests.support import example_entries, run_entries, stack_names
-from tools.dependencies import GRAPH_TYPE, readiness_problems, transitive_waits
+from tools.dependencies import readiness_problems, transitive_waits
 
 # The stacks whose cluster the program creates: their node groups are its to order.
 EKS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
@@ -34,7 +35,7 @@ def eks_stack_run(request):
 def test_every_stack_keeps_the_readiness_order(stack_run):
     stack, run = stack_run
     assert readiness_problems(run.resources) == [], stack
-    graphs = [r for r in run.resources if r.type == GRAPH_TYPE]
+    graphs = [r for r in run.resources if r.type in GRAPH_TYPES]
     smoke_tests = [r for r in run.resources if r.name.endswith("-smoke-test") and r.type.endswith(":Job")]
     deferred = [r for r in graphs if "pulumi.com/skipAwait" in r.inputs["metadata"]["annotations"]]
     assert graphs and len(smoke_tests) == len(graphs) - len(deferred), stack  # the checks had work to do
@@ -51,7 +52,7 @@ def test_every_graph_waits_for_its_own_pool_nodes(eks_stack_run):
     stack, run = eks_stack_run
     waits = transitive_waits(run.resources)
     pools = example_entries(stack)["gpt-oss-infra:deployments"]
-    for graph in (r for r in run.resources if r.type == GRAPH_TYPE):
+    for graph in (r for r in run.resources if r.type in GRAPH_TYPES):
         pool = pools[graph.inputs["metadata"]["name"]]["nodePool"]
         assert f"gptoss-nodes-{pool}" in waits[graph.name], graph.name
 

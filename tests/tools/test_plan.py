@@ -10,6 +10,7 @@ import sys
 import pytest
 import yaml
 
+from core.dynamo_graph import components_by_name, pulumi_type
 from tests.support import stack_entries, write_stack
 from tools import plan
 
@@ -26,8 +27,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     assert "dynamographdeployment_gpt-oss_gpt-oss.yaml" in manifests
     assert "configmap_gpt-oss_gpt-oss-engine-config.yaml" in manifests
     graph = yaml.safe_load((dev_plan / "manifests/dynamographdeployment_gpt-oss_gpt-oss.yaml").read_text())
-    worker = graph["spec"]["services"]["TrtllmWorker"]
-    assert worker["resources"]["limits"]["gpu"] == "8"
+    assert components_by_name(graph)["TrtllmWorker"].gpus == 8
     config_map = yaml.safe_load((dev_plan / "manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml").read_text())
     engine = yaml.safe_load(config_map["data"]["worker.yaml"])
     assert engine["moe_config"] == {"backend": "TRITON"}
@@ -44,7 +44,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
         "kubernetes:batch/v1:Job",  # the download
         "gpt-oss-infra:serving:DynamoServing",
         "kubernetes:core/v1:ConfigMap",
-        "kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment",
+        pulumi_type(graph["apiVersion"]),
         "kubernetes:core/v1:ConfigMap",  # the smoke test's script
         "kubernetes:batch/v1:Job",  # the smoke test
     ]
@@ -129,7 +129,7 @@ def test_plaintext_hf_token_is_a_secret_everywhere_and_warned_about(tmp_path, ca
     secret = next(r for r in resources if r["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == "[secret]"
     graph = next(r for r in resources if r["type"].endswith("DynamoGraphDeployment"))
-    assert graph["inputs"]["spec"]["services"]["TrtllmWorker"]["envFromSecret"] == "hf-token"
+    assert components_by_name(graph["inputs"])["TrtllmWorker"].env_secret == "hf-token"
 
 
 def test_encrypted_hf_token_is_shown_as_secret_without_a_warning(tmp_path, capfd):

@@ -9,6 +9,7 @@ from itertools import permutations, product
 
 import pytest
 
+from core.dynamo_graph import graph_components
 from core.inputs.config import namespace_config
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
 from core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
@@ -142,10 +143,7 @@ def test_the_policies_select_the_pods_the_stack_renders(dev_raw, catalog):
     dev_raw["deployments"]["gpt-oss"]["benchmark"] = {"enabled": True}
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
     (serving,) = stack.serving
-    graph = [
-        Pod(NAMESPACE, name, service["extraPodMetadata"]["labels"])
-        for name, service in serving.graph["spec"]["services"].items()
-    ]
+    graph = [Pod(NAMESPACE, component.name, component.labels) for component in graph_components(serving.graph)]
     frontend, worker = sorted(graph, key=lambda pod: pod.labels["gpt-oss-infra/role"] != FRONTEND_ROLE)
 
     def job_pod(job):

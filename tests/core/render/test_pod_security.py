@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from core.dynamo_graph import components_by_name, graph_components
 from core.inputs.config import namespace_config
 from core.render import pod_security
 from core.stack import build_stack
@@ -34,29 +35,27 @@ def test_namespaces_enforce_what_their_pods_meet_and_warn_at_restricted(name, wo
 
 
 def test_graph_pods_run_as_the_image_user_without_capabilities(catalog):
-    services = stack_of("dev", catalog).serving[0].graph["spec"]["services"]
-    frontend, worker = services["Frontend"]["extraPodSpec"], services["TrtllmWorker"]["extraPodSpec"]
-    assert frontend["securityContext"] == {
+    components = components_by_name(stack_of("dev", catalog).serving[0].graph)
+    frontend, worker = components["Frontend"], components["TrtllmWorker"]
+    assert frontend.pod["securityContext"] == {
         "runAsNonRoot": True,
         "runAsUser": 1000,
         "fsGroup": 1000,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
     # No seccomp profile on workers: the runtime default blocks pidfd_getfd (TensorRT-LLM's MoE all-to-all).
-    assert worker["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000}
-    for container in (frontend["mainContainer"], worker["mainContainer"], *worker["initContainers"]):
+    assert worker.pod["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000}
+    for container in (frontend.main, worker.main, *worker.pod["initContainers"]):
         assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
 def test_efa_workers_stay_privileged_with_the_images_own_user(catalog):
     graph = stack_of("b200-disagg", catalog).serving[0].graph
-    efa_workers = [
-        spec["extraPodSpec"] for spec in graph["spec"]["services"].values() if spec["extraPodSpec"].get("hostIPC")
-    ]
+    efa_workers = [component for component in graph_components(graph) if component.pod.get("hostIPC")]
     assert efa_workers
-    for pod in efa_workers:
-        assert "securityContext" not in pod  # runAsNonRoot would refuse a root EFA image
-        assert pod["mainContainer"]["securityContext"]["privileged"] is True
+    for worker in efa_workers:
+        assert "securityContext" not in worker.pod  # runAsNonRoot would refuse a root EFA image
+        assert worker.main["securityContext"]["privileged"] is True
 
 
 def test_admission_labels_pin_every_mode_to_the_cluster_version():

@@ -9,6 +9,7 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
+from core.dynamo_graph import graph_components, render_graph
 from core.render.validation import object_problems
 from core.stack import build_stack
 from tests.support import refused
@@ -19,27 +20,31 @@ def test_the_dgd_passes_the_crd_of_its_dynamo_release(dev_raw, catalog, version)
     dev_raw["release"]["dynamo"] = version
     stack = build_stack(dev_raw, catalog, with_hf_token=True)
     (serving,) = stack.serving
-    assert serving.graph["apiVersion"] == "nvidia.com/v1alpha1"
+    assert serving.graph["apiVersion"] == catalog.dynamo_versions[version].spec.graph_api_version
     assert stack.platform.dynamo.version == version
     assert object_problems(serving.graph, "1.33", stack.platform.dynamo) == []
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        ("spec", "services", "TrtllmWorker"),
-        ("spec", "services", "TrtllmWorker", "extraPodSpec", "mainContainer"),
-        ("spec",),
-    ],
-)
-def test_unknown_dgd_fields_are_rejected(dev_stack, path):
-    graph = copy.deepcopy(dev_stack.serving[0].graph)
-    node = graph
-    for part in path:
-        node = node[part]
-    node["notAField"] = True
+def _with_unknown_field(graph: dict, where: str) -> dict:
+    """The graph with `notAField` in its spec, a worker's pod or its main container."""
+    if where == "spec":
+        return graph | {"spec": graph["spec"] | {"notAField": True}}
+    components = graph_components(graph)
+    worker = components[1]
+    if where == "pod":
+        worker = dataclasses.replace(worker, pod=worker.pod | {"notAField": True})
+    else:
+        worker = dataclasses.replace(worker, pod=worker.pod | {"containers": [worker.main | {"notAField": True}]})
+    metadata, framework = graph["metadata"], graph["spec"]["backendFramework"]
+    return render_graph(graph["apiVersion"], metadata, framework, [components[0], worker, *components[2:]])
+
+
+@pytest.mark.parametrize("where", ["spec", "pod", "main container"])
+def test_unknown_dgd_fields_are_rejected(dev_stack, where):
+    graph = _with_unknown_field(dev_stack.serving[0].graph, where)
     (problem,) = object_problems(graph, "1.33", dev_stack.platform.dynamo)
-    assert "'notAField' was unexpected" in problem and "(Dynamo 1.2.1 CRD)" in problem
+    assert "'notAField' was unexpected" in problem
+    assert f"(Dynamo {dev_stack.platform.dynamo.version} CRD)" in problem
 
 
 def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):

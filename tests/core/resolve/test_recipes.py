@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from core.dynamo_graph import components_by_name
 from core.inputs.catalog import Recipe
 from core.stack import build_stack
 from tests.support import refused, resolve
@@ -57,10 +58,11 @@ def test_h200_agg_low_latency_matches_trtllm_gptoss_blog(dev_raw, catalog, gpus)
     # "-e TRTLLM_ENABLE_PDL=1 -e TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL=True"
     assert worker.env == {"TRTLLM_ENABLE_PDL": "1", "TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL": "True"}
     # [dynamo-gptoss-trtllm]: "--dyn-reasoning-parser gpt_oss --dyn-tool-call-parser harmony"
-    args = serving.graph["spec"]["services"]["TrtllmWorker"]["extraPodSpec"]["mainContainer"]["args"]
+    worker = components_by_name(serving.graph)["TrtllmWorker"]
+    args = worker.main["args"]
     assert args[args.index("--dyn-reasoning-parser") + 1] == "gpt_oss"
     assert args[args.index("--dyn-tool-call-parser") + 1] == "harmony"
-    assert serving.graph["spec"]["services"]["TrtllmWorker"]["resources"]["limits"]["gpu"] == str(gpus)
+    assert worker.gpus == gpus
 
 
 def test_hopper_recipes_get_no_blackwell_only_settings(catalog):
@@ -224,13 +226,13 @@ def test_recipe_reproduces_its_seed(dev_raw, catalog, recipe_name):
         assert {key: engine.get(key) for key in expected} == expected, role
         assert SEED_ENV.items() <= workers[role].env.items()
         assert workers[role].gpus == engine["tensor_parallel_size"]
-    services = serving.graph["spec"]["services"]
+    components = components_by_name(serving.graph)
     for role, worker in workers.items():
-        args = services[worker.service_name]["extraPodSpec"]["mainContainer"]["args"]
+        args = components[worker.service_name].main["args"]
         assert args[args.index("--dyn-reasoning-parser") + 1] == "gpt_oss"
         if role != "worker":  # disaggregated workers carry their mode and a KV cache transceiver
             assert args[args.index("--disaggregation-mode") + 1] == role
-            assert services[worker.service_name]["subComponentType"] == role
+            assert components[worker.service_name].type == role
             assert worker.engine["cache_transceiver_config"]["backend"] == "UCX"
 
 

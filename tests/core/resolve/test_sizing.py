@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from core.dynamo_graph import components_by_name
 from core.errors import ConfigError
 from core.inputs.catalog import Recipe
 from core.inputs.config import namespace_config
@@ -89,7 +90,7 @@ def test_replicas_scale_workers_and_must_fit(dev_raw, catalog):
     dev_raw["nodePools"]["gpu"]["nodes"] = 2
     dev_raw["deployments"]["gpt-oss"] |= {"gpus": 4, "replicas": 4}
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
-    assert stack.serving[0].graph["spec"]["services"]["TrtllmWorker"]["replicas"] == 4
+    assert components_by_name(stack.serving[0].graph)["TrtllmWorker"].replicas == 4
     assert stack.deployments[0].total_gpus == 16
     dev_raw["deployments"]["gpt-oss"]["replicas"] = 5
     assert refused(dev_raw, catalog).problems[0].key == "gpt-oss-infra:deployments.gpt-oss.nodePool"
