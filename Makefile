@@ -4,6 +4,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # checkov in a venv of its own: it pins a botocore older than the project's.
 VENV_CHECKOV ?= .venv-checkov
+# Dynamo's own argument parsers, one small venv per release of configs/dynamo/versions.yaml.
+VENV_DYNAMO ?= .venv-dynamo
 STACK ?= dev
 
 BASE ?= origin/main
@@ -30,6 +32,11 @@ $(VENV_CHECKOV)/.installed: requirements-checkov.txt
 	@touch $@
 	@echo "==> $(VENV_CHECKOV) is ready"
 
+$(VENV_DYNAMO)/.installed: $(VENV)/.installed configs/dynamo/versions.yaml requirements-dynamo-parsers.txt
+	@echo "==> $(VENV_DYNAMO): each Dynamo release's ai-dynamo wheels, whose argument parsers the tests run"
+	$(PY) -m tools.dynamo_parsers install --into $(VENV_DYNAMO)
+	@touch $@
+
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
 	$(PY) -m tools.plan --stack $(STACK)
 
@@ -44,7 +51,7 @@ plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: uni
 promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: copy the release block
 	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix)
 
-test: lint $(VENV_CHECKOV)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov)
+test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers)
 	$(PY) -m pytest
 
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`

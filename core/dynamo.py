@@ -1,9 +1,10 @@
 """The Dynamo release seam: what differs between the Dynamo releases this program deploys.
 
-Each supported release is data in configs/dynamo/ (versions.yaml and a folder per release, see
-that file): the chart's repository, where the NATS switch lives in its values, the EFA runtime
-images, the release's CRDs and the chart's default values. Supporting another release means adding
-its row and its folder; nothing else changes.
+Each supported release is data in configs/dynamo/ (versions.yaml, and the vendored CRDs and chart
+values it points at, see that file): the chart's repository and values, the graph apiVersion (whose
+shape core/dynamo_graph.py knows), who applies the CRDs, where the NATS switch lives and its default,
+the runtime and EFA images, the TensorRT-LLM version, the backend's KV-event flags. Supporting another
+release means adding its row (and its data); nothing else changes.
 """
 
 from __future__ import annotations
@@ -44,11 +45,27 @@ class ChartPod(StrictModel):
     images: list[tuple[str, str]] = Field(min_length=1)  # [repository path, tag path]
 
 
+class CrdOwnership(StrictModel):
+    """Who applies a release's CRDs (configs/dynamo/versions.yaml `crds`)."""
+
+    owner: Literal["program", "operator"]
+    directory: str  # under configs/dynamo/: the CRDs the program applies, or validates graphs against
+
+
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
+    chart_values: str  # folder under configs/dynamo/ whose chart/ holds the chart values
     graph_api_version: Literal[API_VERSIONS]  # the DynamoGraphDeployment apiVersion the program renders
+    crds: CrdOwnership
     nats_switch: list[str] = Field(min_length=1)
+    nats_default: bool  # the bundled NATS when platform.nats is not set
+    runtime_images: dict[str, str]  # recipe backend -> the release's runtime image
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
+    wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
+    trtllm_version: str  # the TensorRT-LLM its runtime image carries
+    kv_events_args: dict[str, list[str]]  # recipe backend -> worker flags publishing KV events (routerMode kv)
+    upgrade_step: bool = False  # deployed only on the way to a later release
+    unverified: list[Literal["chart", "chartValues", "crds", "runtimeImages", "efaRuntimeImages"]] = []
     volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)
     pods: list[ChartPod]  # the pods the chart creates (core/render/scheduling.py)
     sources: list[str] = Field(min_length=1)
@@ -58,15 +75,41 @@ class DynamoVersionSpec(StrictModel):
 class DynamoVersion:
     version: str
     spec: DynamoVersionSpec = field(compare=False)  # identity (and hash) is the version and its folder
-    directory: Path  # configs/dynamo/<version>
+    directory: Path  # configs/dynamo/, where the folders the spec names are
 
     @property
     def chart_reference(self) -> str:
         return f"{self.spec.chart_repository}/{CHART}"
 
+    @property
+    def wheel(self) -> str:
+        return self.spec.wheel or self.version
+
+    @property
+    def minor(self) -> tuple[int, int]:
+        major, minor, _ = self.version.split(".", 2)
+        return int(major), int(minor)
+
+    def bundled_nats(self, requested: bool | None) -> bool:
+        """platform.nats, or this release chart's own default (off from 1.4: its TCP request plane and
+        ZMQ event plane need no NATS)."""
+        return self.spec.nats_default if requested is None else requested
+
+    @property
+    def program_owns_crds(self) -> bool:
+        return self.spec.crds.owner == "program"
+
     def crds(self) -> list[dict[str, Any]]:
-        """The release's CustomResourceDefinitions, in file-name order, as vendored."""
-        return _load_crds(self.directory / "crds")
+        """The CRDs the program applies (none when the operator applies its own), in file-name order."""
+        return _load_crds(self.directory / self.spec.crds.directory / "crds") if self.program_owns_crds else []
+
+    def schema_crds(self) -> tuple[list[dict[str, Any]], str]:
+        """The CRDs graphs are validated against, and what they are: the release's own, or the newest
+        available when the operator applies CRDs this program cannot read."""
+        crds = _load_crds(self.directory / self.spec.crds.directory / "crds")
+        if self.program_owns_crds:
+            return crds, f"Dynamo {self.version} CRD"
+        return crds, f"Dynamo CRD of {self.spec.crds.directory}, the newest available, not {self.version}'s own"
 
     def owned_crds(self) -> list[dict[str, Any]]:
         """The CRDs as the program applies them. A cluster where Dynamo was installed before (by the
@@ -81,12 +124,9 @@ class DynamoVersion:
             for crd in self.crds()
         ]
 
-    def crd(self, kind: str) -> dict[str, Any]:
-        return next(crd for crd in self.crds() if crd["spec"]["names"]["kind"] == kind)
-
     def chart_defaults(self) -> dict[str, Any]:
         """The chart's default values with each bundled subchart's under its name, as Helm merges them."""
-        return _chart_defaults(self.directory / "chart")
+        return _chart_defaults(self.directory / self.spec.chart_values / "chart")
 
 
 @cache

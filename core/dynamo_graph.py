@@ -19,6 +19,7 @@ Standard library only: the policy pack, which runs in its own venv, imports this
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +54,9 @@ class GraphComponent:
     shared_memory: str | None = None  # /dev/shm size; None: the operator's default
     volume: ModelVolume | None = None
     env_secret: str | None = None  # a Secret whose keys become the main container's environment
-    runtime_version: str | None = None  # the Dynamo runtime version of an image whose tag does not say it
+    # The Dynamo runtime version of an image whose tag does not say it (v1beta1 only: v1alpha1 has no
+    # such field, and admission asks for it only from 1.4, whose graphs are v1beta1).
+    runtime_version: str | None = None
 
     @property
     def main(self) -> dict[str, Any]:
@@ -221,6 +224,16 @@ class _V1beta1:
             env_secret=secrets[0] if secrets else None,
             runtime_version=component.get("runtimeVersionOverride"),
         )
+
+
+def image_release(image: str) -> str | None:
+    """The Dynamo release an image's tag names (`1.6.1`, `1.6.1-efa`, `1.2.1-efa-amd64` -> the
+    semantic version), or None (a digest, a custom tag): Dynamo's admission (1.4+) then needs
+    `runtimeVersionOverride` to know the runtime's version."""
+    if "@" in image:
+        return None
+    version = re.match(r"(\d+\.\d+\.\d+)(-|$)", image.rpartition(":")[2])
+    return version[1] if version else None
 
 
 _SHAPES = {shape.api_version: shape for shape in (_V1alpha1, _V1beta1)}

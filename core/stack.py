@@ -248,7 +248,7 @@ def build_stack(
                 manifests.dynamo_graph_deployment(
                     deployment,
                     config.release,
-                    dynamo.spec.graph_api_version,
+                    dynamo,
                     namespace,
                     manifests.PodExtras(
                         node_selector=node_selector(pools[deployment.config.node_pool]),

@@ -59,6 +59,13 @@ def existing(raw: dict[str, Any], **keys: Any) -> dict[str, Any]:
 # --- the functional core
 
 
+def on_release(raw: dict[str, Any], catalog, version: str) -> dict[str, Any]:
+    """The config on another Dynamo release, with that release's published runtime image."""
+    image = catalog.dynamo_versions[version].spec.runtime_images["trtllm"]
+    raw["release"] |= {"dynamo": version, "runtimeImage": image}
+    return raw
+
+
 def refused(raw: dict[str, Any], catalog, with_api_keys: bool = True) -> ConfigError:
     """The error that refuses this config (the test fails if it is accepted); API keys are set
     unless a test is about their absence."""

@@ -301,6 +301,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         name: _parse(Chart, data, f"{config_dir / 'charts.yaml'}: {name}.")
         for name, data in _read_yaml(config_dir / "charts.yaml").items()
     }
+    dynamo_versions = _load_dynamo_versions(config_dir / "dynamo", backends)
     model_download = _parse(
         ModelDownload,
         _read_yaml(config_dir / "model-download.yaml"),
@@ -334,15 +335,31 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir())},
         nodes=_parse(NodeFacts, _read_yaml(config_dir / "nodes.yaml"), f"{config_dir / 'nodes.yaml'}: "),
         image_platforms=_read_yaml(config_dir / "images.yaml"),
-        dynamo_versions={
-            version: DynamoVersion(
-                version=version,
-                spec=_parse(DynamoVersionSpec, data, f"{config_dir / 'dynamo' / 'versions.yaml'}: {version}."),
-                directory=config_dir / "dynamo" / version,
-            )
-            for version, data in _read_yaml(config_dir / "dynamo" / "versions.yaml").items()
-        },
+        dynamo_versions=dynamo_versions,
     )
+
+
+def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict[str, DynamoVersion]:
+    """configs/dynamo/versions.yaml: each release with every backend's images and flags, and the
+    vendored folders it names."""
+    versions, problems = {}, []
+    for version, data in _read_yaml(directory / "versions.yaml").items():
+        key = f"{directory / 'versions.yaml'}: {version}."
+        spec = _parse(DynamoVersionSpec, data, key)
+        for field, by_backend in (("runtimeImages", spec.runtime_images), ("kvEventsArgs", spec.kv_events_args)):
+            problems += [
+                Problem(f"{key}{field}", f"no entry for backend {name}") for name in backends if name not in by_backend
+            ]
+        for field, folder in (
+            ("chartValues", f"{spec.chart_values}/chart"),
+            ("crds.directory", f"{spec.crds.directory}/crds"),
+        ):
+            if not (directory / folder).is_dir():
+                problems.append(Problem(f"{key}{field}", f"configs/dynamo/{folder} does not exist"))
+        versions[version] = DynamoVersion(version=version, spec=spec, directory=directory)
+    if problems:
+        raise ConfigError(problems)
+    return versions
 
 
 def _recipe_problems(recipe: Recipe, path: Path, hardware: dict[str, Hardware], backends: dict[str, Backend]):

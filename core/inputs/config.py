@@ -170,7 +170,7 @@ class PlatformConfig(StrictModel):
     """The Dynamo platform Helm release (chart version: release.dynamo)."""
 
     namespace: DnsLabel = "dynamo-system"
-    nats: bool = True  # on in 1.0-1.2 charts; the KV router's events travel over NATS
+    nats: bool | None = None  # the bundled NATS; None: the release chart's default (configs/dynamo/versions.yaml)
     grove: bool = False  # multinode orchestration; needs Grove installed
     kai_scheduler: bool = False
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.dynamo_graph import image_release
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, StackConfig
@@ -36,13 +37,13 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConf
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
         + _cluster_problems(config, catalog)
-        + _storage_problems(config)
+        + _storage_problems(config, catalog)
         + _cache_size_problems(config, catalog)
         + _endpoint_problems(config)
     )
     if problems:
         raise ConfigError(problems)
-    return config, warnings + _release_warnings(config)
+    return config, warnings + _release_warnings(config, catalog)
 
 
 def _upgrade_deprecated(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[Problem]]:
@@ -130,43 +131,58 @@ def _minor(kubernetes_version: str) -> int:
 
 
 def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
-    if config.release.dynamo in catalog.dynamo_versions:
+    release = config.release
+    dynamo = catalog.dynamo_versions.get(release.dynamo)
+    if dynamo is None:
+        return [
+            Problem(
+                f"{KEY_PREFIX}release.dynamo",
+                f"Dynamo {release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
+                "(configs/dynamo/versions.yaml)",
+            )
+        ]
+    # The operator and the workers' runtime of two releases disagree on the wire and in what the
+    # operator injects (tags like 1.6.1, 1.6.1-efa). A digest or a custom tag names no release: the
+    # graph then tells the operator the platform's version itself (core/dynamo_graph.py).
+    tagged = image_release(release.runtime_image)
+    if tagged is None or tagged == release.dynamo:
         return []
+    published = ", ".join(sorted(set(dynamo.spec.runtime_images.values())))
     return [
         Problem(
-            f"{KEY_PREFIX}release.dynamo",
-            f"Dynamo {config.release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
-            "(each needs its CRDs and chart values in configs/dynamo/)",
+            f"{KEY_PREFIX}release.runtimeImage",
+            f"{release.runtime_image} is Dynamo {tagged}'s, but release.dynamo is {release.dynamo}: the runtime "
+            f"must be the platform's release ({published}, configs/dynamo/versions.yaml)",
         )
     ]
 
 
-def _release_warnings(config: StackConfig) -> list[str]:
-    """A runtime image tagged for another Dynamo release than the platform's: the operator and the
-    workers' runtime would disagree on the wire (tags like 1.2.1, 1.2.1-efa-amd64). Other tags
-    (a custom build) are not judged."""
-    release = config.release
-    tag = release.runtime_image.rpartition(":")[2]
-    version = re.match(r"\d+\.\d+\.\d+", tag)
-    if version is None or version[0] == release.dynamo:
+def _release_warnings(config: StackConfig, catalog: Catalog) -> list[str]:
+    """A release kept only to upgrade through: Dynamo supports one minor release at a time."""
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    if not dynamo.spec.upgrade_step:
         return []
+    later = [v for v, d in catalog.dynamo_versions.items() if d.minor > dynamo.minor and not d.spec.upgrade_step]
     return [
-        f"{KEY_PREFIX}release.runtimeImage: {release.runtime_image} is tagged {version[0]}, but release.dynamo is "
-        f"{release.dynamo}: use the runtime image of the platform's release"
+        f"{KEY_PREFIX}release.dynamo: {dynamo.version} is an upgrade step (configs/dynamo/versions.yaml), deployed "
+        f"only on the way to {', '.join(later)}: promote onwards once it is up (make promote)"
     ]
 
 
-def _storage_problems(config: StackConfig) -> list[Problem]:
+def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     """Platform volumes (NATS JetStream's file store) need a block StorageClass that exists, and
     the model cache a file system the cluster kind can offer."""
     cluster, problems = config.cluster, []
+    dynamo = catalog.dynamo_versions.get(config.release.dynamo)  # unknown: refused with its own problem
+    nats = dynamo is not None and dynamo.bundled_nats(config.platform.nats)
     if isinstance(cluster, ExistingClusterConfig):
-        if config.platform.nats and not cluster.block_storage_class_name:
+        if nats and not cluster.block_storage_class_name:
             problems.append(
                 Problem(
                     f"{KEY_PREFIX}cluster.blockStorageClassName",
-                    "required on an existing cluster while platform.nats is on: the ReadWriteOnce StorageClass "
-                    "for NATS JetStream's volume (e.g. gp3 or gp2 on EKS; EKS 1.30+ marks no class as default)",
+                    "required on an existing cluster while the bundled NATS is on (platform.nats, or the release's "
+                    "default): the ReadWriteOnce StorageClass for NATS JetStream's volume (e.g. gp3 or gp2 on EKS; "
+                    "EKS 1.30+ marks no class as default)",
                 )
             )
         if config.model_cache.storage != "existing":

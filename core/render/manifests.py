@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from core.dynamo_graph import GraphComponent, ModelVolume, render_graph
+from core.dynamo import DynamoVersion
+from core.dynamo_graph import GraphComponent, ModelVolume, image_release, render_graph
 from core.inputs.config import Release
 from core.render import pod_security
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
@@ -101,20 +102,20 @@ class PodExtras:
 def dynamo_graph_deployment(
     deployment: ResolvedDeployment,
     release: Release,
-    api_version: str,  # the release's graph API (configs/dynamo/versions.yaml)
+    dynamo: DynamoVersion,  # the release's graph apiVersion and flags (configs/dynamo/versions.yaml)
     namespace_name: str,
     extras: PodExtras,
     annotations: dict[str, str],  # how `pulumi up` awaits it (core.render.smoke_test)
 ) -> dict[str, Any]:
     components = [_frontend(deployment, release, extras)]
-    components += [_worker(worker, deployment, release, extras) for worker in deployment.workers]
+    components += [_worker(worker, deployment, release, dynamo, extras) for worker in deployment.workers]
     metadata = {
         "name": deployment.name,
         "namespace": namespace_name,
         "labels": common_labels("serving") | {"gpt-oss-infra/recipe": deployment.recipe_name},
         "annotations": annotations,
     }
-    return render_graph(api_version, metadata, deployment.backend.spec.framework, components)
+    return render_graph(dynamo.spec.graph_api_version, metadata, deployment.backend.spec.framework, components)
 
 
 def frontend_service_name(deployment_name: str) -> str:
@@ -133,6 +134,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
         name="Frontend",
         type="frontend",
         replicas=1,
+        runtime_version=_runtime_version(release.runtime_image, release),
         # Our labels, not the operator's (which have changed between releases): NetworkPolicies
         # and monitors select the graph's pods by them.
         labels=worker_labels(deployment.name, FRONTEND_ROLE),
@@ -140,13 +142,17 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
     )
 
 
-def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> GraphComponent:
+def _worker(
+    worker: Worker, deployment: ResolvedDeployment, release: Release, dynamo: DynamoVersion, extras: PodExtras
+) -> GraphComponent:
+    # The frontend's KV router reads the cache events workers publish only when told to.
+    kv_events = dynamo.spec.kv_events_args[deployment.backend.name] if deployment.config.router_mode == "kv" else []
     args = deployment.backend.worker_args(
         model_path=model_snapshot_path(release),
         served_model_name=release.model,
         engine_file=f"{ENGINE_CONFIG_MOUNT}/{_engine_file(worker)}",
         role=worker.role,
-        recipe_args=worker.args,
+        recipe_args=[*worker.args, *kv_events],
     )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
     image = worker.efa.image if worker.efa else release.runtime_image
@@ -199,7 +205,14 @@ def _worker(worker: Worker, deployment: ResolvedDeployment, release: Release, ex
         shared_memory=WORKER_SHARED_MEMORY,
         volume=ModelVolume(MODEL_CACHE_PVC, MODEL_CACHE_MOUNT),
         env_secret=HF_TOKEN_SECRET if extras.with_hf_token else None,
+        runtime_version=_runtime_version(image, release),
     )
+
+
+def _runtime_version(image: str, release: Release) -> str | None:
+    """The platform's release, for an image whose tag does not name one (a digest, a custom build):
+    Dynamo's admission needs it from 1.4 (the graph's runtime version override)."""
+    return None if image_release(image) else release.dynamo
 
 
 def _pull_secrets(extras: PodExtras) -> dict[str, Any]:

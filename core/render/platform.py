@@ -24,8 +24,9 @@ def platform_values(
     """`block_storage_class`: named by every PVC the chart creates (NATS JetStream's file store).
     Left empty, the chart's PVC asks for the cluster's default class, which EKS 1.30+ does not set."""
     pull_secrets = [{"name": NGC_PULL_SECRET}] if with_pull_secret else []
+    nats_on = dynamo.bundled_nats(platform.nats)
     nats: dict[str, Any] = {"podTemplate": {"merge": {"spec": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY}}}}
-    if platform.nats:
+    if nats_on:
         nats["config"] = {"jetstream": {"fileStore": {"pvc": {"storageClassName": block_storage_class}}}}
     values = {
         "global": {
@@ -35,10 +36,11 @@ def platform_values(
         },
         "dynamo-operator": {
             "enabled": True,
-            # The program applies the release's CRDs itself (core.dynamo), before this chart and every
-            # graph: the operator's init container must not re-apply them (the chart's crds/ folder is
-            # skipped by the Release's skipCrds).
-            "upgradeCRD": False,
+            # One owner for the CRDs (configs/dynamo/versions.yaml `crds`): the program, before this chart
+            # and every graph, with the operator's crd-apply init container off; or that init container,
+            # applying the CRDs of the operator's own image. The chart's crds/ folder is always skipped
+            # (the Release's skipCrds).
+            "upgradeCRD": not dynamo.program_owns_crds,
             "discoveryBackend": "kubernetes",
             "imagePullSecrets": pull_secrets,
             "controllerManager": {"tolerations": [], "affinity": SYSTEM_POOL_AFFINITY},
@@ -49,7 +51,7 @@ def platform_values(
         "nats": nats,
     }
     for path in dynamo.spec.nats_switch:  # where this release reads the NATS on/off switch
-        values = deep_merge(values, _nested(path.split("."), platform.nats))
+        values = deep_merge(values, _nested(path.split("."), nats_on))
     return values
 
 

@@ -55,8 +55,10 @@ def _crd_problems(manifest: dict[str, Any], validator_and_source: tuple[jsonsche
 
 @cache
 def _dynamo_validators(dynamo: DynamoVersion) -> Validators:
-    """The pinned release's CRDs: what the program applies itself."""
-    return _crd_validators(dynamo.crds(), f"Dynamo {dynamo.version} CRD")
+    """The pinned release's CRDs (what the program applies), or the newest available ones where the
+    operator applies CRDs of its own that could not be read here."""
+    crds, source = dynamo.schema_crds()
+    return _crd_validators(crds, source)
 
 
 @cache

@@ -118,14 +118,16 @@ def test_a_fixed_size_recipe_takes_its_own_size_or_none(catalog):
     assert "recipe b200-disagg-1p4d runs fixed GPU counts (1 per prefill, 4 per decode): leave gpus out" in messages
 
 
-def test_a_runtime_image_of_another_dynamo_release_is_warned_about(tmp_path, capsys):
+def test_a_runtime_image_of_another_dynamo_release_is_refused(tmp_path, capsys):
+    image = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
+
     def older_image(entries):
-        entries["gpt-oss-infra:release"]["runtimeImage"] = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
+        entries["gpt-oss-infra:release"]["runtimeImage"] = image
 
     code, err = planned(tmp_path, capsys, dev_with(older_image))
-    assert code == 0
-    image = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.0.0"
-    assert f"gpt-oss-infra:release.runtimeImage: {image} is tagged 1.0.0" in err
+    assert code == 1
+    release = stack_entries("dev")["gpt-oss-infra:release"]["dynamo"]
+    assert f"gpt-oss-infra:release.runtimeImage: {image} is Dynamo 1.0.0's, but release.dynamo is {release}" in err
 
 
 def test_gpu_pools_without_deployments_are_warned_about_with_their_cost(tmp_path, capsys):

@@ -77,9 +77,10 @@ def test_object_names_the_operator_derives_fit_kubernetes(catalog):
 
 def test_every_backend_framework_is_one_every_release_accepts(catalog):
     for version in catalog.dynamo_versions.values():
-        crd = version.crd("DynamoGraphDeployment")
-        spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-        accepted = spec["properties"]["backendFramework"]["enum"]
+        crds, _ = version.schema_crds()
+        (crd,) = [crd for crd in crds if crd["spec"]["names"]["kind"] == "DynamoGraphDeployment"]
+        (served,) = [v for v in crd["spec"]["versions"] if f"nvidia.com/{v['name']}" == version.spec.graph_api_version]
+        accepted = served["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["backendFramework"]["enum"]
         for backend in catalog.backends.values():
             assert backend.spec.framework in accepted, (version.version, backend.name)
 

@@ -68,7 +68,7 @@ BAD_INPUT = [
         "release.runtimeImage",
     ),
     ("chart version not semver", ("release", "dynamo"), "latest", "release.dynamo"),
-    ("Dynamo without vendored CRDs and chart values", ("release", "dynamo"), "1.3.0", "release.dynamo"),
+    ("Dynamo release not in the version table", ("release", "dynamo"), "1.1.1", "release.dynamo"),
     ("Dynamo older than supported", ("release", "dynamo"), "0.9.1", "release.dynamo"),
     ("missing release key", ("release", "model"), _DELETE, "release.model"),
     (

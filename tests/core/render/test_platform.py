@@ -9,7 +9,7 @@ import pytest
 from core.dynamo import undeclared_values
 from core.render.labels import SYSTEM_POOL_AFFINITY
 from core.stack import build_stack
-from tests.support import existing, refused
+from tests.support import existing, on_release, refused
 
 
 def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, catalog):
@@ -30,18 +30,30 @@ def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, cata
     assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"]["storageClassName"] == "gp3"
 
 
-@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
-def test_platform_values_are_all_declared_by_the_release_chart(dev_raw, catalog, version):
-    dev_raw["release"]["dynamo"] = version
-    stack = build_stack(dev_raw, catalog, with_hf_token=False)
+@pytest.mark.parametrize(
+    ("version", "nats", "crd_apply"),
+    [
+        ("1.0.0", True, False),
+        ("1.2.1", True, False),
+        ("1.3.0", True, True),  # NATS off by default from 1.4 (#11951); the operator applies the CRDs from 1.3
+        ("1.4.2", False, True),
+        ("1.5.1", False, True),
+        ("1.6.1", False, True),
+    ],
+)
+def test_platform_values_are_all_declared_by_the_release_chart(dev_raw, catalog, version, nats, crd_apply):
+    stack = build_stack(on_release(dev_raw, catalog, version), catalog, with_hf_token=False)
     dynamo = stack.platform.dynamo
     assert undeclared_values(stack.platform.values, dynamo.chart_defaults()) == []
-    # The NATS switch sits where each release reads it.
     values = stack.platform.values
-    if version == "1.2.1":
-        assert values["global"]["nats"] == {"install": True} and "enabled" not in values["nats"]
+    # One owner of the CRDs: the operator's crd-apply init container, or the program.
+    assert values["dynamo-operator"]["upgradeCRD"] is crd_apply
+    assert bool(stack.platform.crds) is not crd_apply
+    # The NATS switch sits where each release reads it, at the release's default.
+    if version == "1.0.0":
+        assert values["nats"]["enabled"] is nats and values["dynamo-operator"]["nats"] == {"enabled": nats}
     else:
-        assert values["nats"]["enabled"] is True and values["dynamo-operator"]["nats"] == {"enabled": True}
+        assert values["global"]["nats"] == {"install": nats} and "enabled" not in values["nats"]
 
 
 def test_the_1_0_nats_switch_is_refused_by_the_1_2_chart(dev_stack):

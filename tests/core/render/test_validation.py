@@ -12,13 +12,12 @@ import pytest
 from core.dynamo_graph import graph_components, render_graph
 from core.render.validation import object_problems
 from core.stack import build_stack
-from tests.support import refused
+from tests.support import on_release, refused
 
 
-@pytest.mark.parametrize("version", ["1.0.0", "1.2.1"])
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.1", "1.3.0", "1.4.2", "1.5.1", "1.6.1"])
 def test_the_dgd_passes_the_crd_of_its_dynamo_release(dev_raw, catalog, version):
-    dev_raw["release"]["dynamo"] = version
-    stack = build_stack(dev_raw, catalog, with_hf_token=True)
+    stack = build_stack(on_release(dev_raw, catalog, version), catalog, with_hf_token=True)
     (serving,) = stack.serving
     assert serving.graph["apiVersion"] == catalog.dynamo_versions[version].spec.graph_api_version
     assert stack.platform.dynamo.version == version
@@ -44,7 +43,7 @@ def test_unknown_dgd_fields_are_rejected(dev_stack, where):
     graph = _with_unknown_field(dev_stack.serving[0].graph, where)
     (problem,) = object_problems(graph, "1.33", dev_stack.platform.dynamo)
     assert "'notAField' was unexpected" in problem
-    assert f"(Dynamo {dev_stack.platform.dynamo.version} CRD)" in problem
+    assert f"({dev_stack.platform.dynamo.schema_crds()[1]})" in problem
 
 
 def test_every_other_object_passes_kubernetes_validate_strict(dev_stack):

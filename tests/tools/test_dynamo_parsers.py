@@ -1,0 +1,84 @@
+"""tools/dynamo_parsers.py: every command line of every graph, on every Dynamo release of the table,
+parsed by that release's own argument parsers (its wheels from PyPI, in .venv-dynamo/<release>/)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+
+import pytest
+
+from core.inputs.catalog import load_catalog
+from core.inputs.config import namespace_config
+from core.stack import build_stack
+from tests.support import example_entries, on_release, stack_names
+from tools.dynamo_parsers import graph_command_lines, parse, python_of
+
+RELEASES = sorted(load_catalog().dynamo_versions)
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def release(request, catalog):
+    dynamo = catalog.dynamo_versions[request.param]
+    if not python_of(dynamo).exists():
+        pytest.skip(
+            f"no parser venv for Dynamo {dynamo.version}: `make test` makes it (python -m tools.dynamo_parsers install)"
+        )
+    return dynamo
+
+
+def stack_lines(catalog, release_version: str, stack: str) -> list:
+    raw = on_release(namespace_config(example_entries(stack)), catalog, release_version)
+    built = build_stack(raw, catalog, with_hf_token=True, with_api_keys=True)
+    return [
+        line
+        for serving in built.serving
+        for line in graph_command_lines(
+            serving.graph, f"{stack}/{serving.deployment.name} (recipe {serving.deployment.recipe_name})"
+        )
+    ]
+
+
+def test_every_command_line_parses_on_its_release(catalog, release):
+    """Every stack's graphs (every recipe, both router modes) rendered for the release, every component."""
+    lines = [line for stack in stack_names() for line in stack_lines(catalog, release.version, stack)]
+    recipes = {re.search(r"\(recipe (\S+)\)", line.where)[1] for line in lines}
+    assert recipes == set(catalog.recipes)  # every recipe was rendered and parsed
+    assert any(release.spec.kv_events_args["trtllm"][0] in line.argv for line in lines)  # a KV-router worker too
+    assert parse(release, lines) == {}
+
+
+def test_a_misspelt_flag_in_a_recipe_fails_naming_the_recipe_and_the_flag(catalog, release):
+    recipe = catalog.recipes["h200-agg-low-latency"]
+    worker = recipe.workers["worker"]
+    misspelt = worker.model_copy(update={"args": ["--dyn-reasonin-parser", "gpt_oss"]})
+    broken = dataclasses.replace(
+        catalog,
+        recipes=catalog.recipes | {"h200-agg-low-latency": recipe.model_copy(update={"workers": {"worker": misspelt}})},
+    )
+    refused = parse(release, stack_lines(broken, release.version, "dev"))
+    ((where, said),) = refused.items()
+    assert "(recipe h200-agg-low-latency) TrtllmWorker" in where
+    assert "--dyn-reasonin-parser" in said
+
+
+def test_a_value_the_parser_does_not_accept_is_refused(catalog, release):
+    """An invalid choice, not only an unknown flag: the frontend's router mode."""
+    (frontend, *_) = stack_lines(catalog, release.version, "dev")
+    argv = [*frontend.argv]
+    argv[argv.index("--router-mode") + 1] = "kv-aware"
+    refused = parse(release, [dataclasses.replace(frontend, argv=argv)])
+    assert "kv-aware" in refused[frontend.where]
+
+
+def test_the_table_names_the_tensorrt_llm_the_release_is_built_with(release):
+    """configs/dynamo/versions.yaml trtllmVersion == the wheel's own `trtllm` extra pin."""
+    requirements = subprocess.run(
+        [str(python_of(release)), "-c", "import importlib.metadata as m; print('\\n'.join(m.requires('ai-dynamo')))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    pinned = re.search(r"^tensorrt-llm==(\S+); extra == .trtllm.", requirements, re.MULTILINE)[1]
+    assert pinned == release.spec.trtllm_version
