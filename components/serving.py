@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from components.base import Component
 from components.gateway import DeploymentGateway, DeploymentGatewayArgs
 from components.kubernetes import custom_resource, resource_args, scripted_job
+from core.dynamo_graph import other_graph_types
 from core.render import manifests
 from core.stack import Serving
 
@@ -37,7 +38,16 @@ class DynamoServing(Component):
         )
         graph = serving.graph
         gpu_nodes = [args.gpu_nodes] if args.gpu_nodes is not None else []
-        graph_resource = custom_resource(self, f"{name}-graph", graph, depends_on=[engine_config, *gpu_nodes])
+        # The graph's apiVersion is part of its type, so of its URN: a graph deployed with another release's
+        # apiVersion is the same resource, updated in place (the API server converts it), never a new
+        # one beside the old, which would clash, or delete the live graph after creating it.
+        graph_resource = custom_resource(
+            self,
+            f"{name}-graph",
+            graph,
+            depends_on=[engine_config, *gpu_nodes],
+            aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
+        )
         if serving.benchmark is not None:
             scripted_job(self, f"{name}-benchmark", serving.benchmark, depends_on=[graph_resource])
         service = manifests.frontend_service_name(serving.deployment.name)

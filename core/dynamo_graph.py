@@ -248,6 +248,11 @@ def pulumi_type(api_version: str) -> str:
 GRAPH_TYPES = tuple(pulumi_type(api_version) for api_version in API_VERSIONS)
 
 
+def other_graph_types(api_version: str) -> list[str]:
+    """The types a graph had under the other apiVersions: its aliases across a release change."""
+    return [type_ for type_ in GRAPH_TYPES if type_ != pulumi_type(api_version)]
+
+
 def render_graph(
     api_version: str, metadata: dict[str, Any], backend_framework: str, components: list[GraphComponent]
 ) -> dict[str, Any]:

@@ -40,6 +40,12 @@ def dev_run() -> ProgramRun:
 
 
 @pytest.fixture(scope="session")
+def staging_run() -> ProgramRun:
+    """Pulumi.staging.yaml, on Dynamo 1.2.1 until promoted: the release whose CRDs the program applies."""
+    return successful_run(stack_entries("staging"), stack="staging")
+
+
+@pytest.fixture(scope="session")
 def disagg_run() -> ProgramRun:
     """configs/examples/Pulumi.b200-disagg.yaml: disaggregated deployments whose KV crosses nodes."""
     return successful_run(example_entries("b200-disagg"), stack="b200-disagg")

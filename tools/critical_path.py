@@ -28,7 +28,8 @@ class Phase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     phase: str
-    types: list[str]
+    types: list[str] = []  # Pulumi type tokens
+    kinds: list[str] = []  # Kubernetes kinds, whatever their apiVersion
     component: str | None = None  # for Jobs: the component label that makes one a phase
     minutes: float | None
     published: str
@@ -70,7 +71,12 @@ def critical_path(resources: list[Registration], phases: list[Phase]) -> list[St
 def _phase(resource: Registration, phases: list[Phase]) -> Phase | None:
     component = resource.inputs.get("metadata", {}).get("labels", {}).get(COMPONENT_LABEL)
     return next(
-        (p for p in phases if resource.type in p.types and (p.component is None or p.component == component)),
+        (
+            p
+            for p in phases
+            if (resource.type in p.types or resource.type.rsplit(":", 1)[-1] in p.kinds)
+            and (p.component is None or p.component == component)
+        ),
         None,
     )
 

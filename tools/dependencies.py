@@ -58,16 +58,18 @@ def transitive_waits(resources: Iterable[Registration]) -> dict[str, frozenset[s
 JOB_TYPE = "kubernetes:batch/v1:Job"
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 GPU_JOB_COMPONENTS = {"benchmark", "smoke-test"}  # Jobs that talk to the GPU workers
-# What every graph must wait for: its CRD, the operator that reconciles it, and the Job that
-# completes only with every weight in the cache.
-GRAPH_PREREQUISITES = ("dynamo-platform-crd-dynamographdeployments", "dynamo-platform-release", "model-cache-download")
+# What every graph must wait for: the operator's Helm release (which waits for the operator's pods
+# to be Ready, after its crd-apply init container, where the operator applies the CRDs), and the Job
+# that completes only with every weight in the cache; and its CRD, where the program applies it.
+GRAPH_PREREQUISITES = ("dynamo-platform-release", "model-cache-download")
+GRAPH_CRD = "dynamo-platform-crd-dynamographdeployments"
 
 
 def readiness_problems(resources: list[Registration]) -> list[str]:
     """How the planned graph breaks the readiness order of a `pulumi up`, one line per problem:
     - nothing but GPU workloads (graphs, their smoke tests and benchmarks) waits on a GPU node
       group, so that a GPU pool still booting (or a Capacity Block not started) holds up nothing else;
-    - every graph waits for GRAPH_PREREQUISITES;
+    - every graph waits for GRAPH_PREREQUISITES, and for GRAPH_CRD where the program applies it;
     - every smoke test waits for its graph."""
     waits = transitive_waits(resources)
     gpu_groups = {
@@ -87,7 +89,8 @@ def readiness_problems(resources: list[Registration]) -> list[str]:
                 f"{resource.name} waits for GPU nodes ({', '.join(sorted(waits[resource.name] & gpu_groups))})"
             )
         if resource.type in GRAPH_TYPES:
-            missing = [name for name in GRAPH_PREREQUISITES if name not in waits[resource.name]]
+            prerequisites = [*GRAPH_PREREQUISITES, *([GRAPH_CRD] if GRAPH_CRD in waits else [])]
+            missing = [name for name in prerequisites if name not in waits[resource.name]]
             if missing:
                 problems.append(f"{resource.name} does not wait for {', '.join(missing)}")
         if resource.type == JOB_TYPE and component == "smoke-test":

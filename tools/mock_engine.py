@@ -44,6 +44,9 @@ class Registration:
     # Every resource this one waits for, by name: explicit dependsOn, the resources its inputs
     # come from, and its provider. Not in the plan files; the dependency-graph checks read it.
     waits_for: frozenset[str] = frozenset()
+    # The types this resource had before under the same name and parent (its type aliases, the SDK's
+    # own among them). Not in the plan files; the URN checks (tools/urns.py) read them.
+    alias_types: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         entry = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -249,6 +252,11 @@ def _registration(request) -> Registration:
             {_urn_name(urn) for urn in [*request.dependencies, *property_deps]} | {_provider_name(request.provider)}
         )
         - {""},
+        alias_types=tuple(
+            alias.spec.type
+            for alias in request.aliases
+            if alias.spec.type and not (alias.spec.name or alias.spec.parentUrn or alias.spec.noParent)
+        ),
     )
 
 

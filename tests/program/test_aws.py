@@ -133,12 +133,12 @@ def test_addons_have_their_own_roles_and_the_storage_driver(aws_run):
 def test_only_pools_whose_traffic_crosses_nodes_get_efa(aws_run):
     """Aggregated workers never move KV cache between nodes, so none of these pools needs EFA:
     not even the 2-node b200 and h200 pools, which had it by node count before. gb200's
-    disaggregated deployment crosses nodes, but Dynamo publishes no arm64 TensorRT-LLM EFA image
-    (a warning says so). b200-disagg is covered in test_efa.py."""
+    disaggregated deployment crosses nodes: its 4 EFA interfaces (1.6.1's -efa image is multi-arch;
+    1.2.1 had no arm64 one). b200-disagg is covered in test_efa.py."""
     stack, run = aws_run
     templates = {r.name: r.inputs for r in by_type(run, "aws:ec2/launchTemplate:LaunchTemplate")}
     releases = {r.inputs["chart"] for r in by_type(run, "kubernetes:helm.sh/v3:Release")}
-    expected_efa = {"dev": 0, "h100": 0, "b200": 0, "gb200": 0, "h200": 0}[stack]
+    expected_efa = {"dev": 0, "h100": 0, "b200": 0, "gb200": 4, "h200": 0}[stack]
     pool = AWS_STACKS[stack][0]
     interfaces = templates[f"gptoss-nodes-{pool}-template"].get("networkInterfaces", [])
     assert sum(i["interfaceType"] == "efa-only" for i in interfaces) == expected_efa

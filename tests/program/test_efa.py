@@ -39,7 +39,7 @@ def test_crossing_workers_request_efa_with_dynamos_settings(disagg_run, deployme
     worker = components_by_name(resources[f"{deployment}-graph"].inputs)[service]
     assert worker.devices == {"vpc.amazonaws.com/efa": str(devices)}
     pod, main = worker.pod, worker.main
-    assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1-efa-amd64"
+    assert main["image"] == "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1-efa"  # the release's, multi-arch
     assert pod["initContainers"][0]["image"] == main["image"]  # one image pull per node, not two
     env = {item["name"]: item["value"] for item in main["env"]}
     assert env["TRTLLM_NIXL_KVCACHE_BACKEND"] == "LIBFABRIC" and env["FI_PROVIDER"] == "efa"

@@ -7,27 +7,35 @@ from tools.dependencies import transitive_waits
 
 
 def test_platform_release_is_pinned_with_explicit_values(dev_run):
+    """dev runs 1.6.1: its operator applies the CRDs, and its chart installs no NATS by default."""
     release = registered(dev_run, "dynamo-platform-release").inputs
     assert release["chart"] == "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"
-    assert release["version"] == "1.2.1"
+    assert release["version"] == "1.6.1"
     assert release["namespace"] == "dynamo-system"
-    assert release["skipCrds"] is True  # the program owns the CRDs
+    assert release["skipCrds"] is True  # never the chart's crds/ folder
     values = release["values"]
     assert values["global"]["etcd"] == {"install": False}
-    assert values["global"]["nats"] == {"install": True}  # 1.2's switch; nats.enabled fails its install
+    assert values["global"]["nats"] == {"install": False}  # TCP request plane, ZMQ event plane
     assert values["global"]["grove"] == {"install": False, "enabled": False}
     assert values["global"]["kai-scheduler"] == {"install": False, "enabled": False}
     operator = values["dynamo-operator"]
     assert operator["discoveryBackend"] == "kubernetes"
-    assert operator["upgradeCRD"] is False  # no crd-apply init container: one owner
-    assert "nats" not in operator and "enabled" not in values["nats"]
-    assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"] == {"storageClassName": "gpt-oss-gp3"}
+    assert operator["upgradeCRD"] is True  # its crd-apply init container: the one owner
+    assert "nats" not in operator and set(values["nats"]) == {"podTemplate"}
     assert operator["imagePullSecrets"] == [{"name": "ngc-pull"}]
     assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == "[secret]"
+    assert not [r for r in dev_run.resources if r.type.endswith(":CustomResourceDefinition")]
 
 
-def test_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(dev_run, catalog):
-    crds = [r for r in dev_run.resources if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+def test_on_1_2_the_nats_switch_and_its_volume(staging_run):
+    values = registered(staging_run, "dynamo-platform-release").inputs["values"]
+    assert values["global"]["nats"] == {"install": True}  # 1.2's switch; nats.enabled fails its install
+    assert "enabled" not in values["nats"] and values["dynamo-operator"]["upgradeCRD"] is False
+    assert values["nats"]["config"]["jetstream"]["fileStore"]["pvc"] == {"storageClassName": "gpt-oss-gp3"}
+
+
+def test_on_1_2_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(staging_run, catalog):
+    crds = [r for r in staging_run.resources if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
     expected = {crd["metadata"]["name"] for crd in catalog.dynamo_versions["1.2.1"].crds()}
     assert {crd.inputs["metadata"]["name"] for crd in crds} == expected
     assert "dynamographdeployments.nvidia.com" in expected and len(expected) == 7
@@ -40,7 +48,7 @@ def test_the_program_applies_the_release_crds_before_the_chart_and_the_graphs(de
         assert crd.options["retainOnDelete"] is True
         # ... and their conversion webhook is the operator's.
         assert crd.options["ignoreChanges"] == ["spec.conversion"]
-    provider = next(r for r in dev_run.resources if r.type == "pulumi:providers:kubernetes")
+    provider = next(r for r in staging_run.resources if r.type == "pulumi:providers:kubernetes")
     assert provider.inputs["upsertExistingObjects"] == "true"  # existing objects are adopted, not refused
     # The chart waits for every CRD; each graph waits for its own (tests/program/test_readiness.py).
-    assert {crd.name for crd in crds} <= transitive_waits(dev_run.resources)["dynamo-platform-release"]
+    assert {crd.name for crd in crds} <= transitive_waits(staging_run.resources)["dynamo-platform-release"]

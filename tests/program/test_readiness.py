@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from core.dynamo_graph import GRAPH_TYPES
-from tests.support import example_entries, run_entries, stack_names
+from tests.support import example_entries, run_entries, stack_entries, stack_names
 from tools.dependencies import readiness_problems, transitive_waits
 
 # The stacks whose cluster the program creates: their node groups are its to order.
@@ -84,3 +84,24 @@ def test_a_system_workload_that_waits_for_gpu_nodes_is_caught(dev_run):
     assert "model-cache-download waits for GPU nodes (gptoss-nodes-gpu)" in problems
     # ... and so does what waits for the download without being a GPU workload (the engine config).
     assert "gpt-oss-engine-config waits for GPU nodes (gptoss-nodes-gpu)" in problems
+
+
+def test_an_upgrade_goes_crds_then_operator_then_graphs(dev_run):
+    """The program's CRDs (1.2.1, staging) before the operator's release, and every graph after it; where
+    the operator applies the CRDs (1.6.1, dev), the graph waits for its release, which Helm reports
+    deployed only once the operator's pods are Ready, after their crd-apply init container."""
+    staging = run_entries(stack_entries("staging"), stack="staging")
+    waits = transitive_waits(staging.resources)
+    crds = [r.name for r in staging.resources if r.type.endswith(":CustomResourceDefinition")]
+    assert len(crds) == 7 and set(crds) <= waits["dynamo-platform-release"]
+    assert {"dynamo-platform-release", "dynamo-platform-crd-dynamographdeployments"} <= waits["gpt-oss-graph"]
+    assert not [r for r in dev_run.resources if r.type.endswith(":CustomResourceDefinition")]
+    assert "dynamo-platform-release" in transitive_waits(dev_run.resources)["gpt-oss-graph"]
+
+
+def test_a_graph_that_does_not_wait_for_the_operator_is_caught(dev_run):
+    """As if DynamoServing did not depend on the platform: none of its parts waits for anything of it."""
+    serving = [r.name for r in dev_run.resources if r.name.startswith("gpt-oss")]
+    platform = {r.name for r in dev_run.resources if r.name.startswith("dynamo-platform")}
+    broken = _rewired(dev_run, serving, dropped=platform)
+    assert readiness_problems(broken) == ["gpt-oss-graph does not wait for dynamo-platform-release"]

@@ -18,10 +18,7 @@ def envs(tmp_path: Path) -> Path:
     for stack in ("dev", "staging", "prod"):
         shutil.copy(ROOT / f"Pulumi.{stack}.yaml", tmp_path)
     dev = tmp_path / "Pulumi.dev.yaml"
-    dev.write_text(
-        dev.read_text()
-        .replace("b5c939de8f754692c1647ca79fbf85e8c1e70f8a", f"{NEW_REVISION}   # candidate")
-    )
+    dev.write_text(dev.read_text().replace("b5c939de8f754692c1647ca79fbf85e8c1e70f8a", f"{NEW_REVISION}   # candidate"))
     return tmp_path
 
 

@@ -15,10 +15,17 @@ from tests.support import existing, on_release, refused
 def test_existing_cluster_names_the_block_storage_class_nats_needs(dev_raw, catalog):
     existing(dev_raw)
     dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    dev_raw["platform"] = {"nats": True}
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:cluster.blockStorageClassName"
     assert "platform.nats" in problem.message and "StorageClass" in problem.message
-    # NATS off: no platform volume, nothing to name.
+    # On by default in 1.2.1's chart: refused there too without the key.
+    del dev_raw["platform"]
+    assert refused(on_release(copy.deepcopy(dev_raw), catalog, "1.2.1"), catalog).problems == [problem]
+    # NATS off (1.6.1's default, or said): no platform volume, nothing to name.
+    assert build_stack(copy.deepcopy(dev_raw), catalog, with_hf_token=False).platform.values["global"]["nats"] == {
+        "install": False
+    }
     dev_raw["platform"] = {"nats": False}
     values = build_stack(dev_raw, catalog, with_hf_token=False).platform.values
     assert values["global"]["nats"] == {"install": False}

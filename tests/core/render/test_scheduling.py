@@ -50,23 +50,20 @@ def test_a_job_that_asks_for_more_cpu_than_a_system_node_has_is_refused(catalog)
 
 def test_an_image_not_published_for_the_nodes_architecture_is_refused(catalog):
     """As if the runtime image had no arm64 build: GB200 nodes could not run the workers."""
-    amd64_only = catalog.image_platforms | {"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1": ["x86_64"]}
-    problems = refused(stack_config("gb200"), dataclasses.replace(catalog, image_platforms=amd64_only)).problems
+    config = stack_config("gb200")
+    image = config["release"]["runtimeImage"]
+    amd64_only = catalog.image_platforms | {image: ["x86_64"]}
+    problems = refused(config, dataclasses.replace(catalog, image_platforms=amd64_only)).problems
     worker = next(p for p in problems if p.key == "DynamoGraphDeployment gpt-oss/low-latency TrtllmWorker")
-    assert "pool gb200: image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1 is not published for arm64" in (
-        worker.message
-    )
+    assert f"pool gb200: image {image} is not published for arm64" in worker.message
 
 
 def test_an_image_listed_nowhere_is_a_warning(catalog):
     unlisted = {image: platforms for image, platforms in catalog.image_platforms.items() if "operator" not in image}
-    stack = build_stack(
-        stack_config("dev"), dataclasses.replace(catalog, image_platforms=unlisted), with_hf_token=False
-    )
-    assert any(
-        warning.startswith("image nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.2.1: the CPU architectures")
-        for warning in stack.warnings
-    )
+    config = stack_config("dev")
+    stack = build_stack(config, dataclasses.replace(catalog, image_platforms=unlisted), with_hf_token=False)
+    operator = f"nvcr.io/nvidia/ai-dynamo/kubernetes-operator:{config['release']['dynamo']}"
+    assert any(warning.startswith(f"image {operator}: the CPU architectures") for warning in stack.warnings)
 
 
 GPU_POOL = Pool(

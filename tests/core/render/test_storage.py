@@ -13,7 +13,9 @@ from core.stack import build_stack
 from tests.support import example_entries, refused
 
 
-def test_the_dev_stack_claims_name_the_classes_it_creates(dev_stack):
+def test_the_dev_stack_claims_name_the_classes_it_creates(dev_raw, catalog):
+    dev_raw["platform"] = {"nats": True}  # off by default from 1.4: no chart claim at all
+    dev_stack = build_stack(dev_raw, catalog, with_hf_token=False)
     platform = dev_stack.platform
     claims = chart_claims(platform.dynamo, platform.values, "key")
     assert [(claim.owner, claim.storage_class) for claim in claims] == [
@@ -54,13 +56,13 @@ def test_a_claim_on_a_class_nobody_provides_is_refused():
 def test_a_chart_claim_left_on_the_default_class_refuses_an_existing_cluster_stack(catalog):
     """As if the chart also made etcd's claim, whose class our values leave empty: an existing
     cluster stack marks no class default, so the claim would stay Pending."""
-    dynamo = catalog.dynamo_versions["1.2.1"]
+    raw = namespace_config(copy.deepcopy(example_entries("existing-cluster")))
+    dynamo = catalog.dynamo_versions[raw["release"]["dynamo"]]
     etcd = ChartVolumeClaim(
         what="etcd data", when=["dynamo-operator.enabled"], storageClassName="etcd.persistence.storageClass"
     )
     spec = dynamo.spec.model_copy(update={"volume_claims": [*dynamo.spec.volume_claims, etcd]})
-    with_etcd = dataclasses.replace(catalog, dynamo_versions={"1.2.1": dataclasses.replace(dynamo, spec=spec)})
-    raw = namespace_config(copy.deepcopy(example_entries("existing-cluster")))
+    with_etcd = dataclasses.replace(catalog, dynamo_versions={dynamo.version: dataclasses.replace(dynamo, spec=spec)})
     (problem,) = refused(raw, with_etcd).problems
     assert problem.key == "gpt-oss-infra:cluster.blockStorageClassName"
     assert problem.message.startswith(

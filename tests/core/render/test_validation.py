@@ -72,6 +72,7 @@ def test_undeclared_values_are_refused_before_anything_is_built(dev_raw, catalog
         catalog.dynamo_versions["1.2.1"],
         spec=catalog.dynamo_versions["1.2.1"].spec.model_copy(update={"nats_switch": ["nats.enabled"]}),
     )
+    on_release(dev_raw, catalog, "1.2.1")
     catalog = dataclasses.replace(catalog, dynamo_versions={"1.2.1": broken})
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:release.dynamo"

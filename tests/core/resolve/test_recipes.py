@@ -200,13 +200,13 @@ SEED_ENV = {"TRTLLM_ENABLE_PDL": "1", "TRT_LLM_DISABLE_LOAD_WEIGHTS_IN_PARALLEL"
 
 
 def resolve_on_its_hardware(dev_raw, catalog, recipe_name: str):
-    """On the fewest nodes that hold it, as the sources run it: a disaggregated recipe that fits one
-    node keeps its KV transfer on that node (no EFA settings)."""
+    """On the fewest nodes that hold it, as the sources run it: with their own KV transfer (UCX), not
+    the program's EFA settings, which a pool whose KV cache crosses nodes gets (tests/program/test_efa.py)."""
     recipe = catalog.recipes[recipe_name]
     hardware = catalog.hardware[recipe.hardware]
     per_node = hardware.instance_types[hardware.default_instance_type].gpus_per_node
     gpus = sum(role.gpus.default for role in recipe.workers.values())
-    dev_raw["nodePools"]["gpu"] = {"hardware": recipe.hardware, "nodes": 1 if gpus <= per_node else 2}
+    dev_raw["nodePools"]["gpu"] = {"hardware": recipe.hardware, "nodes": 1 if gpus <= per_node else 2, "efa": False}
     if recipe.hardware == "gb200":
         dev_raw["nodePools"]["gpu"] |= {
             "capacityType": "CAPACITY_BLOCK",

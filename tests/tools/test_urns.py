@@ -1,0 +1,60 @@
+"""tools/urns.py: what moving a live stack between Dynamo releases does to its resources, by URN."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+from core.dynamo_graph import GRAPH_TYPES
+from tests.support import stack_entries, successful_run
+from tools.urns import transition
+
+CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
+
+
+def on(release: str) -> dict:
+    entries = copy.deepcopy(stack_entries("dev"))
+    image = f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{release}"
+    entries["gpt-oss-infra:release"] |= {"dynamo": release, "runtimeImage": image}
+    return entries
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {release: successful_run(on(release)).resources for release in ("1.2.1", "1.6.1")}
+
+
+def graph_urn(run: list) -> str:
+    (graph,) = [r for r in run if r.type in GRAPH_TYPES]
+    return f"urn:pulumi:dev::gpt-oss-infra::gpt-oss-infra:serving:DynamoServing${graph.type}::{graph.name}"
+
+
+def test_the_two_releases_render_two_graph_types(runs):
+    assert graph_urn(runs["1.2.1"]) != graph_urn(runs["1.6.1"])  # so their URNs differ
+
+
+def test_upgrading_takes_the_live_graph_over_and_leaves_the_crds_to_the_operator(runs):
+    """1.2.1 -> 1.6.1: the v1alpha1 graph becomes the v1beta1 one in place (its alias); the program's
+    CRDs leave the state without being deleted (retainOnDelete): the 1.6.1 operator applies its own."""
+    moved = transition(runs["1.2.1"], runs["1.6.1"], "dev")
+    assert [pair for pair in moved.kept if pair[0] != pair[1]] == [(graph_urn(runs["1.2.1"]), graph_urn(runs["1.6.1"]))]
+    assert moved.created == [] and moved.deleted == []
+    assert len(moved.forgotten) == CRDS
+    assert all("CustomResourceDefinition::dynamo-platform-crd-" in urn for urn in moved.forgotten)
+
+
+def test_rolling_back_takes_the_graph_back_and_adopts_the_crds_again(runs):
+    back = transition(runs["1.6.1"], runs["1.2.1"], "dev")
+    assert [pair for pair in back.kept if pair[0] != pair[1]] == [(graph_urn(runs["1.6.1"]), graph_urn(runs["1.2.1"]))]
+    assert back.deleted == [] and back.forgotten == []
+    assert len(back.created) == CRDS  # upserted over the operator's (upsertExistingObjects, patchForce)
+
+
+def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_live_one(runs):
+    """What the alias prevents: pulumi-kubernetes #546 / #1668 (create clashes, or deletes the live graph)."""
+    naive = [dataclasses.replace(r, alias_types=()) for r in runs["1.6.1"]]
+    moved = transition(runs["1.2.1"], naive, "dev")
+    assert moved.created == [graph_urn(runs["1.6.1"])]
+    assert moved.deleted == [graph_urn(runs["1.2.1"])]
