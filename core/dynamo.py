@@ -64,6 +64,7 @@ class DynamoVersionSpec(StrictModel):
     wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
     trtllm_version: str  # the TensorRT-LLM its runtime image carries
     kv_events_args: dict[str, list[str]]  # recipe backend -> worker flags publishing KV events (routerMode kv)
+    grove_with_kai_scheduler: Literal["allowed", "refused"] = "allowed"  # both bundled by the chart
     upgrade_step: bool = False  # deployed only on the way to a later release
     unverified: list[Literal["chart", "chartValues", "crds", "runtimeImages", "efaRuntimeImages"]] = []
     volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)

@@ -19,7 +19,7 @@ from pulumi_policy import (
 # Graphs are read through the project's graph accessor (standard library only), which knows each
 # DynamoGraphDeployment apiVersion's shape: the pack runs from this repository, whose root goes on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from core.dynamo_graph import GRAPH_TYPES, resource_components
+from core.dynamo_graph import GRAPH_TYPES, image_release, resource_components
 
 Report = Callable[[str, str | None], None]
 
@@ -218,6 +218,32 @@ def pods_have_security_context(args: ResourceValidationArgs, report: Report) -> 
         report(f"{kind} {args.name}: its pods set no securityContext (pod, or every container)", None)
 
 
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+DYNAMO_CHART = "/dynamo-platform"
+
+
+def runtime_matches_platform(args: StackValidationArgs, report: Report) -> None:
+    """Every graph runs the Dynamo release of the platform that reconciles it: an image tagged for
+    another release (1.6.1, 1.6.1-efa ...) or a runtime version override naming one is refused."""
+    platforms = {
+        r.props.get("version")
+        for r in args.resources
+        if r.resource_type == HELM_RELEASE and str(r.props.get("chart", "")).endswith(DYNAMO_CHART)
+    }
+    if len(platforms) != 1:
+        return  # no platform in this stack (or several: nothing to compare against)
+    (platform,) = platforms
+    for graph in (r for r in args.resources if r.resource_type in GRAPH_TYPES):
+        for component in resource_components(graph.resource_type, dict(graph.props)):
+            containers = [*(component.pod.get("initContainers") or []), component.main]
+            tagged = {image_release(c.get("image", "")) for c in containers} | {component.runtime_version}
+            for release in sorted(tagged - {None, platform}):
+                report(
+                    f"graph {graph.name} component {component.name} runs Dynamo {release}; the platform is {platform}",
+                    None,
+                )
+
+
 def _mandatory(name: str, description: str, validate) -> ResourceValidationPolicy:
     return ResourceValidationPolicy(
         name=name, description=description, validate=validate, enforcement_level=EnforcementLevel.MANDATORY
@@ -266,6 +292,12 @@ POLICIES = [
         name="workloads-default-deny",
         description="Behind a gateway, every namespace running graphs denies ingress by default.",
         validate=workloads_namespaces_deny_by_default,
+        enforcement_level=EnforcementLevel.MANDATORY,
+    ),
+    StackValidationPolicy(
+        name="runtime-matches-platform",
+        description="Every graph runs the Dynamo release of the platform chart that reconciles it.",
+        validate=runtime_matches_platform,
         enforcement_level=EnforcementLevel.MANDATORY,
     ),
     StackValidationPolicy(

@@ -14,10 +14,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.dynamo import DynamoVersion
 from core.dynamo_graph import image_release
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
-from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, StackConfig
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, Release, StackConfig
 from core.inputs.quantity import gibibytes
 from core.inputs.schema import problems_from
 
@@ -141,9 +142,13 @@ def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                 "(configs/dynamo/versions.yaml)",
             )
         ]
-    # The operator and the workers' runtime of two releases disagree on the wire and in what the
-    # operator injects (tags like 1.6.1, 1.6.1-efa). A digest or a custom tag names no release: the
-    # graph then tells the operator the platform's version itself (core/dynamo_graph.py).
+    return _runtime_image_problems(release, dynamo) + _bundled_scheduler_problems(config, dynamo)
+
+
+def _runtime_image_problems(release: Release, dynamo: DynamoVersion) -> list[Problem]:
+    """The operator and the workers' runtime of two releases disagree on the wire and in what the
+    operator injects (tags like 1.6.1, 1.6.1-efa). A digest or a custom tag names no release: the
+    graph then tells the operator the platform's version itself (core/dynamo_graph.py)."""
     tagged = image_release(release.runtime_image)
     if tagged is None or tagged == release.dynamo:
         return []
@@ -153,6 +158,20 @@ def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             f"{KEY_PREFIX}release.runtimeImage",
             f"{release.runtime_image} is Dynamo {tagged}'s, but release.dynamo is {release.dynamo}: the runtime "
             f"must be the platform's release ({published}, configs/dynamo/versions.yaml)",
+        )
+    ]
+
+
+def _bundled_scheduler_problems(config: StackConfig, dynamo: DynamoVersion) -> list[Problem]:
+    platform = config.platform
+    if not (platform.grove and platform.kai_scheduler and dynamo.spec.grove_with_kai_scheduler == "refused"):
+        return []
+    return [
+        Problem(
+            f"{KEY_PREFIX}platform.kaiScheduler",
+            f"the dynamo-platform {dynamo.version} chart refuses bundled Grove and KAI scheduler together without "
+            "a KAI value this program cannot verify (configs/dynamo/versions.yaml): install KAI (or Grove) apart, "
+            "as Dynamo recommends for production, and leave this off",
         )
     ]
 

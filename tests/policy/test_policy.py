@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from pulumi_policy import (
     PolicyCustomTimeouts,
@@ -195,7 +197,30 @@ def test_graphs_behind_a_gateway_need_a_default_deny_namespace():
     assert stack_violations("workloads-default-deny", without_gateway) == []  # dev: nothing comes in
 
 
-STACK_POLICIES = {"prod-gpus-reserved", "public-endpoint-auth-and-tls", "workloads-default-deny"}
+def platform_and_graph(platform: str, image: str, runtime_version: str | None = None) -> list[tuple[str, dict]]:
+    release = {"chart": "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform", "version": platform}
+    worker = dataclasses.replace(frontend({"image": image}), name="TrtllmWorker", runtime_version=runtime_version)
+    graph = render_graph(API_VERSIONS[-1], {"name": "g"}, "trtllm", [worker])
+    return [("kubernetes:helm.sh/v3:Release", release), (pulumi_type(API_VERSIONS[-1]), graph)]
+
+
+def test_a_graph_runs_the_platforms_dynamo_release():
+    runtime = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"
+    assert stack_violations("runtime-matches-platform", platform_and_graph("1.6.1", f"{runtime}:1.6.1-efa")) == []
+    digest = f"{runtime}@sha256:{'0' * 64}"
+    assert stack_violations("runtime-matches-platform", platform_and_graph("1.6.1", digest, "1.6.1")) == []
+    assert stack_violations("runtime-matches-platform", platform_and_graph("1.6.1", f"{runtime}:1.2.1")) == [
+        "graph r1 component TrtllmWorker runs Dynamo 1.2.1; the platform is 1.6.1"
+    ]
+    assert len(stack_violations("runtime-matches-platform", platform_and_graph("1.6.1", digest, "1.5.1"))) == 1
+
+
+STACK_POLICIES = {
+    "prod-gpus-reserved",
+    "public-endpoint-auth-and-tls",
+    "workloads-default-deny",
+    "runtime-matches-platform",
+}
 
 
 def test_every_policy_has_a_case():

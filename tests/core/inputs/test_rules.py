@@ -6,7 +6,7 @@ import copy
 import dataclasses
 
 from core.stack import build_stack
-from tests.support import example_entries, existing, problem_keys, refused
+from tests.support import example_entries, existing, on_release, problem_keys, refused
 
 
 def test_recipe_on_the_wrong_hardware_names_the_recipe(dev_raw, catalog):
@@ -92,3 +92,12 @@ def test_a_stack_runs_one_backend(dev_raw, catalog):
     (problem,) = refused(dev_raw, two_backends).problems
     assert problem.key == "gpt-oss-infra:deployments.other.recipe"
     assert "runs on the vllm backend, but deployment gpt-oss's runs on trtllm" in problem.message
+
+
+def test_bundled_grove_and_kai_together_are_refused_where_the_chart_needs_an_unverified_value(dev_raw, catalog):
+    """From 1.5 the chart refuses the two bundled together without a KAI value we could not verify."""
+    dev_raw["platform"] = {"grove": True, "kaiScheduler": True}
+    (problem,) = refused(dev_raw, catalog).problems
+    assert problem.key == "gpt-oss-infra:platform.kaiScheduler"
+    assert problem.message.startswith("the dynamo-platform 1.6.1 chart refuses bundled Grove and KAI scheduler")
+    build_stack(on_release(dev_raw, catalog, "1.2.1"), catalog, with_hf_token=False)  # 1.2.1's chart takes both
