@@ -48,8 +48,8 @@ plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in conf
 plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
 	@$(PY) -m tools.plan_diff --stack $(STACK) --base $(BASE)
 
-promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1]: copy the release block
-	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix)
+promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1]: copy the release block (STEP: one Dynamo minor at a time)
+	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers)
 	$(PY) -m pytest

@@ -62,7 +62,7 @@ class DynamoVersionSpec(StrictModel):
     runtime_images: dict[str, str]  # recipe backend -> the release's runtime image
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
-    trtllm_version: str  # the TensorRT-LLM its runtime image carries
+    engine_versions: dict[str, str]  # recipe backend -> the engine version its runtime image carries
     kv_events_args: dict[str, list[str]]  # recipe backend -> worker flags publishing KV events (routerMode kv)
     grove_with_kai_scheduler: Literal["allowed", "refused"] = "allowed"  # both bundled by the chart
     upgrade_step: bool = False  # deployed only on the way to a later release

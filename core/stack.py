@@ -338,7 +338,7 @@ def _serving(
     namespace = graph["metadata"]["namespace"]
     return Serving(
         deployment=deployment,
-        engine_config=manifests.engine_config_map(deployment, namespace),
+        engine_config=manifests.engine_config_map(deployment, catalog.dynamo_versions[release.dynamo], namespace),
         graph=graph,
         fits=fits,
         benchmark=benchmark.benchmark_job(

@@ -3,7 +3,14 @@
 Copies the `gpt-oss-infra:release` block (and only it, comments inside it included) from
 Pulumi.<FROM>.yaml into Pulumi.<TO>.yaml; every other line of the target stays byte for byte.
 Refuses, writing nothing: a source that does not plan, a target that would not, and environments
-that are not adjacent in dev -> staging -> prod (unless --hotfix). Prints the target's plan diff.
+that are not adjacent in dev -> staging -> prod (unless --hotfix). Prints what the target's
+`pulumi up` would keep, create or forget (tools/urns.py) and its plan diff.
+
+Dynamo upgrades one minor release at a time ("Apply every intermediate minor release in order",
+configs/dynamo/versions.yaml [dynamo-upgrade-path]), and the release in the target's stack file is
+the one live there. A promotion across more than one minor is refused with the path spelled out;
+`--step` (STEP=1) moves the target to the next release of that path instead (its own runtime image,
+the target's model and revision kept): `pulumi up` it, then promote again.
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ from pathlib import Path
 
 import pulumi
 
+from core.dynamo import DynamoVersion
+from core.inputs.catalog import Catalog, load_catalog
 from core.yaml_files import YamlFileError, load_stack_yaml
+from tools.mock_engine import ProgramRun
 from tools.plan import ROOT, plan_files
 from tools.plan_diff import COMPARED, unified_diff
+from tools.urns import transition
 
 ORDER = ["dev", "staging", "prod"]
 RELEASE_KEY = "gpt-oss-infra:release"
@@ -51,8 +62,42 @@ def with_release_of(source: str, target: str, target_name: str) -> str:
     return "".join(target_lines[:target_start] + source_lines[source_start:source_end] + target_lines[target_end:])
 
 
+def with_release_values(target: str, target_name: str, values: dict[str, str]) -> str:
+    """The target with these keys of its release block set (each line's indentation and comment kept)."""
+    start, end = release_lines(target, target_name)
+    lines = target.splitlines(keepends=True)
+    for index in range(start + 1, end):
+        match = re.match(r"^(\s*)([\w]+):(\s*)(\S+)(.*)$", lines[index], re.DOTALL)
+        if match and match[2] in values:
+            lines[index] = f"{match[1]}{match[2]}:{match[3]}{values[match[2]]}{match[5]}"
+    return "".join(lines)
+
+
 def release_of(text: str, file_name: str) -> dict:
     return load_stack_yaml(text, file_name).get(RELEASE_KEY)
+
+
+def upgrade_path(catalog: Catalog, live: str, wanted: str) -> list[DynamoVersion]:
+    """The releases to deploy, in order, from `live` to `wanted`: one per minor release crossed (the
+    table's release of that minor; upgrade steps included), `wanted` last. Down as well as up."""
+    releases = catalog.dynamo_versions
+    for version, role in ((live, "live"), (wanted, "promoted")):
+        if version not in releases:
+            raise PromotionError(f"the {role} Dynamo {version} is not in configs/dynamo/versions.yaml")
+    start, end = releases[live].minor, releases[wanted].minor
+    if abs(start[1] - end[1]) <= 1 or start[0] != end[0]:
+        return [releases[wanted]]
+    direction = 1 if end > start else -1
+    path = []
+    for minor in range(start[1] + direction, end[1], direction):
+        found = sorted((r for r in releases.values() if r.minor == (start[0], minor)), key=lambda r: r.version)
+        if not found:
+            raise PromotionError(
+                f"Dynamo upgrades one minor release at a time, and no {start[0]}.{minor} release is in "
+                "configs/dynamo/versions.yaml to step through: add it first"
+            )
+        path.append(found[-1])
+    return [*path, releases[wanted]]
 
 
 def check_order(source: str, target: str, hotfix: bool) -> None:
@@ -67,31 +112,81 @@ def check_order(source: str, target: str, hotfix: bool) -> None:
 
 
 def plan_or_none(stack: str, stack_dir: Path) -> dict[str, str] | None:
-    try:
-        files, _ = plan_files(stack, stack_dir)
-    except pulumi.RunError:
-        return None
-    return {name: text for name, text in files.items() if name.startswith(COMPARED)}
+    planned = _planned(stack, stack_dir)
+    return planned[0] if planned else None
 
 
-def promote(source: str, target: str, hotfix: bool = False, root: Path = ROOT) -> str:
-    """Promote and return the target's plan diff; 'nothing to promote' when already there."""
+def promote(source: str, target: str, hotfix: bool = False, step: bool = False, root: Path = ROOT) -> str:
+    """Promote and return what the target's `pulumi up` would do; 'nothing to promote' when there."""
     check_order(source, target, hotfix)
     source_file, target_file = root / f"Pulumi.{source}.yaml", root / f"Pulumi.{target}.yaml"
     source_text, target_text = source_file.read_text(), target_file.read_text()
-    if release_of(source_text, source_file.name) == release_of(target_text, target_file.name):
+    source_release, target_release = (
+        release_of(source_text, source_file.name),
+        release_of(target_text, target_file.name),
+    )
+    if source_release == target_release:
         return "nothing to promote"
     if plan_or_none(source, root) is None:
         raise PromotionError(f"{source_file.name} does not validate: fix it (make plan STACK={source}) first")
-    promoted = with_release_of(source_text, target_text, target_file.name)
-    before = plan_or_none(target, root) or {}
+    live, wanted = target_release["dynamo"], source_release["dynamo"]
+    catalog = load_catalog()
+    path = upgrade_path(catalog, live, wanted)
+    steps = " -> ".join([live, *(release.version for release in path)])
+    if len(path) > 1 and not step:
+        raise PromotionError(
+            f"{target} runs Dynamo {live} ({target_file.name}); {source}'s {wanted} is {len(path)} minor releases on, "
+            f"and Dynamo upgrades one minor release at a time: {steps}. Promote the next step with "
+            f"`make promote FROM={source} TO={target} STEP=1` (Dynamo {path[0].version}), `pulumi up` {target}, "
+            "and repeat"
+        )
+    if len(path) > 1:
+        next_release = path[0]
+        image = next_release.spec.runtime_images[_backend(catalog, target_text, target_file.name)]
+        promoted = with_release_values(
+            target_text, target_file.name, {"dynamo": next_release.version, "runtimeImage": image}
+        )
+        heading = f"{target}: Dynamo {live} -> {next_release.version}, step 1 of {len(path)} ({steps})"
+    else:
+        promoted = with_release_of(source_text, target_text, target_file.name)
+        heading = f"{target}: Dynamo {live} -> {wanted}" if live != wanted else f"{target}: Dynamo {live}"
+    before, before_run = _planned(target, root) or ({}, None)
     with tempfile.TemporaryDirectory() as scratch:
         (Path(scratch) / target_file.name).write_text(promoted)
-        after = plan_or_none(target, Path(scratch))
-    if after is None:
+        planned = _planned(target, Path(scratch))
+    if planned is None:
         raise PromotionError(f"{target_file.name} with {source}'s release does not validate; nothing written")
+    after, after_run = planned
     target_file.write_text(promoted)
-    return unified_diff(before, after, f"{target}-before", f"{target}-after") or f"{target}: plan unchanged"
+    moves = _moves(before_run, after_run, target) if before_run else []
+    diff = unified_diff(before, after, f"{target}-before", f"{target}-after") or f"{target}: plan unchanged"
+    return "\n".join([heading, *moves, "", diff])
+
+
+def _backend(catalog: Catalog, text: str, file_name: str) -> str:
+    """The serving backend of the stack's deployments (one per stack): whose runtime image a step takes."""
+    deployments = load_stack_yaml(text, file_name).get("gpt-oss-infra:deployments") or {}
+    recipes = [catalog.recipes.get(deployment.get("recipe")) for deployment in deployments.values()]
+    backends = {recipe.backend for recipe in recipes if recipe}
+    return backends.pop() if len(backends) == 1 else "trtllm"
+
+
+def _planned(stack: str, stack_dir: Path) -> tuple[dict[str, str], ProgramRun] | None:
+    try:
+        files, run = plan_files(stack, stack_dir)
+    except pulumi.RunError:
+        return None
+    return {name: text for name, text in files.items() if name.startswith(COMPARED)}, run
+
+
+def _moves(before: ProgramRun, after: ProgramRun, stack: str) -> list[str]:
+    """What `pulumi up` would do to resources, by URN, besides updating them in place."""
+    moved = transition(before.resources, after.resources, stack)
+    lines = [f"  taken over in place (alias): {old} -> {new}" for old, new in moved.kept if old != new]
+    lines += [f"  created: {urn}" for urn in moved.created]
+    lines += [f"  deleted: {urn}" for urn in moved.deleted]
+    lines += [f"  left in the cluster, no longer managed (retainOnDelete): {urn}" for urn in moved.forgotten]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,9 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="source", required=True, help="environment to copy the release block from")
     parser.add_argument("--to", dest="target", required=True, help="environment to copy it to (the next one)")
     parser.add_argument("--hotfix", action="store_true", help="allow a non-adjacent promotion")
+    parser.add_argument(
+        "--step", action="store_true", help="across several Dynamo minor releases: move the target to the next one"
+    )
     args = parser.parse_args(argv)
     try:
-        print(promote(args.source, args.target, args.hotfix))
+        print(promote(args.source, args.target, args.hotfix, args.step))
     except (PromotionError, FileNotFoundError, YamlFileError) as error:
         print(f"promote: {error}", file=sys.stderr)
         return 1

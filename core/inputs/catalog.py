@@ -346,7 +346,12 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
     for version, data in _read_yaml(directory / "versions.yaml").items():
         key = f"{directory / 'versions.yaml'}: {version}."
         spec = _parse(DynamoVersionSpec, data, key)
-        for field, by_backend in (("runtimeImages", spec.runtime_images), ("kvEventsArgs", spec.kv_events_args)):
+        by_backend_fields = (
+            ("runtimeImages", spec.runtime_images),
+            ("engineVersions", spec.engine_versions),
+            ("kvEventsArgs", spec.kv_events_args),
+        )
+        for field, by_backend in by_backend_fields:
             problems += [
                 Problem(f"{key}{field}", f"no entry for backend {name}") for name in backends if name not in by_backend
             ]

@@ -29,6 +29,7 @@ HF_TOKEN_KEY = "HF_TOKEN"
 WORKER_SHARED_MEMORY = "80Gi"  # /dev/shm of TRT-LLM workers, as in the upstream recipes
 FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+ENGINE_VERSION = "gpt-oss-infra/engine-version"
 
 
 def namespace(name: str, component: str, admission: dict[str, str]) -> dict[str, Any]:
@@ -64,7 +65,8 @@ def engine_config_name(deployment: ResolvedDeployment) -> str:
     return f"{deployment.name}-engine-config"
 
 
-def engine_config_map(deployment: ResolvedDeployment, namespace_name: str) -> dict[str, Any]:
+def engine_config_map(deployment: ResolvedDeployment, dynamo: DynamoVersion, namespace_name: str) -> dict[str, Any]:
+    backend = deployment.backend
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -72,6 +74,8 @@ def engine_config_map(deployment: ResolvedDeployment, namespace_name: str) -> di
             "name": engine_config_name(deployment),
             "namespace": namespace_name,
             "labels": common_labels("engine-config") | {DEPLOYMENT_LABEL: deployment.name},
+            # The engine these keys are for: the one the release's runtime image carries.
+            "annotations": {ENGINE_VERSION: f"{backend.spec.title} {dynamo.spec.engine_versions[backend.name]}"},
         },
         "data": {_engine_file(worker): _engine_yaml(worker) for worker in deployment.workers},
     }

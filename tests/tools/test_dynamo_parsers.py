@@ -73,7 +73,7 @@ def test_a_value_the_parser_does_not_accept_is_refused(catalog, release):
 
 
 def test_the_table_names_the_tensorrt_llm_the_release_is_built_with(release):
-    """configs/dynamo/versions.yaml trtllmVersion == the wheel's own `trtllm` extra pin."""
+    """configs/dynamo/versions.yaml engineVersions.trtllm == the wheel's own `trtllm` extra pin."""
     requirements = subprocess.run(
         [str(python_of(release)), "-c", "import importlib.metadata as m; print('\\n'.join(m.requires('ai-dynamo')))"],
         check=True,
@@ -81,4 +81,4 @@ def test_the_table_names_the_tensorrt_llm_the_release_is_built_with(release):
         text=True,
     ).stdout
     pinned = re.search(r"^tensorrt-llm==(\S+); extra == .trtllm.", requirements, re.MULTILINE)[1]
-    assert pinned == release.spec.trtllm_version
+    assert pinned == release.spec.engine_versions["trtllm"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.inputs.catalog import load_catalog
 from tools import promote
 from tools.plan import ROOT
 
@@ -15,6 +16,7 @@ NEW_REVISION = "0123456789abcdef0123456789abcdef01234567"
 
 @pytest.fixture
 def envs(tmp_path: Path) -> Path:
+    """dev, staging and prod as shipped (dev on 1.6.1, the others on 1.2.1), dev with a candidate revision."""
     for stack in ("dev", "staging", "prod"):
         shutil.copy(ROOT / f"Pulumi.{stack}.yaml", tmp_path)
     dev = tmp_path / "Pulumi.dev.yaml"
@@ -28,7 +30,19 @@ def outside_release(text: str) -> list[str]:
     return lines[:start] + lines[end:]
 
 
+def on_dynamo(path: Path, version: str) -> None:
+    """The stack file as if `version` were live there (its release's runtime image)."""
+    path.write_text(
+        promote.with_release_values(
+            path.read_text(),
+            path.name,
+            {"dynamo": version, "runtimeImage": f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{version}"},
+        )
+    )
+
+
 def test_promote_moves_the_release_block_and_only_it(envs):
+    on_dynamo(envs / "Pulumi.staging.yaml", "1.5.1")  # one minor release behind dev
     before = (envs / "Pulumi.staging.yaml").read_text()
     diff = promote.promote("dev", "staging", root=envs)
     after = (envs / "Pulumi.staging.yaml").read_text()
@@ -36,10 +50,62 @@ def test_promote_moves_the_release_block_and_only_it(envs):
     assert f"modelRevision: {NEW_REVISION}   # candidate" in after  # the block's own comments travel with it
     assert outside_release(after) == outside_release(before)  # every other line and comment untouched
     assert "# staging: prod's shape at smaller scale" in after
+    assert diff.startswith("staging: Dynamo 1.5.1 -> 1.6.1\n")
     # The plan diff shows the new revision reaching the download Job (a new Job, named by revision).
     assert "--- staging-before/manifests/job_gpt-oss_model-download-b5c939de8f75.yaml" in diff
     assert f"+++ staging-after/manifests/job_gpt-oss_model-download-{NEW_REVISION[:12]}.yaml" in diff
+    assert '+      "version": "1.6.1"' in diff  # the platform chart follows release.dynamo
     assert promote.promote("dev", "staging", root=envs) == "nothing to promote"
+
+
+def test_a_promotion_across_minor_releases_is_refused_with_the_path(envs):
+    before = (envs / "Pulumi.staging.yaml").read_text()
+    with pytest.raises(promote.PromotionError) as refused:
+        promote.promote("dev", "staging", root=envs)
+    message = str(refused.value)
+    assert "staging runs Dynamo 1.2.1 (Pulumi.staging.yaml); dev's 1.6.1 is 4 minor releases on" in message
+    assert "1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1" in message
+    assert "make promote FROM=dev TO=staging STEP=1" in message
+    assert (envs / "Pulumi.staging.yaml").read_text() == before
+
+
+def test_stepping_through_every_minor_release_to_dev(envs):
+    """One `make promote ... STEP=1` per minor release, each planned (and `pulumi up`-ed) before the next."""
+    staging = envs / "Pulumi.staging.yaml"
+    first = promote.promote("dev", "staging", step=True, root=envs)
+    release = promote.release_of(staging.read_text(), "staging")
+    assert release["dynamo"] == "1.3.0" and release["runtimeImage"].endswith("tensorrtllm-runtime:1.3.0")
+    assert release["modelRevision"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"  # staging's own, for now
+    assert first.startswith("staging: Dynamo 1.2.1 -> 1.3.0, step 1 of 4 (1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1)")
+    # What the step changes, in its diff: CRD ownership, platform release, graph apiVersion, runtime
+    # image, and the engine the engine config is for.
+    assert "customresourcedefinition_dynamographdeployments.nvidia.com.yaml: a CustomResourceDefinition" in first
+    assert "no longer applied by the program" in first and '"upgradeCRD": true' in first
+    assert "left in the cluster, no longer managed (retainOnDelete)" in first
+    assert '+      "version": "1.3.0"' in first
+    graph_api = load_catalog().dynamo_versions["1.3.0"].spec.graph_api_version
+    assert f"+apiVersion: {graph_api}" in first and "taken over in place (alias)" in first
+    assert "+          image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0" in first
+    assert "+    gpt-oss-infra/engine-version: TensorRT-LLM 1.3.0rc19" in first
+    second = promote.promote("dev", "staging", step=True, root=envs)
+    assert second.startswith("staging: Dynamo 1.3.0 -> 1.4.2, step 1 of 3")
+    assert '"install": false' in second  # NATS off by default from 1.4
+    assert promote.promote("dev", "staging", step=True, root=envs).startswith("staging: Dynamo 1.4.2 -> 1.5.1")
+    last = promote.promote("dev", "staging", root=envs)  # adjacent now: the whole release block
+    assert last.startswith("staging: Dynamo 1.5.1 -> 1.6.1\n")
+    assert promote.release_of(staging.read_text(), "staging") == promote.release_of(
+        (envs / "Pulumi.dev.yaml").read_text(), "dev"
+    )
+
+
+def test_a_rollback_is_the_previous_release_block_again(envs):
+    """Reverting a step's commit puts the previous block back: it plans, and `pulumi up` re-adopts the
+    program's CRDs and takes the graph back to its old apiVersion in place (tests/tools/test_urns.py)."""
+    staging = envs / "Pulumi.staging.yaml"
+    shipped = staging.read_text()
+    promote.promote("dev", "staging", step=True, root=envs)
+    staging.write_text(shipped)  # git revert of the promotion commit
+    assert promote.plan_or_none("staging", envs) is not None
 
 
 def test_promotion_must_be_adjacent_unless_hotfix(envs):
@@ -47,6 +113,7 @@ def test_promotion_must_be_adjacent_unless_hotfix(envs):
         promote.promote("dev", "prod", root=envs)
     with pytest.raises(promote.PromotionError, match="skips or reverses"):
         promote.promote("staging", "dev", root=envs)
+    on_dynamo(envs / "Pulumi.prod.yaml", "1.5.1")
     promote.promote("dev", "prod", hotfix=True, root=envs)
     assert promote.release_of((envs / "Pulumi.prod.yaml").read_text(), "prod")["modelRevision"] == NEW_REVISION
 
@@ -65,7 +132,7 @@ def test_the_target_is_validated_with_the_new_release(envs):
     staging.write_text(staging.read_text().replace("nodes: 1", "nodes: -1"))
     before = staging.read_text()
     with pytest.raises(promote.PromotionError, match="does not validate; nothing written"):
-        promote.promote("dev", "staging", root=envs)
+        promote.promote("dev", "staging", step=True, root=envs)
     assert staging.read_text() == before
 
 
