@@ -141,10 +141,16 @@ def _load_crds(directory: Path) -> list[dict[str, Any]]:
 
 @cache
 def _chart_defaults(directory: Path) -> dict[str, Any]:
-    defaults = _read(directory / "values.yaml")
-    for subchart in sorted((directory / "charts").iterdir()):
-        own = _read(subchart / "values.yaml")
-        defaults[subchart.name] = deep_merge(own, defaults.get(subchart.name) or {})
+    subcharts = {subchart.name: _read(subchart / "values.yaml") for subchart in (directory / "charts").iterdir()}
+    return merged_chart_defaults(_read(directory / "values.yaml"), subcharts)
+
+
+def merged_chart_defaults(values: dict[str, Any], subcharts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A chart's default values with each bundled subchart's under its name, as Helm merges them
+    (the parent's values for a subchart win over the subchart's own)."""
+    defaults = dict(values)
+    for name in sorted(subcharts):
+        defaults[name] = deep_merge(subcharts[name], defaults.get(name) or {})
     return defaults
 
 

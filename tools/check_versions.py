@@ -3,21 +3,35 @@
 configs/charts/<chart>/index.json records what each index listed when the pin was chosen (the
 offline tests check pins against it). This reads the live indexes again, over the network, and
 says for each chart: ok (listed, same digest), changed (listed with another digest), missing, or
-unreachable. The Dynamo chart (an OCI artifact on NGC, no index) and the EKS add-on builds
-(listed per account by the EKS API) are named with the command that checks them.
-Exit 1 when a pin is missing or its digest changed; 0 otherwise (unreachable is reported, not failed).
+unreachable. Each Dynamo release's dynamo-platform chart (NGC publishes no readable index) is
+downloaded from NGC and every value the program sets for that release is checked against the
+chart's own values: several releases' values could only be read from an older or untagged source
+(configs/dynamo/versions.yaml `unverified`). The EKS add-on builds (listed per account by the EKS
+API) are named with the command that checks them.
+Exit 1 when a pin is missing, its digest changed, or a chart does not declare a value the program
+sets; 0 otherwise (unreachable is reported, not failed).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+import tarfile
+import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
+from core.dynamo import CHART, DynamoVersion, merged_chart_defaults, undeclared_values
 from core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
+from core.inputs.config import PlatformConfig
+from core.render.platform import platform_values
 from core.yaml_files import load_yaml
+
+# Where NGC serves each dynamo-platform chart as a plain archive (Dynamo's install guide).
+NGC_CHARTS = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts"
 
 
 def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:
@@ -48,6 +62,52 @@ def check_chart(chart: Chart, timeout: float, config_dir: Path = CONFIG_DIR) -> 
     return "ok", f"{chart.version} listed in {recorded['index']} with the recorded digest"
 
 
+def chart_archive_defaults(archive: bytes) -> dict[str, Any]:
+    """The default values of a packaged chart (`helm package`'s .tgz), its subcharts' merged in; a
+    dependency is either a folder under charts/ or an archive there."""
+    subcharts = {}
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        files = {member.name: member for member in tar.getmembers() if member.isfile()}
+        values = load_yaml(tar.extractfile(files[f"{CHART}/values.yaml"]).read()) or {}
+        for name, member in files.items():
+            parts = name.split("/")
+            if len(parts) == 4 and parts[1] == "charts" and parts[3] == "values.yaml":
+                subcharts[parts[2]] = load_yaml(tar.extractfile(member).read()) or {}
+            elif len(parts) == 3 and parts[1] == "charts" and name.endswith(".tgz"):
+                with tarfile.open(fileobj=io.BytesIO(tar.extractfile(member).read())) as inner:
+                    top = inner.getnames()[0].split("/")[0]
+                    subcharts[top] = load_yaml(inner.extractfile(f"{top}/values.yaml").read()) or {}
+    return merged_chart_defaults(values, subcharts)
+
+
+def values_the_program_sets(dynamo: DynamoVersion) -> list[dict[str, Any]]:
+    """Every shape of the values the program renders for a release: NATS on and off (whose keys
+    differ), with the NGC pull secret, Grove and the KAI scheduler switched on."""
+    return [
+        platform_values(PlatformConfig(nats=nats, grove=True, kaiScheduler=True), dynamo, "gp3", with_pull_secret=True)
+        for nats in (True, False)
+    ]
+
+
+def check_dynamo_chart(dynamo: DynamoVersion, timeout: float, base: str = NGC_CHARTS) -> tuple[str, str]:
+    url = f"{base}/{CHART}-{dynamo.version}.tgz"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            defaults = chart_archive_defaults(response.read())
+    except urllib.error.HTTPError as error:
+        if error.code == 404:  # NGC answered: this version is not published
+            return "missing", f"{url} is not published (404)"
+        return "unreachable", f"{url}: {error}"
+    except OSError as error:
+        return "unreachable", f"{url}: {error}"
+    undeclared = sorted(
+        {path for values in values_the_program_sets(dynamo) for path in undeclared_values(values, defaults)}
+    )
+    if undeclared:
+        return "undeclared", f"{url} does not declare {', '.join(undeclared)}, which the program sets"
+    return "ok", f"{url} declares every value the program sets"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for each index (default: 20)")
@@ -59,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         failed |= status in ("missing", "changed")
         print(f"{status:<11} {chart.chart}: {detail}")
     for version, dynamo in catalog.dynamo_versions.items():
-        print(
-            f"{'by hand':<11} dynamo-platform {version}: helm show chart {dynamo.chart_reference} --version {version}"
-        )
+        status, detail = check_dynamo_chart(dynamo, args.timeout)
+        failed |= status in ("missing", "undeclared")
+        print(f"{status:<11} dynamo-platform {version}: {detail}")
     for kubernetes, pins in catalog.addon_versions.items():
         for addon, pin in pins.items():
             print(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 from http.server import SimpleHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 import yaml
 
-from core.inputs.catalog import Chart
+from core.inputs.catalog import CONFIG_DIR, Chart
 from tests.support import serving
-from tools.check_versions import check_chart
+from tools.check_versions import check_chart, check_dynamo_chart
 
 
 @pytest.fixture
@@ -53,3 +56,82 @@ def test_a_pin_gone_from_the_index_or_rebuilt_is_reported(chart_repository):
     assert status == "missing" and "1.2.3 is not in" in detail
     publish([{"version": "1.2.3", "digest": "changed"}])
     assert check_chart(CHART, timeout=5, config_dir=config)[0] == "changed"
+
+
+def _chart_archive(release_values: Path, operator_values: Path, nats_as_archive: bool) -> bytes:
+    """A dynamo-platform chart packaged as `helm package` does, from vendored values: the operator a
+    folder under charts/, NATS an archive there (both forms occur in published charts)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+
+        def add(name: str, data: bytes, into: tarfile.TarFile = tar) -> None:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            into.addfile(info, io.BytesIO(data))
+
+        add("dynamo-platform/Chart.yaml", b"apiVersion: v2\nname: dynamo-platform\nversion: 1.6.1\n")
+        add("dynamo-platform/values.yaml", release_values.read_bytes())
+        add("dynamo-platform/charts/dynamo-operator/values.yaml", operator_values.read_bytes())
+        nats = (CONFIG_DIR / "dynamo" / "1.2.1" / "chart" / "charts" / "nats" / "values.yaml").read_bytes()
+        if nats_as_archive:
+            inner = io.BytesIO()
+            with tarfile.open(fileobj=inner, mode="w:gz") as nats_tar:
+                add("nats/values.yaml", nats, nats_tar)
+            add("dynamo-platform/charts/nats-1.3.2.tgz", inner.getvalue())
+        else:
+            add("dynamo-platform/charts/nats/values.yaml", nats)
+    return out.getvalue()
+
+
+@pytest.fixture
+def ngc(tmp_path):
+    """A stand-in for NGC's chart downloads on 127.0.0.1, serving what a test puts in `tmp_path`."""
+
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    with serving(Handler) as port:
+        yield tmp_path, f"http://127.0.0.1:{port}"
+
+
+FIXTURE = CONFIG_DIR / "dynamo" / "main-2026-08-21" / "chart"  # the values the 1.6.1 data was checked against
+
+
+@pytest.mark.parametrize("nats_as_archive", [False, True])
+def test_the_published_chart_declares_every_value_the_program_sets(catalog, ngc, nats_as_archive):
+    served, base = ngc
+    archive = _chart_archive(FIXTURE / "values.yaml", FIXTURE / "charts/dynamo-operator/values.yaml", nats_as_archive)
+    (served / "dynamo-platform-1.6.1.tgz").write_bytes(archive)
+    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)
+    assert (status, detail) == ("ok", f"{base}/dynamo-platform-1.6.1.tgz declares every value the program sets")
+
+
+def test_a_published_chart_that_dropped_a_value_is_reported(catalog, ngc, tmp_path):
+    """As if the real 1.6.1 chart no longer had upgradeCRD (the switch of who applies the CRDs)."""
+    served, base = ngc
+    values = yaml.safe_load((FIXTURE / "values.yaml").read_text())
+    del values["dynamo-operator"]["upgradeCRD"]
+    operator = yaml.safe_load((FIXTURE / "charts/dynamo-operator/values.yaml").read_text())
+    del operator["upgradeCRD"]
+    (tmp_path / "v.yaml").write_text(yaml.safe_dump(values))
+    (tmp_path / "o.yaml").write_text(yaml.safe_dump(operator))
+    (served / "dynamo-platform-1.6.1.tgz").write_bytes(_chart_archive(tmp_path / "v.yaml", tmp_path / "o.yaml", True))
+    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)
+    assert status == "undeclared" and "does not declare dynamo-operator.upgradeCRD" in detail
+
+
+def test_a_chart_version_ngc_does_not_publish_is_missing(catalog, ngc):
+    _, base = ngc
+    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)  # nothing served
+    assert (status, detail) == ("missing", f"{base}/dynamo-platform-1.6.1.tgz is not published (404)")
+
+
+def test_an_unreachable_registry_is_reported_not_failed(catalog):
+    with serving(SimpleHTTPRequestHandler) as port:
+        pass  # a port that was just closed: nothing listens there
+    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=f"http://127.0.0.1:{port}")
+    assert status == "unreachable" and "dynamo-platform-1.6.1.tgz" in detail

@@ -10,9 +10,10 @@ import kubernetes_validate
 import pytest
 
 from core.dynamo_graph import graph_components, render_graph
+from core.inputs.config import namespace_config
 from core.render.validation import object_problems
 from core.stack import build_stack
-from tests.support import on_release, refused
+from tests.support import example_entries, on_release, refused, stack_names
 
 
 @pytest.mark.parametrize("version", ["1.0.0", "1.2.1", "1.3.0", "1.4.2", "1.5.1", "1.6.1"])
@@ -77,3 +78,23 @@ def test_undeclared_values_are_refused_before_anything_is_built(dev_raw, catalog
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:release.dynamo"
     assert problem.message.startswith("nats.enabled: not a value the dynamo-platform 1.2.1 chart declares")
+
+
+def test_graphs_stored_before_an_upgrade_are_ones_the_newest_crd_still_serves(catalog):
+    """A cluster upgraded from 1.2.1 holds v1alpha1 graphs until the program rewrites them as v1beta1
+    (the same resource, by its alias). The newest CRD (main of 2026-08-21) still serves v1alpha1,
+    deprecated, beside its storage version v1beta1, converting through the operator's webhook (whose
+    code cannot run here), and every 1.2.1 graph of ours is valid under that v1alpha1 schema."""
+    newest = catalog.dynamo_versions["1.6.1"]
+    crds, _ = newest.schema_crds()
+    (graph_crd,) = [crd for crd in crds if crd["spec"]["names"]["kind"] == "DynamoGraphDeployment"]
+    versions = {v["name"]: v for v in graph_crd["spec"]["versions"]}
+    assert versions["v1alpha1"]["served"] and versions["v1alpha1"].get("deprecated")
+    assert versions["v1beta1"]["served"] and versions["v1beta1"]["storage"]
+    assert graph_crd["spec"]["conversion"]["strategy"] == "Webhook"
+    old = catalog.dynamo_versions["1.2.1"]
+    for stack in stack_names():
+        raw = on_release(namespace_config(example_entries(stack)), catalog, "1.2.1")
+        for serving in build_stack(raw, catalog, with_hf_token=True, with_api_keys=True).serving:
+            assert serving.graph["apiVersion"] == old.spec.graph_api_version
+            assert object_problems(serving.graph, "1.33", newest) == [], stack
