@@ -11,7 +11,7 @@ STACK ?= dev
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help plan plan-all plan-diff promote preflight test lint format bench check-versions clean
+.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test lint format bench check-versions clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -50,6 +50,9 @@ plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: uni
 
 promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1]: copy the release block (STEP: one Dynamo minor at a time)
 	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
+
+check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
+	$(PY) -m tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers)
 	$(PY) -m pytest

@@ -91,6 +91,8 @@ servings = {
 for name, value in target.exports.items():
     pulumi.export(name, value)
 pulumi.export("nodePools", sorted(stack.pools))
+# What is live after this `up`: the next one may move at most one Dynamo minor release from it (make check-upgrade).
+pulumi.export("dynamoRelease", stack.config.release.dynamo)
 report = stack_report(stack, catalog, cluster_plan, region)
 for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
     pulumi.log.warn(warning)

@@ -1,5 +1,7 @@
-"""The Dynamo platform: the release's CRDs, its namespace, an optional NGC pull secret, the pinned
-Helm release. Depend on the component to wait for all of it (every graph does)."""
+"""The Dynamo platform: the release's CRDs where the program applies them, its namespace, an optional
+NGC pull secret, the pinned Helm release. Depend on the component to wait for all of it (every graph
+does): the release is deployed once the operator's pods are Ready, after its crd-apply init container
+where the operator applies the CRDs."""
 
 from __future__ import annotations
 
@@ -32,11 +34,12 @@ class DynamoPlatform(Component):
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
         objects = args.objects
-        # One owner for the CRDs: the program applies the pinned release's CRDs itself, so that a
-        # preview of an existing cluster knows them and a Dynamo upgrade updates them before the
-        # operator and the graphs. The operator patches spec.conversion (its conversion webhook)
-        # at run time, which Pulumi leaves to it. Deleting a CRD deletes every object of its kind:
-        # removing one from the program (or renaming it) leaves it in the cluster.
+        # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
+        # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
+        # updates them before the operator and the graphs; the operator patches spec.conversion (its
+        # conversion webhook) at run time, which Pulumi leaves to it. From 1.3 the list is empty: the
+        # operator's crd-apply init container applies its own. Deleting a CRD deletes every object of
+        # its kind: removing one from the program (or handing it to the operator) leaves it in the cluster.
         crds = [
             k8s.apiextensions.v1.CustomResourceDefinition(
                 f"{name}-crd-{crd['spec']['names']['plural']}",
@@ -58,8 +61,9 @@ class DynamoPlatform(Component):
                     opts=self.child_opts(depends_on=[namespace]),
                 )
             )
-        # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks. The chart's
-        # crds/ folder is skipped (skipCrds) and its CRD init container is off (upgradeCRD: false).
+        # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness
+        # wait covers the operator's init containers. The chart's crds/ folder is always skipped
+        # (skipCrds); its crd-apply init container is on only where the operator owns the CRDs.
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=CHART,

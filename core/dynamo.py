@@ -52,6 +52,11 @@ class CrdOwnership(StrictModel):
     directory: str  # under configs/dynamo/: the CRDs the program applies, or validates graphs against
 
 
+class PublishArgs(StrictModel):
+    kv_events: list[str]  # what the frontend's KV router reads (routerMode kv)
+    metrics: list[str]  # the engine's iteration statistics the dashboards and alerts read
+
+
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     chart_values: str  # folder under configs/dynamo/ whose chart/ holds the chart values
@@ -63,7 +68,8 @@ class DynamoVersionSpec(StrictModel):
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
     engine_versions: dict[str, str]  # recipe backend -> the engine version its runtime image carries
-    kv_events_args: dict[str, list[str]]  # recipe backend -> worker flags publishing KV events (routerMode kv)
+    publish_args: dict[str, PublishArgs]  # recipe backend -> the worker flags that publish events and metrics
+    runtime_version_override: bool = False  # graphs may name their runtime's version (1.4+ admission)
     grove_with_kai_scheduler: Literal["allowed", "refused"] = "allowed"  # both bundled by the chart
     upgrade_step: bool = False  # deployed only on the way to a later release
     unverified: list[Literal["chart", "chartValues", "crds", "runtimeImages", "efaRuntimeImages"]] = []

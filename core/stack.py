@@ -256,6 +256,7 @@ def build_stack(
                         init_volume=init_volume,
                         image_pull_secrets=pull_secrets,
                         with_hf_token=with_hf_token,
+                        observed=config.observability.enabled,
                     ),
                     smoke_test.readiness_annotations(deployment.config.ready_timeout_minutes),
                 ),

@@ -32,4 +32,5 @@ _Mocks.call
 # covers tests/tools/test_check_versions.py's handler too).
 _Frontend.do_GET
 _Frontend.do_POST
+_Frontend.do_HEAD
 JsonHandler.log_message

@@ -6,10 +6,13 @@ says for each chart: ok (listed, same digest), changed (listed with another dige
 unreachable. Each Dynamo release's dynamo-platform chart (NGC publishes no readable index) is
 downloaded from NGC and every value the program sets for that release is checked against the
 chart's own values: several releases' values could only be read from an older or untagged source
-(configs/dynamo/versions.yaml `unverified`). The EKS add-on builds (listed per account by the EKS
-API) are named with the command that checks them.
-Exit 1 when a pin is missing, its digest changed, or a chart does not declare a value the program
-sets; 0 otherwise (unreachable is reported, not failed).
+(configs/dynamo/versions.yaml `unverified`). NGC serves the same chart as an OCI artifact (what
+`pulumi up` installs) and as this archive; only value paths are checked, not the chart's own
+validate-values rules. Every runtime and EFA image of the table is looked up in its registry (an
+anonymous pull token, as `docker pull` gets one). The EKS add-on builds (listed per account by the
+EKS API) are named with the command that checks them.
+Exit 1 when a pin or an image is missing, a digest changed, or a chart does not declare a value the
+program sets; 0 otherwise (unreachable is reported, not failed).
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -108,6 +113,65 @@ def check_dynamo_chart(dynamo: DynamoVersion, timeout: float, base: str = NGC_CH
     return "ok", f"{url} declares every value the program sets"
 
 
+# What a registry may answer for a tag: a multi-arch index or a single manifest, Docker's or OCI's.
+MANIFEST_TYPES = ", ".join(
+    [
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    ]
+)
+
+
+def image_manifest_url(image: str, base: str | None = None) -> str:
+    """The registry URL of an image's manifest (a Docker Hub name gets its library/ prefix)."""
+    name, _, tag = image.rpartition(":") if "@" not in image else image.partition("@")
+    first, _, rest = name.partition("/")
+    if "." not in first and ":" not in first:  # Docker Hub
+        first, rest = "registry-1.docker.io", name if "/" in name else f"library/{name}"
+    return f"{base or f'https://{first}'}/v2/{rest}/manifests/{tag}"
+
+
+def check_image(image: str, timeout: float, base: str | None = None) -> tuple[str, str]:
+    """ok (the registry has the tag), missing (404), or unreachable. An anonymous pull token is asked
+    for where the registry wants one (its WWW-Authenticate challenge)."""
+    url = image_manifest_url(image, base)
+    headers = {"Accept": MANIFEST_TYPES}
+    for attempt in range(2):
+        request = urllib.request.Request(url, method="HEAD", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout):
+                return "ok", f"{image} is published"
+        except urllib.error.HTTPError as error:
+            challenge = error.headers.get("WWW-Authenticate", "")
+            if error.code == 401 and attempt == 0 and challenge.lower().startswith("bearer "):
+                try:
+                    headers["Authorization"] = f"Bearer {_anonymous_token(challenge, timeout)}"
+                except OSError as token_error:
+                    return "unreachable", f"{image}: no pull token: {token_error}"
+                continue
+            if error.code == 404:
+                return "missing", f"{image} is not published ({url}: 404)"
+            return "unreachable", f"{image}: {error}"
+        except OSError as error:
+            return "unreachable", f"{image}: {error}"
+    return "unreachable", f"{image}: the registry refused an anonymous pull token"
+
+
+def _anonymous_token(challenge: str, timeout: float) -> str:
+    fields = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
+    query = urllib.parse.urlencode({key: fields[key] for key in ("service", "scope") if key in fields})
+    with urllib.request.urlopen(f"{fields['realm']}?{query}", timeout=timeout) as response:
+        answer = json.load(response)
+    return answer.get("token") or answer["access_token"]
+
+
+def release_images(dynamo: DynamoVersion) -> list[str]:
+    efa = [image for images in dynamo.spec.efa_runtime_images.values() for image in images.values()]
+    return sorted({*dynamo.spec.runtime_images.values(), *efa})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for each index (default: 20)")
@@ -122,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         status, detail = check_dynamo_chart(dynamo, args.timeout)
         failed |= status in ("missing", "undeclared")
         print(f"{status:<11} dynamo-platform {version}: {detail}")
+        for image in release_images(dynamo):
+            status, detail = check_image(image, args.timeout)
+            failed |= status == "missing"
+            print(f"{status:<11} Dynamo {version} image: {detail}")
     for kubernetes, pins in catalog.addon_versions.items():
         for addon, pin in pins.items():
             print(

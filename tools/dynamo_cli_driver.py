@@ -10,6 +10,7 @@ Results go to a file: the parsers' loggers write to the process's own stdout and
 
 import argparse
 import contextlib
+import inspect
 import io
 import json
 import logging
@@ -33,11 +34,16 @@ def _trtllm(args):
 def _mocker(args):
     from dynamo.mocker.args import parse_args
 
-    sys.argv = ["dynamo.mocker", *args]  # older releases read sys.argv; later ones take it too
-    parse_args(args)
+    sys.argv = ["dynamo.mocker", *args]  # 1.0.0's parse_args() reads sys.argv; later ones take argv
+    if inspect.signature(parse_args).parameters:
+        parse_args(args)
+    else:
+        parse_args()
 
 
 PARSERS = {"dynamo.frontend": _frontend, "dynamo.trtllm": _trtllm, "dynamo.mocker": _mocker}
+# Tokens that make a parser print and exit before reading the rest of the line.
+EXITING = {"-h", "--help", "--version"}
 
 
 def parse(argv, env):
@@ -48,6 +54,9 @@ def parse(argv, env):
     parser = PARSERS.get(module)
     if parser is None:
         return f"no parser known for {module} (tools/dynamo_cli_driver.py)"
+    args = argv[argv.index("-m") + 2 :]
+    if EXITING & set(args):
+        return f"{', '.join(sorted(EXITING & set(args)))}: the process would print and exit instead of serving"
     said = io.StringIO()
     handler = logging.StreamHandler(said)
     logging.getLogger().addHandler(handler)
@@ -55,10 +64,9 @@ def parse(argv, env):
     os.environ.update(env)  # flags read their defaults from the environment the pod would have
     try:
         with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
-            parser(argv[argv.index("-m") + 2 :])
-    except SystemExit as stop:
-        if stop.code not in (0, None):
-            return _complaint(said.getvalue()) or f"exited with {stop.code}"
+            parser(args)
+    except SystemExit as stop:  # even exit 0 stopped the parse before the line was read
+        return _complaint(said.getvalue()) or f"exited with {stop.code} instead of parsing the whole line"
     except Exception as error:  # a validator's refusal (ValueError and the like)
         return f"{type(error).__name__}: {error}"
     finally:

@@ -6,8 +6,10 @@ small venv of its own under .venv-dynamo/<release>/ (`install`): its ai-dynamo a
 wheels from PyPI, without their dependencies, and the few packages the parsers import
 (requirements-dynamo-parsers.txt). tools/dynamo_cli_driver.py runs there and calls the release's
 parsers (`dynamo.frontend`, `dynamo.trtllm`, `dynamo.mocker`) on each line, with the environment the
-pod would have. `dynamo.trtllm` imports TensorRT-LLM for four flag defaults only: a stand-in answers
-that import (tools/trtllm_standin/, which says so).
+pod's main container lists (not what the operator injects, nor an envFrom Secret's keys, which are
+not known here) and nothing of this process's environment. A line that would make the process print
+and exit (--help, --version) fails. `dynamo.trtllm` imports TensorRT-LLM for four flag defaults only:
+a stand-in answers that import (tools/trtllm_standin/, which says so).
 
     python -m tools.dynamo_parsers install [--into .venv-dynamo]
 """
@@ -66,7 +68,9 @@ def parse(release: DynamoVersion, lines: list[CommandLine], venvs: Path = VENVS)
     with tempfile.TemporaryDirectory() as scratch:
         requests, results = Path(scratch) / "requests.json", Path(scratch) / "results.json"
         requests.write_text(json.dumps([{"id": line.where, "argv": line.argv, "env": line.env} for line in lines]))
-        env = os.environ | {"PYTHONPATH": str(STANDIN), "GPT_OSS_TRTLLM_FIELDS": str(FIELD_LIST)}
+        # Nothing of this process's environment: each line is parsed with its own pod's variables only.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(STANDIN)}
+        env["GPT_OSS_TRTLLM_FIELDS"] = str(FIELD_LIST)
         subprocess.run(
             [str(python_of(release, venvs)), str(DRIVER), str(requests), str(results)],
             env=env,

@@ -24,6 +24,7 @@ from pathlib import Path
 import pulumi
 
 from core.dynamo import DynamoVersion
+from core.dynamo_graph import image_release
 from core.inputs.catalog import Catalog, load_catalog
 from core.yaml_files import YamlFileError, load_stack_yaml
 from tools.mock_engine import ProgramRun
@@ -79,25 +80,67 @@ def release_of(text: str, file_name: str) -> dict:
 
 def upgrade_path(catalog: Catalog, live: str, wanted: str) -> list[DynamoVersion]:
     """The releases to deploy, in order, from `live` to `wanted`: one per minor release crossed (the
-    table's release of that minor; upgrade steps included), `wanted` last. Down as well as up."""
+    table's newest release of that minor; upgrade steps included), `wanted` last. Down as well as up
+    ("downgrade in the reverse direction")."""
     releases = catalog.dynamo_versions
-    for version, role in ((live, "live"), (wanted, "promoted")):
+    for version, role in ((live, "live"), (wanted, "wanted")):
         if version not in releases:
             raise PromotionError(f"the {role} Dynamo {version} is not in configs/dynamo/versions.yaml")
     start, end = releases[live].minor, releases[wanted].minor
-    if abs(start[1] - end[1]) <= 1 or start[0] != end[0]:
+    if start[0] != end[0]:
+        raise PromotionError(f"Dynamo {live} -> {wanted} crosses a major release: no supported path is known")
+    if abs(start[1] - end[1]) <= 1:
         return [releases[wanted]]
     direction = 1 if end > start else -1
     path = []
     for minor in range(start[1] + direction, end[1], direction):
-        found = sorted((r for r in releases.values() if r.minor == (start[0], minor)), key=lambda r: r.version)
+        found = [r for r in releases.values() if r.minor == (start[0], minor)]
         if not found:
             raise PromotionError(
-                f"Dynamo upgrades one minor release at a time, and no {start[0]}.{minor} release is in "
+                f"Dynamo moves one minor release at a time, and no {start[0]}.{minor} release is in "
                 "configs/dynamo/versions.yaml to step through: add it first"
             )
-        path.append(found[-1])
+        path.append(max(found, key=lambda r: tuple(int(part) for part in r.version.split("."))))
     return [*path, releases[wanted]]
+
+
+def _path_text(live: str, path: list[DynamoVersion]) -> str:
+    moving = "up" if path[-1].minor > path[0].minor or len(path) == 1 else "down"
+    return f"{len(path)} minor releases {moving}: {' -> '.join([live, *(r.version for r in path)])}"
+
+
+def with_next_step(catalog: Catalog, text: str, file_name: str, step: DynamoVersion) -> tuple[str, str]:
+    """The stack file on the next release of a path (its published runtime image), and a note when
+    that replaces an image of the stack's own (a mirror or a digest: set it again for the step)."""
+    current = release_of(text, file_name)["runtimeImage"]
+    image = step.spec.runtime_images[_backend(catalog, text, file_name)]
+    note = ""
+    if image_release(current) is None:  # not a published release tag: the stack's own build or mirror
+        note = f"  runtimeImage {current} replaced by {image}: point it at your own copy of it again"
+    return with_release_values(text, file_name, {"dynamo": step.version, "runtimeImage": image}), note
+
+
+def check_live(target: str, live: str, step: bool = False, root: Path = ROOT) -> str:
+    """Before a `pulumi up`: the release the target's stack file asks for may be at most one minor
+    release from `live` (the stack's output dynamoRelease). With `step`, write the next release of the
+    path into the file instead of refusing."""
+    target_file = root / f"Pulumi.{target}.yaml"
+    text = target_file.read_text()
+    wanted = release_of(text, target_file.name)["dynamo"]
+    catalog = load_catalog()
+    path = upgrade_path(catalog, live, wanted)
+    if len(path) == 1:
+        return f"{target}: Dynamo {live} -> {wanted}: at most one minor release, as Dynamo supports"
+    if not step:
+        raise PromotionError(
+            f"{target} runs Dynamo {live} (its last pulumi up) and {target_file.name} asks for {wanted}, "
+            f"{_path_text(live, path)}; Dynamo moves one minor release at a time. Deploy {path[0].version} first: "
+            f"`make check-upgrade STACK={target} LIVE={live} STEP=1` writes it into {target_file.name}"
+        )
+    stepped, note = with_next_step(catalog, text, target_file.name, path[0])
+    target_file.write_text(stepped)
+    heading = f"{target}: {target_file.name} now asks for Dynamo {path[0].version}, step 1 of the"
+    return "\n".join([f"{heading} {_path_text(live, path)}", *filter(None, [note])])
 
 
 def check_order(source: str, target: str, hotfix: bool) -> None:
@@ -132,21 +175,17 @@ def promote(source: str, target: str, hotfix: bool = False, step: bool = False, 
     live, wanted = target_release["dynamo"], source_release["dynamo"]
     catalog = load_catalog()
     path = upgrade_path(catalog, live, wanted)
-    steps = " -> ".join([live, *(release.version for release in path)])
     if len(path) > 1 and not step:
         raise PromotionError(
-            f"{target} runs Dynamo {live} ({target_file.name}); {source}'s {wanted} is {len(path)} minor releases on, "
-            f"and Dynamo upgrades one minor release at a time: {steps}. Promote the next step with "
+            f"{target} runs Dynamo {live} ({target_file.name}); {source}'s {wanted} is {_path_text(live, path)}, "
+            f"and Dynamo moves one minor release at a time. Promote the next step with "
             f"`make promote FROM={source} TO={target} STEP=1` (Dynamo {path[0].version}), `pulumi up` {target}, "
             "and repeat"
         )
+    note = ""
     if len(path) > 1:
-        next_release = path[0]
-        image = next_release.spec.runtime_images[_backend(catalog, target_text, target_file.name)]
-        promoted = with_release_values(
-            target_text, target_file.name, {"dynamo": next_release.version, "runtimeImage": image}
-        )
-        heading = f"{target}: Dynamo {live} -> {next_release.version}, step 1 of {len(path)} ({steps})"
+        promoted, note = with_next_step(catalog, target_text, target_file.name, path[0])
+        heading = f"{target}: Dynamo {live} -> {path[0].version}, step 1 of the {_path_text(live, path)}"
     else:
         promoted = with_release_of(source_text, target_text, target_file.name)
         heading = f"{target}: Dynamo {live} -> {wanted}" if live != wanted else f"{target}: Dynamo {live}"
@@ -160,7 +199,7 @@ def promote(source: str, target: str, hotfix: bool = False, step: bool = False, 
     target_file.write_text(promoted)
     moves = _moves(before_run, after_run, target) if before_run else []
     diff = unified_diff(before, after, f"{target}-before", f"{target}-after") or f"{target}: plan unchanged"
-    return "\n".join([heading, *moves, "", diff])
+    return "\n".join([heading, *filter(None, [note]), *moves, "", diff])
 
 
 def _backend(catalog: Catalog, text: str, file_name: str) -> str:
@@ -191,15 +230,25 @@ def _moves(before: ProgramRun, after: ProgramRun, stack: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--from", dest="source", required=True, help="environment to copy the release block from")
+    parser.add_argument("--from", dest="source", help="environment to copy the release block from")
     parser.add_argument("--to", dest="target", required=True, help="environment to copy it to (the next one)")
     parser.add_argument("--hotfix", action="store_true", help="allow a non-adjacent promotion")
     parser.add_argument(
         "--step", action="store_true", help="across several Dynamo minor releases: move the target to the next one"
     )
+    parser.add_argument(
+        "--live",
+        help="instead of promoting: the release live on --to (its output dynamoRelease); refuse a stack file "
+        "more than one Dynamo minor release from it (with --step, write the next release of the path)",
+    )
     args = parser.parse_args(argv)
+    if bool(args.source) == bool(args.live):
+        parser.error("give --from (promote) or --live (check a stack file against its live release)")
     try:
-        print(promote(args.source, args.target, args.hotfix, args.step))
+        if args.live:
+            print(check_live(args.target, args.live, args.step))
+        else:
+            print(promote(args.source, args.target, args.hotfix, args.step))
     except (PromotionError, FileNotFoundError, YamlFileError) as error:
         print(f"promote: {error}", file=sys.stderr)
         return 1

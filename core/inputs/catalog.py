@@ -349,7 +349,7 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
         by_backend_fields = (
             ("runtimeImages", spec.runtime_images),
             ("engineVersions", spec.engine_versions),
-            ("kvEventsArgs", spec.kv_events_args),
+            ("publishArgs", spec.publish_args),
         )
         for field, by_backend in by_backend_fields:
             problems += [

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from core.dynamo import DynamoVersion
-from core.dynamo_graph import GraphComponent, ModelVolume, image_release, render_graph
+from core.dynamo_graph import GraphComponent, ModelVolume, render_graph
 from core.inputs.config import Release
 from core.render import pod_security
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
@@ -101,6 +101,7 @@ class PodExtras:
     init_volume: dict[str, Any]
     image_pull_secrets: list[str]
     with_hf_token: bool
+    observed: bool  # observability.enabled: the dashboards and alerts read the workers' metrics
 
 
 def dynamo_graph_deployment(
@@ -111,7 +112,7 @@ def dynamo_graph_deployment(
     extras: PodExtras,
     annotations: dict[str, str],  # how `pulumi up` awaits it (core.render.smoke_test)
 ) -> dict[str, Any]:
-    components = [_frontend(deployment, release, extras)]
+    components = [_frontend(deployment, release, dynamo, extras)]
     components += [_worker(worker, deployment, release, dynamo, extras) for worker in deployment.workers]
     metadata = {
         "name": deployment.name,
@@ -127,7 +128,9 @@ def frontend_service_name(deployment_name: str) -> str:
     return f"{deployment_name}-frontend"
 
 
-def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtras) -> GraphComponent:
+def _frontend(
+    deployment: ResolvedDeployment, release: Release, dynamo: DynamoVersion, extras: PodExtras
+) -> GraphComponent:
     main = {
         "securityContext": pod_security.GRAPH_CONTAINER,
         "image": release.runtime_image,
@@ -138,7 +141,7 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
         name="Frontend",
         type="frontend",
         replicas=1,
-        runtime_version=_runtime_version(release.runtime_image, release),
+        runtime_version=_runtime_version(release.runtime_image, dynamo),
         # Our labels, not the operator's (which have changed between releases): NetworkPolicies
         # and monitors select the graph's pods by them.
         labels=worker_labels(deployment.name, FRONTEND_ROLE),
@@ -149,14 +152,20 @@ def _frontend(deployment: ResolvedDeployment, release: Release, extras: PodExtra
 def _worker(
     worker: Worker, deployment: ResolvedDeployment, release: Release, dynamo: DynamoVersion, extras: PodExtras
 ) -> GraphComponent:
-    # The frontend's KV router reads the cache events workers publish only when told to.
-    kv_events = dynamo.spec.kv_events_args[deployment.backend.name] if deployment.config.router_mode == "kv" else []
+    # Workers publish the KV events the frontend's KV router reads, and the metrics the dashboards
+    # read, only when told to (each costs some throughput).
+    publish = dynamo.spec.publish_args[deployment.backend.name]
+    wanted = [
+        *(publish.kv_events if deployment.config.router_mode == "kv" else []),
+        *(publish.metrics if extras.observed else []),
+    ]
+    publishing = list(dict.fromkeys(wanted))  # one flag may publish both
     args = deployment.backend.worker_args(
         model_path=model_snapshot_path(release),
         served_model_name=release.model,
         engine_file=f"{ENGINE_CONFIG_MOUNT}/{_engine_file(worker)}",
         role=worker.role,
-        recipe_args=[*worker.args, *kv_events],
+        recipe_args=[*worker.args, *publishing],
     )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
     image = worker.efa.image if worker.efa else release.runtime_image
@@ -209,14 +218,17 @@ def _worker(
         shared_memory=WORKER_SHARED_MEMORY,
         volume=ModelVolume(MODEL_CACHE_PVC, MODEL_CACHE_MOUNT),
         env_secret=HF_TOKEN_SECRET if extras.with_hf_token else None,
-        runtime_version=_runtime_version(image, release),
+        runtime_version=_runtime_version(image, dynamo),
     )
 
 
-def _runtime_version(image: str, release: Release) -> str | None:
-    """The platform's release, for an image whose tag does not name one (a digest, a custom build):
-    Dynamo's admission needs it from 1.4 (the graph's runtime version override)."""
-    return None if image_release(image) else release.dynamo
+def _runtime_version(image: str, dynamo: DynamoVersion) -> str | None:
+    """The release, for a main image whose tag is not exactly it (a digest, a custom build, or an
+    -efa variant, whose tag parses as a pre-release of it), where the release's graphs can say so:
+    Dynamo's admission asks for it from 1.4 ("Set it also when the parsed tag is not the Dynamo
+    runtime version", the CRD's description of the override)."""
+    exact = "@" not in image and image.rpartition(":")[2] == dynamo.version
+    return dynamo.version if dynamo.spec.runtime_version_override and not exact else None
 
 
 def _pull_secrets(extras: PodExtras) -> dict[str, Any]:

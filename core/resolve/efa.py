@@ -79,6 +79,13 @@ def pool_efa(
                     f"{KEY_PREFIX}deployments.{deployment.name}: its KV cache moves between nodes, but {why}: "
                     "the transfer falls back to TCP, which upstream reports as seconds of TTFT (ai-dynamo/dynamo#4185)"
                 )
+            elif "efaRuntimeImages" in dynamo.spec.unverified:
+                image = efa_image(dynamo, deployment)
+                warnings.append(
+                    f"{KEY_PREFIX}deployments.{deployment.name}: its workers run {image}, a tag no Dynamo "
+                    f"{dynamo.version} artifact list read here names (configs/dynamo/versions.yaml): make "
+                    "check-versions looks it up in the registry"
+                )
     return efa, warnings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-from http.server import SimpleHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ import yaml
 
 from core.inputs.catalog import CONFIG_DIR, Chart
 from tests.support import serving
-from tools.check_versions import check_chart, check_dynamo_chart
+from tools.check_versions import check_chart, check_dynamo_chart, check_image, release_images
 
 
 @pytest.fixture
@@ -135,3 +135,50 @@ def test_an_unreachable_registry_is_reported_not_failed(catalog):
         pass  # a port that was just closed: nothing listens there
     status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=f"http://127.0.0.1:{port}")
     assert status == "unreachable" and "dynamo-platform-1.6.1.tgz" in detail
+
+
+@pytest.fixture
+def registry():
+    """A stand-in OCI registry on 127.0.0.1 that, as nvcr.io does, answers 401 with a token challenge
+    until a request brings the anonymous pull token its realm hands out."""
+    published = {"/v2/nvidia/ai-dynamo/tensorrtllm-runtime/manifests/1.6.1"}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            if self.headers.get("Authorization") != "Bearer anonymous-pull":
+                realm = f"http://127.0.0.1:{self.server.server_port}/token"
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", f'Bearer realm="{realm}",service="registry",scope="repo:pull"')
+            else:
+                self.send_response(200 if self.path in published else 404)
+            self.end_headers()
+
+        def do_GET(self):
+            body = json.dumps({"token": "anonymous-pull"}).encode() if self.path.startswith("/token?") else b"{}"
+            self.send_response(200 if self.path.startswith("/token?service=registry&scope=repo") else 404)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    with serving(Handler) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_a_published_image_tag_is_found_with_an_anonymous_pull_token(registry):
+    image = "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1"
+    assert check_image(image, timeout=5, base=registry) == ("ok", f"{image} is published")
+
+
+def test_an_image_tag_the_registry_does_not_have_is_missing(registry):
+    """As if NGC had no 1.6.1-efa tag (the table's unverified guess)."""
+    status, detail = check_image("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1-efa", timeout=5, base=registry)
+    assert status == "missing" and detail.endswith("manifests/1.6.1-efa: 404)")
+
+
+def test_every_runtime_and_efa_image_of_a_release_is_looked_up(catalog):
+    assert release_images(catalog.dynamo_versions["1.6.1"]) == [
+        "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
+        "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1-efa",
+    ]

@@ -21,10 +21,9 @@ RELEASES = sorted(load_catalog().dynamo_versions)
 @pytest.fixture(scope="module", params=RELEASES)
 def release(request, catalog):
     dynamo = catalog.dynamo_versions[request.param]
-    if not python_of(dynamo).exists():
-        pytest.skip(
-            f"no parser venv for Dynamo {dynamo.version}: `make test` makes it (python -m tools.dynamo_parsers install)"
-        )
+    assert python_of(dynamo).exists(), (
+        f"no parser venv for Dynamo {dynamo.version}: `make test` makes it (python -m tools.dynamo_parsers install)"
+    )
     return dynamo
 
 
@@ -45,7 +44,9 @@ def test_every_command_line_parses_on_its_release(catalog, release):
     lines = [line for stack in stack_names() for line in stack_lines(catalog, release.version, stack)]
     recipes = {re.search(r"\(recipe (\S+)\)", line.where)[1] for line in lines}
     assert recipes == set(catalog.recipes)  # every recipe was rendered and parsed
-    assert any(release.spec.kv_events_args["trtllm"][0] in line.argv for line in lines)  # a KV-router worker too
+    publish = release.spec.publish_args["trtllm"]
+    flags = {arg for line in lines for arg in line.argv}
+    assert {*publish.kv_events, *publish.metrics} <= flags  # a KV-router worker, an observed one
     assert parse(release, lines) == {}
 
 
@@ -61,6 +62,15 @@ def test_a_misspelt_flag_in_a_recipe_fails_naming_the_recipe_and_the_flag(catalo
     ((where, said),) = refused.items()
     assert "(recipe h200-agg-low-latency) TrtllmWorker" in where
     assert "--dyn-reasonin-parser" in said
+
+
+@pytest.mark.parametrize("exiting", ["--help", "--version"])
+def test_a_line_that_would_print_and_exit_is_refused(catalog, release, exiting):
+    """Its parser exits 0 before reading the rest: never a pass."""
+    (frontend, worker) = stack_lines(catalog, release.version, "dev")
+    lines = [dataclasses.replace(line, argv=[*line.argv, exiting, "--no-such-flag"]) for line in (frontend, worker)]
+    refused = parse(release, lines)
+    assert set(refused) == {frontend.where, worker.where} and all(exiting in said for said in refused.values())
 
 
 def test_a_value_the_parser_does_not_accept_is_refused(catalog, release):
@@ -82,3 +92,9 @@ def test_the_table_names_the_tensorrt_llm_the_release_is_built_with(release):
     ).stdout
     pinned = re.search(r"^tensorrt-llm==(\S+); extra == .trtllm.", requirements, re.MULTILINE)[1]
     assert pinned == release.spec.engine_versions["trtllm"]
+
+
+def test_this_process_environment_does_not_reach_the_parsers(catalog, release, monkeypatch):
+    """Only each pod's own variables: a DYN_* variable here neither breaks nor masks a line."""
+    monkeypatch.setenv("DYN_HTTP_PORT", "not-a-port")
+    assert parse(release, stack_lines(catalog, release.version, "dev")) == {}

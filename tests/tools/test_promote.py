@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -63,7 +65,7 @@ def test_a_promotion_across_minor_releases_is_refused_with_the_path(envs):
     with pytest.raises(promote.PromotionError) as refused:
         promote.promote("dev", "staging", root=envs)
     message = str(refused.value)
-    assert "staging runs Dynamo 1.2.1 (Pulumi.staging.yaml); dev's 1.6.1 is 4 minor releases on" in message
+    assert "staging runs Dynamo 1.2.1 (Pulumi.staging.yaml); dev's 1.6.1 is 4 minor releases up" in message
     assert "1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1" in message
     assert "make promote FROM=dev TO=staging STEP=1" in message
     assert (envs / "Pulumi.staging.yaml").read_text() == before
@@ -76,7 +78,9 @@ def test_stepping_through_every_minor_release_to_dev(envs):
     release = promote.release_of(staging.read_text(), "staging")
     assert release["dynamo"] == "1.3.0" and release["runtimeImage"].endswith("tensorrtllm-runtime:1.3.0")
     assert release["modelRevision"] == "b5c939de8f754692c1647ca79fbf85e8c1e70f8a"  # staging's own, for now
-    assert first.startswith("staging: Dynamo 1.2.1 -> 1.3.0, step 1 of 4 (1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1)")
+    assert first.startswith(
+        "staging: Dynamo 1.2.1 -> 1.3.0, step 1 of the 4 minor releases up: 1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1"
+    )
     # What the step changes, in its diff: CRD ownership, platform release, graph apiVersion, runtime
     # image, and the engine the engine config is for.
     assert "customresourcedefinition_dynamographdeployments.nvidia.com.yaml: a CustomResourceDefinition" in first
@@ -88,7 +92,7 @@ def test_stepping_through_every_minor_release_to_dev(envs):
     assert "+          image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0" in first
     assert "+    gpt-oss-infra/engine-version: TensorRT-LLM 1.3.0rc19" in first
     second = promote.promote("dev", "staging", step=True, root=envs)
-    assert second.startswith("staging: Dynamo 1.3.0 -> 1.4.2, step 1 of 3")
+    assert second.startswith("staging: Dynamo 1.3.0 -> 1.4.2, step 1 of the 3 minor releases up")
     assert '"install": false' in second  # NATS off by default from 1.4
     assert promote.promote("dev", "staging", step=True, root=envs).startswith("staging: Dynamo 1.4.2 -> 1.5.1")
     last = promote.promote("dev", "staging", root=envs)  # adjacent now: the whole release block
@@ -145,3 +149,45 @@ def test_a_stack_file_that_repeats_a_key_is_refused_with_its_line(tmp_path, caps
         promote.YamlFileError, match=r"Pulumi.staging.yaml:\d+:\d+: duplicate key 'gpt-oss-infra:environment'"
     ):
         promote.promote("dev", "staging", root=tmp_path)
+
+
+def test_a_stack_file_more_than_one_minor_release_from_the_live_one_is_refused_before_up(envs):
+    """What the deploy workflow runs before `pulumi up`, with the stack's output dynamoRelease."""
+    dev = envs / "Pulumi.dev.yaml"
+    with pytest.raises(promote.PromotionError) as refused:
+        promote.check_live("dev", "1.2.1", root=envs)
+    assert "dev runs Dynamo 1.2.1 (its last pulumi up) and Pulumi.dev.yaml asks for 1.6.1" in str(refused.value)
+    assert "4 minor releases up: 1.2.1 -> 1.3.0 -> 1.4.2 -> 1.5.1 -> 1.6.1" in str(refused.value)
+    assert promote.check_live("dev", "1.5.1", root=envs).endswith("at most one minor release, as Dynamo supports")
+    said = promote.check_live("dev", "1.2.1", step=True, root=envs)  # writes the next release of the path
+    assert said.startswith("dev: Pulumi.dev.yaml now asks for Dynamo 1.3.0, step 1 of the 4 minor releases up")
+    assert promote.release_of(dev.read_text(), "dev")["runtimeImage"].endswith("tensorrtllm-runtime:1.3.0")
+    with pytest.raises(
+        promote.PromotionError, match=re.escape("4 minor releases down: 1.6.1 -> 1.5.1 -> 1.4.2 -> 1.3.0 -> 1.2.1")
+    ):
+        promote.check_live("staging", "1.6.1", root=envs)  # a rollback steps back one minor at a time too
+
+
+def test_the_path_takes_the_newest_patch_of_each_minor_and_stops_at_a_major(catalog):
+    newer = dataclasses.replace(catalog.dynamo_versions["1.4.2"], version="1.4.10")
+    major = dataclasses.replace(catalog.dynamo_versions["1.6.1"], version="2.0.0")
+    releases = catalog.dynamo_versions | {"1.4.10": newer, "2.0.0": major}
+    with_them = dataclasses.replace(catalog, dynamo_versions=releases)
+    assert [r.version for r in promote.upgrade_path(with_them, "1.2.1", "1.6.1")] == [
+        "1.3.0",
+        "1.4.10",
+        "1.5.1",
+        "1.6.1",
+    ]
+    with pytest.raises(promote.PromotionError, match="crosses a major release"):
+        promote.upgrade_path(with_them, "1.6.1", "2.0.0")
+    with pytest.raises(promote.PromotionError, match=re.escape("no 1.1 release is in configs/dynamo/versions.yaml")):
+        promote.upgrade_path(catalog, "1.0.0", "1.2.1")
+
+
+def test_a_step_says_when_it_replaces_the_stacks_own_image(envs):
+    staging = envs / "Pulumi.staging.yaml"
+    mirror = "registry.example.com/mirror/tensorrtllm-runtime@sha256:" + "b" * 64
+    staging.write_text(promote.with_release_values(staging.read_text(), staging.name, {"runtimeImage": mirror}))
+    said = promote.promote("dev", "staging", step=True, root=envs)
+    assert f"runtimeImage {mirror} replaced by nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0" in said

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.dynamo_graph import ModelVolume, components_by_name
+from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import resolve
+from tests.support import example_entries, on_release, resolve
 
 
 def test_workers_load_the_pinned_revision_from_the_cache(dev_raw, catalog):
@@ -37,3 +40,45 @@ def test_router_mode_reaches_the_frontend(dev_raw, catalog):
     graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
     args = components_by_name(graph)["Frontend"].main["args"]
     assert args[:2] == ["--router-mode", "kv"]
+
+
+@pytest.mark.parametrize(
+    ("release", "router", "observed", "flags"),
+    [
+        ("1.6.1", "round-robin", False, []),
+        ("1.6.1", "kv", False, ["--publish-kv-events"]),
+        ("1.6.1", "round-robin", True, ["--publish-metrics"]),  # 1.6's KV-event flag publishes no metrics
+        ("1.6.1", "kv", True, ["--publish-kv-events", "--publish-metrics"]),
+        ("1.5.1", "kv", True, ["--publish-kv-events"]),  # one flag publishes both before 1.6
+        ("1.2.1", "round-robin", True, ["--publish-events-and-metrics"]),
+    ],
+)
+def test_workers_publish_what_the_router_and_the_dashboards_read(dev_raw, catalog, release, router, observed, flags):
+    on_release(dev_raw, catalog, release)
+    dev_raw["deployments"]["gpt-oss"]["routerMode"] = router
+    dev_raw["observability"] = {"enabled": observed}
+    graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
+    args = components_by_name(graph)["TrtllmWorker"].main["args"]
+    assert [arg for arg in args if arg.startswith("--publish")] == flags
+
+
+@pytest.mark.parametrize(
+    ("release", "image", "override"),
+    [
+        ("1.6.1", "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1", None),
+        ("1.6.1", f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:{'a' * 64}", "1.6.1"),
+        ("1.6.1", "registry.example.com/mirror/tensorrtllm-runtime:ours-7", "1.6.1"),
+        ("1.3.0", f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime@sha256:{'a' * 64}", None),  # no such field before 1.4
+    ],
+)
+def test_an_image_that_does_not_name_the_release_gets_the_runtime_version(dev_raw, catalog, release, image, override):
+    on_release(dev_raw, catalog, release)["release"]["runtimeImage"] = image
+    graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
+    assert {c.runtime_version for c in components_by_name(graph).values()} == {override}
+
+
+def test_an_efa_worker_gets_the_runtime_version_its_tag_does_not_say(catalog):
+    """1.6.1-efa parses as a pre-release of 1.6.1: the CRD says to set the override then."""
+    stack = build_stack(namespace_config(example_entries("b200-disagg")), catalog, with_hf_token=False)
+    workers = [c for s in stack.serving for c in components_by_name(s.graph).values() if c.type != "frontend"]
+    assert {(c.main["image"].rpartition(":")[2], c.runtime_version) for c in workers} == {("1.6.1-efa", "1.6.1")}

@@ -100,17 +100,24 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> set[str]:
             continue
         if theirs_.main.get("workingDir") and not component.main.get("workingDir"):
             found.add(f"worker workingDir: none / {theirs_.main['workingDir']}")
-        engine = next(m for m in component.main["volumeMounts"] if m["name"] == "engine-config")
-        assert "--extra-engine-args" in _flags(their_line) and not theirs_.pod.get("volumes")
-        found.add(f"worker engine config: a ConfigMap mounted at {engine['mountPath']} / a file in the image")
-        found.add(f"worker model: the {component.volume.claim} PVC at {component.volume.mount_path} / the hub")
+        engine_file = their_line[their_line.index("--extra-engine-args") + 1]
+        mounts = {m["mountPath"]: m["name"] for m in component.main.get("volumeMounts", [])}
+        engine_mount = next(
+            (path for path in mounts if mine_line[mine_line.index("--extra-engine-args") + 1].startswith(path)), None
+        )
+        if engine_mount and not engine_file.startswith("/"):  # upstream's is a path inside its image
+            found.add(f"worker engine config: a ConfigMap mounted at {engine_mount} / a file in the image")
+        their_model = their_line[their_line.index("--model-path") + 1]
+        if component.volume and not their_model.startswith("/"):  # upstream's is a hub model id
+            found.add(f"worker model: the {component.volume.claim} PVC at {component.volume.mount_path} / the hub")
         their_resources = (theirs_.pod_template()["spec"]["containers"][0]).get("resources", {})
         if set(their_resources.get("requests", {})) - {"nvidia.com/gpu"}:
             found.add("worker resources: upstream requests ephemeral-storage")
         if "nvidia.com/gpu" not in their_resources.get("requests", {}):
             found.add("worker resources: ours request nvidia.com/gpu = limits / upstream limits nvidia.com/gpu")
         added_pod = sorted(set(component.pod) - set(theirs_.pod) - {"containers"})
-        found.add(f"worker pod: ours add {', '.join(added_pod)}")
+        if added_pod:
+            found.add(f"worker pod: ours add {', '.join(added_pod)}")
         if component.shared_memory != theirs_.shared_memory:
             found.add(f"worker shared memory: {component.shared_memory} / the operator's default")
     return found
