@@ -2,7 +2,11 @@
 # Benchmarks one deployment with aiperf through its Dynamo frontend. Run by the opt-in benchmark
 # Job (core/render/benchmark.py); the arguments follow Dynamo's gpt-oss-120b perf Jobs and
 # [dynamo-gptoss-trtllm]'s aiperf command (SOURCES.md): fixed input and output lengths
-# (ignore_eos), one warm-up request per concurrent stream.
+# (ignore_eos), one warm-up request per concurrent stream. ignore_eos goes at the request's top
+# level only, as the perf Jobs on Dynamo's main branch send it: Dynamo 1.6.1's frontend refuses
+# the older {"nvext": {"ignore_eos": true}} with HTTP 400 ("unknown field `ignore_eos`", seen by
+# `make trial`), and the v1.0.0 perf Jobs sent both in one request, so the top level is accepted
+# from 1.0.0 on.
 #
 # Environment: AIPERF_VERSION, ENDPOINT (host:port of the frontend), MODEL, TOKENIZER (a local
 # snapshot path), ISL, OSL, CONCURRENCY, REQUEST_COUNT, ARTIFACT_DIR; PYTHONUSERBASE, where pip
@@ -30,7 +34,6 @@ aiperf profile --artifact-dir "${ARTIFACT_DIR}" --model "${MODEL}" --tokenizer "
   --synthetic-input-tokens-mean "${ISL}" --synthetic-input-tokens-stddev 0 \
   --output-tokens-mean "${OSL}" --output-tokens-stddev 0 \
   --extra-inputs "max_tokens:${OSL}" --extra-inputs "min_tokens:${OSL}" --extra-inputs ignore_eos:true \
-  --extra-inputs '{"nvext":{"ignore_eos":true}}' \
   --concurrency "${CONCURRENCY}" --request-count "${REQUEST_COUNT}" --warmup-request-count "${CONCURRENCY}" \
   --random-seed 100 --ui simple
 echo "results kept in ${ARTIFACT_DIR} on the model-cache volume"
