@@ -6,12 +6,16 @@ PY := $(VENV)/bin/python
 VENV_CHECKOV ?= .venv-checkov
 # Dynamo's own argument parsers, one small venv per release of configs/dynamo/versions.yaml.
 VENV_DYNAMO ?= .venv-dynamo
+# Dynamo 1.6.1's frontend and mocker, which `make trial` runs (tools/trial.py).
+VENV_TRIAL ?= .venv-trial
+# NVIDIA AIConfigurator (about 850 MB), for `make mocker-timing` only.
+VENV_AIC ?= .venv-aic
 STACK ?= dev
 
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test lint format bench check-versions clean
+.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing lint format bench check-versions clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -37,6 +41,17 @@ $(VENV_DYNAMO)/.installed: $(VENV)/.installed configs/dynamo/versions.yaml requi
 	$(PY) -m tools.dynamo_parsers install --into $(VENV_DYNAMO)
 	@touch $@
 
+$(VENV_TRIAL)/.installed: requirements-trial.txt
+	@echo "==> $(VENV_TRIAL): Dynamo 1.6.1's frontend and mocker (requirements-trial.txt)"
+	@test -x $(VENV_TRIAL)/bin/python || $(PYTHON) -m venv $(VENV_TRIAL)
+	$(VENV_TRIAL)/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements-trial.txt
+	@touch $@
+
+$(VENV_AIC)/.installed:
+	@test -x $(VENV_AIC)/bin/python || $(PYTHON) -m venv $(VENV_AIC)
+	$(VENV_AIC)/bin/python -m pip install --disable-pip-version-check aiconfigurator==0.12.0
+	@touch $@
+
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
 	$(PY) -m tools.plan --stack $(STACK)
 
@@ -54,8 +69,14 @@ promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STE
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
 	$(PY) -m tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
-test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers)
+test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial)
 	$(PY) -m pytest
+
+trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
+	$(PY) -m tools.trial
+
+mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
+	$(PY) -m tools.mocker_timing --aic-python $(VENV_AIC)/bin/python
 
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
 	$(PY) -m tools.preflight --stack $(STACK)

@@ -79,7 +79,7 @@ servings = {
         serving.deployment.name,
         DynamoServingArgs(
             serving=serving,
-            gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name),
+            gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
             api_keys=api_keys,
             gateway_ready=gateways.ready if gateways else [],
         ),

@@ -31,10 +31,14 @@ class DynamoServing(Component):
     def __init__(self, name: str, args: DynamoServingArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:serving:DynamoServing", name, None, opts)
         serving = args.serving
-        engine_config = k8s.core.v1.ConfigMap(
-            f"{name}-engine-config",
-            **resource_args(serving.engine_config),
-            opts=self.child_opts(),
+        engine_config = (
+            [
+                k8s.core.v1.ConfigMap(
+                    f"{name}-engine-config", **resource_args(serving.engine_config), opts=self.child_opts()
+                )
+            ]
+            if serving.engine_config is not None
+            else []
         )
         graph = serving.graph
         gpu_nodes = [args.gpu_nodes] if args.gpu_nodes is not None else []
@@ -45,7 +49,7 @@ class DynamoServing(Component):
             self,
             f"{name}-graph",
             graph,
-            depends_on=[engine_config, *gpu_nodes],
+            depends_on=[*engine_config, *gpu_nodes],
             aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
         )
         if serving.benchmark is not None:

@@ -65,6 +65,7 @@ class DynamoVersionSpec(StrictModel):
     nats_switch: list[str] = Field(min_length=1)
     nats_default: bool  # the bundled NATS when platform.nats is not set
     runtime_images: dict[str, str]  # recipe backend -> the release's runtime image
+    unsupported_backends: dict[str, str] = {}  # recipe backend -> why the release does not run it
     efa_runtime_images: dict[str, dict[str, str]]  # recipe backend -> node CPU architecture -> image
     wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
     engine_versions: dict[str, str]  # recipe backend -> the engine version its runtime image carries

@@ -69,8 +69,12 @@ class GraphComponent:
         """The Kubernetes PodTemplateSpec this component's pods get: the main container with its
         resources, env Secret and model volume mount, and the claim among the pod's volumes."""
         main = {"name": MAIN_CONTAINER, **self.main}
-        if self.resources():
-            main["resources"] = {"requests": self.resources(), "limits": self.resources()}
+        if self.resources():  # beside the main container's own CPU and memory, if it has any
+            own = self.main.get("resources") or {}
+            main["resources"] = {
+                "requests": (own.get("requests") or {}) | self.resources(),
+                "limits": (own.get("limits") or {}) | self.resources(),
+            }
         if self.env_secret:
             main["envFrom"] = [{"secretRef": {"name": self.env_secret}}]
         spec = dict(self.pod)
@@ -92,9 +96,9 @@ class _V1alpha1:
     api_version = "nvidia.com/v1alpha1"
 
     @staticmethod
-    def write_spec(backend_framework: str, components: list[GraphComponent]) -> dict[str, Any]:
+    def write_spec(backend_framework: str | None, components: list[GraphComponent]) -> dict[str, Any]:
         claims = list(dict.fromkeys(c.volume.claim for c in components if c.volume))
-        spec: dict[str, Any] = {"backendFramework": backend_framework}
+        spec: dict[str, Any] = {"backendFramework": backend_framework} if backend_framework else {}
         if claims:  # the operator may only mount claims the graph lists
             spec["pvcs"] = [{"name": claim, "create": False} for claim in claims]
         spec["services"] = {component.name: _V1alpha1._service(component) for component in components}
@@ -162,11 +166,9 @@ class _V1beta1:
     api_version = "nvidia.com/v1beta1"
 
     @staticmethod
-    def write_spec(backend_framework: str, components: list[GraphComponent]) -> dict[str, Any]:
-        return {
-            "backendFramework": backend_framework,
-            "components": [_V1beta1._component(component) for component in components],
-        }
+    def write_spec(backend_framework: str | None, components: list[GraphComponent]) -> dict[str, Any]:
+        framework = {"backendFramework": backend_framework} if backend_framework else {}
+        return framework | {"components": [_V1beta1._component(component) for component in components]}
 
     @staticmethod
     def _component(component: GraphComponent) -> dict[str, Any]:
@@ -189,7 +191,17 @@ class _V1beta1:
         containers = spec.get("containers") or []
         main = dict(next((c for c in containers if c.get("name") == MAIN_CONTAINER), {}))
         main.pop("name", None)
-        requests = dict((main.pop("resources", None) or {}).get("requests") or {})
+        # GPUs and other extended resources (a domain-qualified name) are the component's; CPU and memory
+        # stay the main container's own.
+        resources = main.pop("resources", None) or {}
+        requests = {name: value for name, value in (resources.get("requests") or {}).items() if "/" in name}
+        own = {
+            kind: {name: value for name, value in amounts.items() if "/" not in name}
+            for kind, amounts in resources.items()
+            if any("/" not in name for name in amounts or {})
+        }
+        if own:
+            main["resources"] = own
         secrets = [source["secretRef"]["name"] for source in main.pop("envFrom", None) or [] if "secretRef" in source]
         claims = {
             volume["name"]: volume["persistentVolumeClaim"]["claimName"]
@@ -254,8 +266,9 @@ def other_graph_types(api_version: str) -> list[str]:
 
 
 def render_graph(
-    api_version: str, metadata: dict[str, Any], backend_framework: str, components: list[GraphComponent]
+    api_version: str, metadata: dict[str, Any], backend_framework: str | None, components: list[GraphComponent]
 ) -> dict[str, Any]:
+    """The graph manifest; without backendFramework when None (the mocker's, as in Dynamo's own template)."""
     return {
         "apiVersion": api_version,
         "kind": KIND,

@@ -11,7 +11,7 @@ from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
-from core.inputs.rules import parse_stack_config
+from core.inputs.rules import loads_weights, parse_stack_config
 from core.render import (
     benchmark,
     cost,
@@ -39,7 +39,7 @@ class Serving:
     """One deployment, the objects that serve it, and how its workers fit their GPUs."""
 
     deployment: ResolvedDeployment
-    engine_config: dict[str, Any]
+    engine_config: dict[str, Any] | None  # None: its backend takes every engine setting as a flag
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
@@ -50,12 +50,13 @@ class Serving:
     def objects(self) -> list[dict[str, Any]]:
         jobs = [scripted for scripted in (self.benchmark, self.smoke_test) if scripted]
         gateway_objects = [*self.gateway.objects, self.gateway.api_key_secret] if self.gateway else []
-        return [
+        objects = [
             self.engine_config,
             self.graph,
             *(obj for each in jobs for obj in (each.script, each.job)),
             *gateway_objects,
         ]
+        return [obj for obj in objects if obj]
 
 
 @dataclass(frozen=True)
@@ -133,18 +134,22 @@ def build_stack(
     namespace = config.namespace
     cache = config.model_cache
     pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
-    init_container, init_volume = model_cache.wait_for_model(config.release)
+    weights = loads_weights(config, catalog)  # else a cache of the tokenizer only (mocker recipes)
+    init_container, init_volume = model_cache.wait_for_model(config.release, weights)
     dynamo = catalog.dynamo_versions[config.release.dynamo]
     deployments = resolve_deployments(config, catalog, pools)
     efa_pools, efa_warnings = efa.pool_efa(pools, deployments, dynamo)
     warnings += efa_warnings
-    deployments = [efa.with_efa(d, efa_pools[d.pool.name], dynamo, catalog.efa) for d in deployments]
+    deployments = [efa.with_efa(d, efa_pools, dynamo, catalog.efa) for d in deployments]
     unsizable = _kv_dtype_problems(deployments, catalog)
     if unsizable:  # the sizing below reads the KV dtype's element size
         raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
     fits = {}
     for deployment in deployments:
+        if deployment.pool is None:  # a CPU recipe: no GPU memory to fit
+            fits[deployment.name] = []
+            continue
         fits[deployment.name] = [
             sizing.worker_fit(
                 worker,
@@ -161,7 +166,11 @@ def build_stack(
         problems += found
         warnings += warned
     charts = gpu_software.gpu_software(
-        config.cluster, catalog.charts, efa=any(efa_pools.values()), scraped=config.observability.enabled
+        config.cluster,
+        catalog.charts,
+        efa=any(efa_pools.values()),
+        scraped=config.observability.enabled,
+        gpu_pools=bool(pools),
     )
     problems += gpu_software.chart_problems(
         charts, {pool.instance_type for name, pool in pools.items() if efa_pools[name]}
@@ -240,6 +249,7 @@ def build_stack(
                 catalog.model_download,
                 _script(catalog, model_cache.DOWNLOAD_SCRIPT),
                 with_hf_token,
+                weights,
             ),
         ),
         serving=[
@@ -251,7 +261,7 @@ def build_stack(
                     dynamo,
                     namespace,
                     manifests.PodExtras(
-                        node_selector=node_selector(pools[deployment.config.node_pool]),
+                        node_selector=node_selector(deployment.pool) if deployment.pool else None,
                         init_container=init_container,
                         init_volume=init_volume,
                         image_pull_secrets=pull_secrets,
@@ -347,7 +357,13 @@ def _serving(
         )
         if deployment.config.benchmark.enabled
         else None,
-        smoke_test=smoke_test.smoke_test(graph, release, catalog.smoke_test, _script(catalog, smoke_test.SCRIPT)),
+        smoke_test=smoke_test.smoke_test(
+            graph,
+            release,
+            catalog.smoke_test,
+            _script(catalog, smoke_test.SCRIPT),
+            simulated=deployment.backend.spec.simulated,
+        ),
         gateway=gateway.gateway(deployment.name, namespace, deployment.config.endpoint, release.model)
         if deployment.config.endpoint.exposure != "cluster"
         else None,
@@ -360,7 +376,7 @@ def _kv_dtype_problems(deployments: list[ResolvedDeployment], catalog: Catalog) 
     known = catalog.model.kv_bytes_per_element
     problems = []
     for deployment in deployments:
-        for worker in deployment.workers:
+        for worker in deployment.workers if deployment.pool else []:  # CPU workers: no GPU memory to size
             dtype = deployment.backend.view(worker.engine).kv_cache_dtype
             if dtype not in known:
                 key = f"{KEY_PREFIX}deployments.{deployment.name}.overrides.kv_cache_config.dtype"
@@ -373,10 +389,10 @@ def _observability(
 ) -> observability.ObservabilityObjects | None:
     """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for. A
     deployment's live $ per million tokens divides its share of its pool's cost (all the nodes, idle
-    ones too, shared by GPUs among the pool's deployments) by its tokens."""
+    ones too, shared by GPUs among the pool's deployments) by its tokens; a simulated engine's has none."""
     if not config.observability.enabled:
         return None
-    pools = {deployment.pool.name: deployment.pool for deployment in deployments}
+    pools = {deployment.pool.name: deployment.pool for deployment in deployments if deployment.pool}
     created = isinstance(config.cluster, EksClusterConfig)
     pool_costs = cost.pool_costs(pools, deployments, catalog.prices, region, created)
     metrics = [
@@ -384,9 +400,10 @@ def _observability(
             name=deployment.name,
             namespace=config.namespace,
             mode=deployment.recipe.mode,
-            dollars_per_hour=pool_costs[deployment.pool.name].share_of(deployment),
+            dollars_per_hour=pool_costs[deployment.pool.name].share_of(deployment) if deployment.pool else None,
             ttft_p95_seconds=deployment.config.alerts.ttft_p95_seconds
             or observability.default_ttft_p95_seconds(deployment.recipe.mode),
+            simulated=deployment.backend.spec.simulated,
         )
         for deployment in deployments
     ]
@@ -395,8 +412,9 @@ def _observability(
         catalog.charts["kube-prometheus-stack"],
         config.cluster.block_storage_class,
         metrics,
-        model_cache.download_job_name(config.release),
+        model_cache.download_job_name(config.release, loads_weights(config, catalog)),
         config.cluster.kubernetes_version,
+        gpu_nodes=bool(config.node_pools),
     )
 
 
@@ -439,7 +457,7 @@ def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:
             smoke_test=None,
             deferred=waiting_pools[each.deployment.pool.name],
         )
-        if each.deployment.pool.name in waiting_pools
+        if each.deployment.pool and each.deployment.pool.name in waiting_pools
         else each
         for each in stack.serving
     ]

@@ -59,9 +59,14 @@ def read_stack_yaml(path: Path) -> dict[str, Any]:
     return load_stack_yaml(text, path.name)
 
 
+def load_strict_yaml(text: str) -> Any:
+    """One YAML document, refusing a key given twice in one mapping (yaml.MarkedYAMLError says where)."""
+    return yaml.load(text, Loader=_StrictLoader)
+
+
 def load_stack_yaml(text: str, file_name: str) -> dict[str, Any]:
     try:
-        document = yaml.load(text, Loader=_StrictLoader)
+        document = load_strict_yaml(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         raise YamlFileError(f"{file_name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None

@@ -18,6 +18,7 @@ import yaml
 
 from core.aws.account import CapacityBlock
 from core.errors import ConfigError
+from core.inputs.config import KEY_PREFIX
 from core.stack import Serving, build_stack
 from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
 from tools.plan import EXAMPLES, ROOT, engine_config
@@ -60,10 +61,26 @@ def existing(raw: dict[str, Any], **keys: Any) -> dict[str, Any]:
 
 
 def on_release(raw: dict[str, Any], catalog, version: str) -> dict[str, Any]:
-    """The config on another Dynamo release, with that release's published runtime image."""
-    image = catalog.dynamo_versions[version].spec.runtime_images["trtllm"]
+    """The config on another Dynamo release, with that release's published runtime image for its backend
+    (its TensorRT-LLM one where the release has none for the backend)."""
+    backend = next((catalog.recipes[d["recipe"]].backend for d in raw.get("deployments", {}).values()), "trtllm")
+    images = catalog.dynamo_versions[version].spec.runtime_images
+    image = images.get(backend, images["trtllm"])
     raw["release"] |= {"dynamo": version, "runtimeImage": image}
     return raw
+
+
+def stack_names_on(catalog, version: str) -> list[str]:
+    """Every stack file whose recipes run on this Dynamo release (the trial stacks' mocker: on 1.6.1)."""
+    unsupported = catalog.dynamo_versions[version].spec.unsupported_backends
+    return [
+        stack
+        for stack in stack_names()
+        if not any(
+            catalog.recipes[deployment["recipe"]].backend in unsupported
+            for deployment in example_entries(stack).get(f"{KEY_PREFIX}deployments", {}).values()
+        )
+    ]
 
 
 def refused(raw: dict[str, Any], catalog, with_api_keys: bool = True) -> ConfigError:

@@ -4,7 +4,7 @@ Vulture reads this file as code that uses these names; nothing runs it.
 """
 
 from core.dynamo import DynamoVersionSpec
-from core.inputs.catalog import GpuSizes, Hardware, Recipe
+from core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from core.inputs.schema import StrictModel
 from core.render.observability import ObservabilitySettings
 from tests.configs.scripts.test_smoke_test import _Frontend
@@ -22,6 +22,7 @@ StrictModel.model_config
 StrictModel._reject_unknown_keys
 GpuSizes._default_is_allowed
 Recipe._mode_has_its_roles
+Traffic._one_concurrency
 ObservabilitySettings._every_mode_has_a_threshold
 
 # Pulumi's mock engine calls these (pulumi.runtime.Mocks).

@@ -31,6 +31,7 @@ class Phase(BaseModel):
     types: list[str] = []  # Pulumi type tokens
     kinds: list[str] = []  # Kubernetes kinds, whatever their apiVersion
     component: str | None = None  # for Jobs: the component label that makes one a phase
+    labels: dict[str, str] = {}  # labels the resource also carries (the first phase that matches wins)
     minutes: float | None
     published: str
     source: str | None
@@ -69,13 +70,14 @@ def critical_path(resources: list[Registration], phases: list[Phase]) -> list[St
 
 
 def _phase(resource: Registration, phases: list[Phase]) -> Phase | None:
-    component = resource.inputs.get("metadata", {}).get("labels", {}).get(COMPONENT_LABEL)
+    labels = resource.inputs.get("metadata", {}).get("labels", {})
     return next(
         (
             p
             for p in phases
             if (resource.type in p.types or resource.type.rsplit(":", 1)[-1] in p.kinds)
-            and (p.component is None or p.component == component)
+            and (p.component is None or p.component == labels.get(COMPONENT_LABEL))
+            and p.labels.items() <= labels.items()
         ),
         None,
     )

@@ -4,7 +4,7 @@ A recipe names its backend (`backend: trtllm`); the backend, made from its modul
 (configs/backends/<name>.yaml), owns the worker's command and service names, the DGD's
 backendFramework, the engine-config validator, how a worker's GPUs become parallel sizes, and an
 `EngineView`: the few numbers the rest of the core (sizing, report) reads of an engine config.
-Adding vLLM or SGLang is a module here, its data file, an entry in BACKENDS, and recipes.
+Adding vLLM or SGLang is a module here, its data file, an entry in load_backends, and recipes.
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ class BackendSpec(StrictModel):
     """configs/backends/<name>.yaml"""
 
     title: str  # as people name it, in messages
-    framework: str  # DynamoGraphDeployment spec.backendFramework
+    framework: str | None  # DynamoGraphDeployment spec.backendFramework (None: not set)
     command: list[str] = Field(min_length=1)
     service_names: dict[str, str]  # role (worker, prefill, decode) -> Dynamo service name
     engine_fields: str  # path under configs/ of the engine field list
-    efa: BackendEfa  # what a worker whose KV cache crosses nodes gets on an EFA pool
+    # A simulated engine (the mocker): no GPU, no weights (the cache holds the tokenizer only), answers
+    # whose text may be empty (a smoke test counts their tokens), simulated throughput and latency.
+    simulated: bool = False
+    efa: BackendEfa | None  # what a worker whose KV cache crosses nodes gets on an EFA pool
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class EngineView:
     kv_cache_dtype: str  # "auto" (the model's) or a narrower type such as "fp8"
     max_seq_len: int | None
     max_batch_size: int  # per rank
+    max_num_tokens: int  # tokens per iteration (prefill chunks and decode steps together)
+    prefix_caching: bool  # KV blocks of a shared prompt prefix are reused
+    chunked_prefill: bool  # a long prompt is prefilled over several iterations
     moe_backend: str | None
 
 
@@ -67,14 +73,28 @@ class Backend(Protocol):
 
     def view(self, engine: dict[str, Any]) -> EngineView: ...
 
+    def simulation(self, engine: dict[str, Any]) -> str | None:
+        """What a simulated engine's throughput and latency imitate, and from what; None for a real engine."""
+
+    def config_files(self, role: str, engine: dict[str, Any]) -> dict[str, str | bytes]:
+        """The files a worker of this role reads from its config directory (a mounted ConfigMap), by name:
+        text, or bytes. Workers of one deployment share the directory: one name, one content."""
+
     def worker_args(
-        self, model_path: str, served_model_name: str, engine_file: str, role: str, recipe_args: list[str]
+        self,
+        model_path: str,
+        served_model_name: str,
+        engine: dict[str, Any],
+        role: str,
+        config_dir: str,
+        recipe_args: list[str],
     ) -> list[str]:
-        """The worker command's arguments, the recipe's own among them."""
+        """The worker command's arguments, the recipe's own among them; the engine settings as flags, or as
+        the files of config_files(), read from config_dir."""
 
 
 def load_backends(config_dir: Path) -> dict[str, Backend]:
-    from core.backends import trtllm  # the backends' modules need this module's types
+    from core.backends import mocker, trtllm  # the backends' modules need this module's types
 
-    makers = {"trtllm": trtllm.TrtllmBackend}
+    makers = {"trtllm": trtllm.TrtllmBackend, "mocker": mocker.MockerBackend}
     return {name: make.load(config_dir) for name, make in makers.items()}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from core.backends import BackendSpec, EngineView
@@ -186,7 +187,7 @@ class TrtllmBackend:
         except ValidationError as error:
             raise ConfigError(problems_from(error, f"{path}: ")) from None
         backend = cls(spec, EngineFields.load(config_dir / spec.engine_fields))
-        problems = backend.check(spec.efa.engine, f"{path}: efa.engine")
+        problems = backend.check(spec.efa.engine, f"{path}: efa.engine") if spec.efa else []
         if problems:
             raise ConfigError(problems)
         return backend
@@ -231,11 +232,31 @@ class TrtllmBackend:
             kv_cache_dtype=_or_default(kv_config.get("dtype"), "auto"),
             max_seq_len=engine.get("max_seq_len"),
             max_batch_size=_or_default(engine.get("max_batch_size"), int(self.fields.default("max_batch_size"))),
+            max_num_tokens=_or_default(engine.get("max_num_tokens"), int(self.fields.default("max_num_tokens"))),
+            prefix_caching=_or_default(
+                kv_config.get("enable_block_reuse"),
+                self.fields.classes["KvCacheConfig"]["enable_block_reuse"]["default"] == "True",
+            ),
+            chunked_prefill=_or_default(
+                engine.get("enable_chunked_prefill"), self.fields.default("enable_chunked_prefill") == "True"
+            ),
             moe_backend=(engine.get("moe_config") or {}).get("backend"),
         )
 
+    def simulation(self, engine: dict[str, Any]) -> str | None:
+        return None  # a real engine
+
+    def config_files(self, role: str, engine: dict[str, Any]) -> dict[str, str | bytes]:
+        return {f"{role}.yaml": yaml.safe_dump(engine, sort_keys=True)}  # --extra-engine-args reads it
+
     def worker_args(
-        self, model_path: str, served_model_name: str, engine_file: str, role: str, recipe_args: list[str]
+        self,
+        model_path: str,
+        served_model_name: str,
+        engine: dict[str, Any],
+        role: str,
+        config_dir: str,
+        recipe_args: list[str],
     ) -> list[str]:
         args = [
             "--model-path",
@@ -243,7 +264,7 @@ class TrtllmBackend:
             "--served-model-name",
             served_model_name,
             "--extra-engine-args",
-            engine_file,
+            f"{config_dir}/{role}.yaml",
             *recipe_args,
         ]
         return args if role == "worker" else [*args, "--disaggregation-mode", role]

@@ -21,6 +21,9 @@ CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
 Role = Literal["worker", "prefill", "decode"]
+# A recipe's `hardware` when its workers need no GPU (the mocker): they run on CPU nodes, the system
+# nodes of a created cluster or any node of an existing one, and take no node pool.
+CPU_ONLY = "cpu"
 
 
 class Ec2InstanceFacts(StrictModel):
@@ -42,6 +45,7 @@ class InstanceType(StrictModel):
 
 class Hardware(StrictModel):
     gpu: str
+    aiconfigurator_system: str  # NVIDIA AIConfigurator's name for this GPU system (tools/mocker_timing.py)
     architecture: Literal["hopper", "blackwell"]
     cpu_architecture: Literal["x86_64", "arm64"]
     ami_type: str
@@ -74,7 +78,8 @@ class Parallelism(StrictModel):
 
 
 class WorkerRole(StrictModel):
-    gpus: GpuSizes
+    gpus: GpuSizes | None = None  # None: a CPU worker (a recipe of hardware cpu)
+    resources: dict[str, dict[str, str]] | None = None  # a CPU worker's requests and limits (Kubernetes' form)
     parallelism: Parallelism = Parallelism()
     engine: dict  # the backend's engine config; checked by the backend (core/backends/)
     env: dict[str, str] = {}
@@ -82,11 +87,19 @@ class WorkerRole(StrictModel):
 
 
 class Traffic(StrictModel):
-    """The traffic shape a recipe is tuned for: the benchmark's and the GPU-fit check's."""
+    """The traffic shape a recipe is tuned for: the benchmark's and the GPU-fit check's. Concurrency
+    grows with the GPUs a deployment really uses, or, for a recipe without GPUs, is per replica."""
 
     input_tokens: PositiveInt
     output_tokens: PositiveInt
-    concurrency_per_gpu: PositiveInt
+    concurrency_per_gpu: PositiveInt | None = None
+    concurrency_per_replica: PositiveInt | None = None  # recipes of hardware cpu
+
+    @model_validator(mode="after")
+    def _one_concurrency(self) -> Traffic:
+        if (self.concurrency_per_gpu is None) == (self.concurrency_per_replica is None):
+            raise ValueError("give concurrencyPerGpu (GPU recipes) or concurrencyPerReplica (cpu recipes)")
+        return self
 
     @property
     def sequence_tokens(self) -> int:
@@ -108,7 +121,19 @@ class Recipe(StrictModel):
         expected = {"aggregated": {"worker"}, "disaggregated": {"prefill", "decode"}}[self.mode]
         if set(self.workers) != expected:
             raise ValueError(f"{self.mode} recipes have worker roles {sorted(expected)}")
+        cpu = self.hardware == CPU_ONLY
+        for role, spec in self.workers.items():
+            if cpu and (spec.gpus is not None or spec.resources is None):
+                raise ValueError(f"workers.{role}: a cpu recipe's workers take resources, not gpus")
+            if not cpu and (spec.gpus is None or spec.resources is not None):
+                raise ValueError(f"workers.{role}: a GPU recipe's workers take gpus, not resources")
+        if cpu != (self.traffic.concurrency_per_replica is not None):
+            raise ValueError("traffic: concurrencyPerReplica for a cpu recipe, concurrencyPerGpu for a GPU one")
         return self
+
+    @property
+    def gpu_free(self) -> bool:
+        return self.hardware == CPU_ONLY
 
 
 class Chart(StrictModel):
@@ -137,6 +162,7 @@ class ModelDownload(StrictModel):
     image: str
     huggingface_hub: str
     excludes: list[str]
+    weight_files: list[str]  # excluded too when no engine loads weights (huggingface_hub ignore_patterns)
     env: dict[str, str]
     backoff_limit: int
     active_deadline_seconds: int
@@ -169,6 +195,7 @@ class ModelSpec(StrictModel):
     sliding_window: PositiveInt
     sliding_window_layers: int
     max_position_embeddings: PositiveInt
+    vocab_size: PositiveInt  # token ids the tokenizer knows (the trial's stand-in tokenizer has as many)
     kv_bytes_per_element: dict[str, PositiveInt]
 
 
@@ -346,15 +373,14 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
     for version, data in _read_yaml(directory / "versions.yaml").items():
         key = f"{directory / 'versions.yaml'}: {version}."
         spec = _parse(DynamoVersionSpec, data, key)
-        by_backend_fields = (
-            ("runtimeImages", spec.runtime_images),
-            ("engineVersions", spec.engine_versions),
-            ("publishArgs", spec.publish_args),
-        )
-        for field, by_backend in by_backend_fields:
-            problems += [
-                Problem(f"{key}{field}", f"no entry for backend {name}") for name in backends if name not in by_backend
-            ]
+        for name in backends:  # each backend: run (its image, engine version and flags), or refused with why
+            if name not in spec.runtime_images:
+                if name not in spec.unsupported_backends:
+                    problems.append(Problem(f"{key}runtimeImages", f"no image for backend {name}, nor why not"))
+                continue
+            for field, by_backend in (("engineVersions", spec.engine_versions), ("publishArgs", spec.publish_args)):
+                if name not in by_backend:
+                    problems.append(Problem(f"{key}{field}", f"no entry for backend {name}"))
         for field, folder in (
             ("chartValues", f"{spec.chart_values}/chart"),
             ("crds.directory", f"{spec.crds.directory}/crds"),
@@ -369,8 +395,8 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
 
 def _recipe_problems(recipe: Recipe, path: Path, hardware: dict[str, Hardware], backends: dict[str, Backend]):
     problems = []
-    if recipe.hardware not in hardware:
-        problems.append(Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join(hardware)}"))
+    if recipe.hardware not in hardware and recipe.hardware != CPU_ONLY:
+        problems.append(Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join([*hardware, CPU_ONLY])}"))
     backend = backends.get(recipe.backend)
     if backend is None:
         return [*problems, Problem(f"{path}: backend", f"unknown backend; known: {', '.join(backends)}")]

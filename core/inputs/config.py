@@ -182,7 +182,7 @@ class BenchmarkConfig(StrictModel):
     enabled: bool = False
     input_tokens: PositiveInt | None = None
     output_tokens: PositiveInt | None = None
-    concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count
+    concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count (GPU recipes)
 
 
 class RateLimit(StrictModel):
@@ -212,7 +212,7 @@ class AlertsConfig(StrictModel):
 
 class DeploymentConfig(StrictModel):
     recipe: str
-    node_pool: str
+    node_pool: str | None = None  # required by a GPU recipe; a cpu recipe runs on CPU nodes and takes none
     gpus: PositiveInt | None = None  # GPUs per worker, where the recipe allows several sizes
     replicas: PositiveInt = 1
     router_mode: Literal["round-robin", "kv"] = "round-robin"
@@ -245,7 +245,7 @@ class StackConfig(StrictModel):
     environment: DnsLabel
     release: Release
     cluster: ClusterConfig
-    node_pools: Annotated[dict[DnsLabel, NodePoolConfig], Field(min_length=1)]
+    node_pools: dict[DnsLabel, NodePoolConfig] = {}  # GPU node pools; none for a stack of cpu recipes only
     model_cache: ModelCacheConfig = ModelCacheConfig()
     deployments: dict[DeploymentName, DeploymentConfig] = {}
     namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads

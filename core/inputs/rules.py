@@ -18,7 +18,14 @@ from core.dynamo import DynamoVersion
 from core.dynamo_graph import image_release
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
-from core.inputs.config import KEY_PREFIX, EksClusterConfig, ExistingClusterConfig, Release, StackConfig
+from core.inputs.config import (
+    KEY_PREFIX,
+    DeploymentConfig,
+    EksClusterConfig,
+    ExistingClusterConfig,
+    Release,
+    StackConfig,
+)
 from core.inputs.quantity import gibibytes
 from core.inputs.schema import problems_from
 
@@ -280,15 +287,27 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 
 def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     problems = _backend_problems(config, catalog)
+    dynamo = catalog.dynamo_versions.get(config.release.dynamo)
     for name, deployment in config.deployments.items():
         key = f"{KEY_PREFIX}deployments.{name}"
         recipe = catalog.recipes.get(deployment.recipe)
         if recipe is None:
             problems.append(_unknown(f"{key}.recipe", "recipe", deployment.recipe, sorted(catalog.recipes)))
+            continue
+        if dynamo and recipe.backend in dynamo.spec.unsupported_backends:
+            why = dynamo.spec.unsupported_backends[recipe.backend]
+            problems.append(
+                Problem(f"{key}.recipe", f"recipe {deployment.recipe} does not run on Dynamo {dynamo.version}: {why}")
+            )
+        if recipe.gpu_free:
+            problems += _gpu_free_problems(deployment, key)
+            continue
+        if deployment.node_pool is None:
+            problems.append(Problem(f"{key}.nodePool", f"required: the node pool of {recipe.hardware} GPUs to run on"))
+            continue
         pool = config.node_pools.get(deployment.node_pool)
         if pool is None:
             problems.append(_unknown(f"{key}.nodePool", "node pool", deployment.node_pool, config.node_pools))
-        if recipe is None or pool is None:
             continue
         if recipe.hardware != pool.hardware:
             problems.append(
@@ -301,11 +320,37 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
     return problems
 
 
+def loads_weights(config: StackConfig, catalog: Catalog) -> bool:
+    """Whether any deployment's engine loads the model's weights (else the cache needs its tokenizer only)."""
+    recipes = [catalog.recipes.get(deployment.recipe) for deployment in config.deployments.values()]
+    return not recipes or any(not catalog.backends[recipe.backend].spec.simulated for recipe in recipes if recipe)
+
+
+def _gpu_free_problems(deployment: DeploymentConfig, key: str) -> list[Problem]:
+    """A recipe without GPUs runs on CPU nodes: GPU keys are mistakes, not preferences."""
+    reason = f"recipe {deployment.recipe} needs no GPU: its workers run on CPU nodes"
+    given = [
+        (
+            "nodePool",
+            deployment.node_pool is not None,
+            "leave it out (the system nodes, or any node of an existing cluster)",
+        ),
+        ("gpus", deployment.gpus is not None, "leave it out"),
+        (
+            "benchmark.concurrencyPerGpu",
+            deployment.benchmark.concurrency_per_gpu is not None,
+            "leave it out: the recipe's concurrency is per replica",
+        ),
+    ]
+    return [Problem(f"{key}.{name}", f"{reason}; {fix}") for name, is_set, fix in given if is_set]
+
+
 def _cache_size_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     """The cache holds the model's checkpoint (configs/model.yaml): smaller, the download fails
-    after filling it, an hour into `pulumi up`."""
+    after filling it, an hour into `pulumi up`. A stack whose engines load no weights (the mocker)
+    caches the tokenizer only."""
     size, needed = gibibytes(config.model_cache.size), catalog.model.checkpoint_gib
-    if size >= needed:
+    if size >= needed or not loads_weights(config, catalog):
         return []
     return [
         Problem(

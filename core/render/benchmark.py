@@ -2,7 +2,7 @@
 
 Concurrency is per-GPU concurrency x the deployment's real GPU count (all workers, all replicas):
 the perf Job of Dynamo's gpt-oss-120b recipe ([dynamo-recipe-gptoss], SOURCES.md) multiplies by 6 GPUs
-for a 5-GPU topology; this one counts.
+for a 5-GPU topology; this one counts. A recipe without GPUs (the trial's) gives it per replica.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ SCRIPT = "benchmark.sh"  # configs/scripts/
 def benchmark_shape(deployment: ResolvedDeployment) -> dict[str, int]:
     """Input/output tokens and total concurrency: the deployment's choices, else its recipe's."""
     chosen, traffic = deployment.config.benchmark, deployment.recipe.traffic
-    per_gpu = chosen.concurrency_per_gpu or traffic.concurrency_per_gpu
     return {
         "inputTokens": chosen.input_tokens or traffic.input_tokens,
         "outputTokens": chosen.output_tokens or traffic.output_tokens,
-        "concurrency": per_gpu * deployment.total_gpus,
+        "concurrency": chosen.concurrency_per_gpu * deployment.total_gpus
+        if chosen.concurrency_per_gpu
+        else deployment.concurrency,
     }
 
 

@@ -56,7 +56,7 @@ def pool_costs(
     regional = region_prices(prices, region)
     costs = {}
     for name, pool in pools.items():
-        used = sum(d.total_gpus for d in deployments if d.pool.name == name)
+        used = sum(d.total_gpus for d in deployments if d.pool and d.pool.name == name)
         costs[name] = PoolCost(pool, used, _pool_line(pool, regional, region, created))
     return costs
 
@@ -84,8 +84,10 @@ def stack_cost(
     pool_lines: list[CostLine],
     region: str | None,
     gateways: int,
+    weights: bool = True,
 ) -> list[CostLine]:
-    """Every line of the stack's hourly cost: GPU pools, then what a created cluster adds."""
+    """Every line of the stack's hourly cost: GPU pools, then what a created cluster adds. Without
+    weights (engines that load none: the mocker) the model cache stores the tokenizer files only."""
     lines = list(pool_lines)
     cluster = config.cluster
     if not isinstance(cluster, EksClusterConfig):
@@ -143,13 +145,13 @@ def stack_cost(
         )
     )
     cache = config.model_cache
-    if cache.storage == "efs":  # billed on what it stores: the checkpoint
-        stored = catalog.model.checkpoint_gib
+    if cache.storage == "efs":  # billed on what it stores: the checkpoint, or the tokenizer files (MBs) alone
+        stored = catalog.model.checkpoint_gib if weights else 1
         efs = regional.efs_standard_gb_month if regional else None
         lines.append(
             priced(
                 "EFS Standard (model cache, on data stored; reads and writes per GB)",
-                f"~{stored:.0f} GiB",
+                f"~{stored:.0f} GiB" if weights else "< 1 GiB, as 1",
                 _per_hour(efs, hourly),
                 stored,
                 "EFS",

@@ -25,11 +25,18 @@ class ChartRelease:
 
 
 def gpu_software(
-    cluster: EksClusterConfig | ExistingClusterConfig, charts: dict[str, Chart], efa: bool, scraped: bool = False
+    cluster: EksClusterConfig | ExistingClusterConfig,
+    charts: dict[str, Chart],
+    efa: bool,
+    scraped: bool = False,
+    gpu_pools: bool = True,
 ) -> list[ChartRelease]:
     """The device plugin or the GPU Operator (never both), DCGM exporter when asked or when
     Prometheus scrapes GPUs (`scraped`: observability.enabled) and the operator does not bring its
-    own, and the EFA device plugin when a pool has EFA."""
+    own, and the EFA device plugin when a pool has EFA. Nothing for a stack without GPU node pools
+    (a trial on CPU nodes): its DaemonSets would have no node to run on."""
+    if not gpu_pools:
+        return []
     placement = {"tolerations": [GPU_TAINT], "nodeSelector": GPU_NODE_LABEL}
     releases = []
     if cluster.resolved_gpu_software == "device-plugin":

@@ -13,6 +13,8 @@ FRONTEND_ROLE = "frontend"
 GPU_NODE_LABEL = {"nvidia.com/gpu.present": "true"}  # on our GPU nodes; the device plugin selects it
 GPU_TAINT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SYSTEM_POOL = "system"  # the CPU node group: platform, jobs, frontends
+# On what serves a simulated engine (the mocker: its graphs, and the tokenizer-only model download).
+SIMULATED_LABEL = {"gpt-oss-infra/simulated": "true"}
 
 # Platform pods and jobs prefer the system pool (and may run elsewhere in an existing cluster).
 SYSTEM_POOL_AFFINITY: dict[str, Any] = {

@@ -8,17 +8,24 @@ with HF_HOME pointing at it, and the HF token reaches pods only through a Secret
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass
 from typing import Any
-
-import yaml
 
 from core.dynamo import DynamoVersion
 from core.dynamo_graph import GraphComponent, ModelVolume, render_graph
 from core.inputs.config import Release
 from core.render import pod_security
-from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, GPU_TAINT, common_labels, worker_labels
+from core.render.labels import (
+    DEPLOYMENT_LABEL,
+    FRONTEND_ROLE,
+    GPU_TAINT,
+    SIMULATED_LABEL,
+    SYSTEM_POOL_AFFINITY,
+    common_labels,
+    worker_labels,
+)
 from core.resolve.recipes import ResolvedDeployment, Worker
 
 MODEL_CACHE_PVC = "model-cache"
@@ -65,9 +72,18 @@ def engine_config_name(deployment: ResolvedDeployment) -> str:
     return f"{deployment.name}-engine-config"
 
 
-def engine_config_map(deployment: ResolvedDeployment, dynamo: DynamoVersion, namespace_name: str) -> dict[str, Any]:
+def engine_config_map(
+    deployment: ResolvedDeployment, dynamo: DynamoVersion, namespace_name: str
+) -> dict[str, Any] | None:
+    """The files the deployment's workers read from ENGINE_CONFIG_MOUNT (the backend's: an engine config
+    per role, or timing data); None when its backend takes everything as flags."""
     backend = deployment.backend
-    return {
+    files = {
+        name: content for worker in deployment.workers for name, content in _config_files(worker, deployment).items()
+    }
+    if not files:
+        return None
+    config_map: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
@@ -77,8 +93,14 @@ def engine_config_map(deployment: ResolvedDeployment, dynamo: DynamoVersion, nam
             # The engine these keys are for: the one the release's runtime image carries.
             "annotations": {ENGINE_VERSION: f"{backend.spec.title} {dynamo.spec.engine_versions[backend.name]}"},
         },
-        "data": {_engine_file(worker): _engine_yaml(worker) for worker in deployment.workers},
     }
+    text = {name: content for name, content in files.items() if isinstance(content, str)}
+    binary = {name: base64.b64encode(content).decode() for name, content in files.items() if isinstance(content, bytes)}
+    if text:
+        config_map["data"] = text
+    if binary:
+        config_map["binaryData"] = binary
+    return config_map
 
 
 def ngc_pull_secret(namespace_name: str, name: str) -> dict[str, Any]:
@@ -96,7 +118,7 @@ class PodExtras:
     """What every worker pod of a graph gets besides its recipe: node placement, the model-cache
     gate (init container + its volume) and image pull secrets."""
 
-    node_selector: dict[str, str]
+    node_selector: dict[str, str] | None  # the pool's nodes; None: a CPU deployment, no pool
     init_container: dict[str, Any]
     init_volume: dict[str, Any]
     image_pull_secrets: list[str]
@@ -117,7 +139,9 @@ def dynamo_graph_deployment(
     metadata = {
         "name": deployment.name,
         "namespace": namespace_name,
-        "labels": common_labels("serving") | {"gpt-oss-infra/recipe": deployment.recipe_name},
+        "labels": common_labels("serving")
+        | {"gpt-oss-infra/recipe": deployment.recipe_name}
+        | (SIMULATED_LABEL if deployment.backend.spec.simulated else {}),
         "annotations": annotations,
     }
     return render_graph(dynamo.spec.graph_api_version, metadata, deployment.backend.spec.framework, components)
@@ -160,35 +184,47 @@ def _worker(
         *(publish.metrics if extras.observed else []),
     ]
     publishing = list(dict.fromkeys(wanted))  # one flag may publish both
+    files = _config_files(worker, deployment)
     args = deployment.backend.worker_args(
         model_path=model_snapshot_path(release),
         served_model_name=release.model,
-        engine_file=f"{ENGINE_CONFIG_MOUNT}/{_engine_file(worker)}",
+        engine=worker.engine,
         role=worker.role,
+        config_dir=ENGINE_CONFIG_MOUNT,
         recipe_args=[*worker.args, *publishing],
     )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
     image = worker.efa.image if worker.efa else release.runtime_image
-    main = {
+    main: dict[str, Any] = {
         "image": image,
         "command": deployment.backend.spec.command,
         "args": args,
         "env": [{"name": name, "value": value} for name, value in env.items()],
-        "volumeMounts": [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}],
-        "securityContext": pod_security.GRAPH_CONTAINER,
     }
-    pod: dict[str, Any] = _pull_secrets(extras) | {
-        "nodeSelector": extras.node_selector,
-        "tolerations": [GPU_TAINT],
-        # The image the node pulls anyway.
-        "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],
-        "volumes": [
-            {"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}},
-            extras.init_volume,
-        ],
-        "containers": [main],
-        "securityContext": pod_security.WORKER_POD,
-    }
+    if files:
+        main["volumeMounts"] = [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}]
+    if worker.resources:  # a CPU worker's own requests and limits
+        main["resources"] = worker.resources
+    main["securityContext"] = pod_security.GRAPH_CONTAINER
+    # GPU workers go to their pool's nodes, tolerating the GPU taint; CPU workers where platform pods go.
+    placement = (
+        {"nodeSelector": extras.node_selector, "tolerations": [GPU_TAINT]}
+        if extras.node_selector is not None
+        else {"affinity": SYSTEM_POOL_AFFINITY}
+    )
+    volumes = [{"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}}] if files else []
+    pod: dict[str, Any] = (
+        _pull_secrets(extras)
+        | placement
+        | {
+            # The image the node pulls anyway.
+            "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],
+            "volumes": [*volumes, extras.init_volume],
+            "containers": [main],
+            # No seccomp profile on GPU workers: it blocks TensorRT-LLM's MoE all-to-all (pod_security).
+            "securityContext": pod_security.WORKER_POD if worker.gpus else pod_security.FRONTEND_POD,
+        }
+    )
     if worker.efa:  # privileged, with the image's own user: EFA's memory registration needs it
         main["securityContext"] = worker.efa.pod.security_context
         pod["hostIPC"] = worker.efa.pod.host_ipc
@@ -210,12 +246,12 @@ def _worker(
         replicas=worker.replicas,
         labels=worker_labels(deployment.name, worker.role),
         # A changed engine config rolls the workers: the ConfigMap alone would not.
-        annotations={"gpt-oss-infra/engine-config-sha256": _sha256(_engine_yaml(worker))},
+        annotations={"gpt-oss-infra/engine-config-sha256": _files_sha256(files)} if files else {},
         pod=pod,
         gpus=worker.gpus,
         # The device plugin hands EFA devices only to pods that request them.
         devices={EFA_RESOURCE: str(worker.efa.devices)} if worker.efa else {},
-        shared_memory=WORKER_SHARED_MEMORY,
+        shared_memory=WORKER_SHARED_MEMORY if worker.gpus else None,  # else the operator's default
         volume=ModelVolume(MODEL_CACHE_PVC, MODEL_CACHE_MOUNT),
         env_secret=HF_TOKEN_SECRET if extras.with_hf_token else None,
         runtime_version=_runtime_version(image, dynamo),
@@ -237,13 +273,14 @@ def _pull_secrets(extras: PodExtras) -> dict[str, Any]:
     return {"imagePullSecrets": [{"name": name} for name in extras.image_pull_secrets]}
 
 
-def _engine_file(worker: Worker) -> str:
-    return f"{worker.role}.yaml"
+def _config_files(worker: Worker, deployment: ResolvedDeployment) -> dict[str, str | bytes]:
+    return deployment.backend.config_files(worker.role, worker.engine)
 
 
-def _engine_yaml(worker: Worker) -> str:
-    return yaml.safe_dump(worker.engine, sort_keys=True)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def _files_sha256(files: dict[str, str | bytes]) -> str:
+    """Over the files' contents in name order (one file: its own SHA-256)."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        content = files[name]
+        digest.update(content.encode() if isinstance(content, str) else content)
+    return digest.hexdigest()

@@ -15,7 +15,7 @@ from typing import Any
 from core.inputs.catalog import ModelDownload
 from core.inputs.config import ModelCacheConfig, Release
 from core.inputs.quantity import gibibytes
-from core.render.labels import REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
+from core.render.labels import REPLACE_UNREADY, SIMULATED_LABEL, SYSTEM_POOL_AFFINITY, common_labels
 from core.render.manifests import HF_TOKEN_KEY, HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
 from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
@@ -128,27 +128,32 @@ def model_cache_pvc(model_cache: ModelCacheConfig, namespace: str) -> dict[str, 
     }
 
 
-def completion_marker(release: Release) -> str:
-    """The file the download Job writes last; its presence means the snapshot is complete."""
+def completion_marker(release: Release, weights: bool = True) -> str:
+    """The file the download Job writes last; its presence means the snapshot is complete, with the
+    weights, or with the tokenizer and config files only (a stack of mocker recipes): two files, so
+    that a stack moving to engines that load weights never takes a tokenizer-only cache for a full one."""
     model = release.model.replace("/", "--")
-    return f"{MODEL_CACHE_MOUNT}/.gpt-oss-infra/{model}@{release.model_revision}.complete"
+    return (
+        f"{MODEL_CACHE_MOUNT}/.gpt-oss-infra/{model}@{release.model_revision}{'' if weights else '.tokenizer'}.complete"
+    )
 
 
-def download_job_name(release: Release) -> str:
-    """The revision is in the name: a new revision is a new Job, and nothing else changes."""
-    return f"model-download-{release.model_revision[:12]}"
+def download_job_name(release: Release, weights: bool = True) -> str:
+    """The revision (and what is cached) is in the name: a new revision is a new Job, and nothing else changes."""
+    return f"model-download-{release.model_revision[:12]}{'' if weights else '-tokenizer'}"
 
 
 def model_download_job(
-    release: Release, namespace: str, settings: ModelDownload, script: Script, with_hf_token: bool
+    release: Release, namespace: str, settings: ModelDownload, script: Script, with_hf_token: bool, weights: bool
 ) -> ScriptedJob:
     env = {
         "HF_HOME": MODEL_CACHE_MOUNT,
         "HF_HUB_VERSION": settings.huggingface_hub,
         "MODEL": release.model,
         "MODEL_REVISION": release.model_revision,
-        "EXCLUDES": ",".join(settings.excludes),
-        "MARKER": completion_marker(release),
+        # Without weights: the tokenizer, config and chat template only.
+        "EXCLUDES": ",".join(settings.excludes if weights else [*settings.excludes, *settings.weight_files]),
+        "MARKER": completion_marker(release, weights),
     } | settings.env
     container: dict[str, Any] = {
         "name": "download",
@@ -169,7 +174,7 @@ def model_download_job(
             }
         )
     scripted = cache_job(
-        name=download_job_name(release),
+        name=download_job_name(release, weights),
         namespace=namespace,
         component="model-download",
         container=container,
@@ -179,6 +184,7 @@ def model_download_job(
         annotations=REPLACE_UNREADY
         | {"gpt-oss-infra/model": release.model, "gpt-oss-infra/model-revision": release.model_revision},
         volumes=volumes,
+        labels=None if weights else SIMULATED_LABEL,
     )
     scripted.job["spec"]["activeDeadlineSeconds"] = settings.active_deadline_seconds
     return scripted
@@ -261,7 +267,7 @@ def cache_job(
     return ScriptedJob(script=script_map, job=job)
 
 
-def wait_for_model(release: Release) -> tuple[dict[str, Any], dict[str, Any]]:
+def wait_for_model(release: Release, weights: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """An init container that holds a worker until the cache is complete, and its volume (the
     same PVC, read-only, under its own name so it never depends on the operator's naming)."""
     volume = {
@@ -272,7 +278,7 @@ def wait_for_model(release: Release) -> tuple[dict[str, Any], dict[str, Any]]:
         "name": "wait-for-model",
         "image": release.runtime_image,  # already on the node for the worker itself
         "command": ["sh", "-c", 'until [ -f "$MARKER" ]; do echo "waiting for $MARKER"; sleep 15; done'],
-        "env": [{"name": "MARKER", "value": completion_marker(release)}],
+        "env": [{"name": "MARKER", "value": completion_marker(release, weights)}],
         "volumeMounts": [{"name": volume["name"], "mountPath": MODEL_CACHE_MOUNT, "readOnly": True}],
     }
     return container, volume

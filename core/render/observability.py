@@ -84,6 +84,7 @@ class DeploymentMetrics:
     mode: str  # recipe serving mode
     dollars_per_hour: float | None  # the pool's On-Demand $/h share for this deployment (None: unknown)
     ttft_p95_seconds: float  # the alert threshold (config or the mode's default)
+    simulated: bool = False  # a simulated engine on CPU nodes (the mocker): no GPU panels, no $ per token
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ def observability(
     deployments: list[DeploymentMetrics],
     download_job_name: str | None,  # the model download Job (None: none to watch)
     kubernetes_version: str,
+    gpu_nodes: bool = True,  # False: no GPU node pool, so no GPU alerts
 ) -> ObservabilityObjects:
     settings = load_settings()
     objects = [] if not deployments else [_graph_monitor(config.namespace, deployments, settings)]
@@ -108,7 +110,7 @@ def observability(
         _dashboard_config_map(config.namespace, f"dashboard-{d.name}", json.dumps(_dashboard(d, settings)))
         for d in deployments
     ]
-    objects.append(_rules(config.namespace, deployments, download_job_name, settings))
+    objects.append(_rules(config.namespace, deployments, download_job_name, settings, gpu_nodes))
     in_namespace = chart.model_copy(update={"namespace": config.namespace})  # observability.namespace, not the default
     namespace = manifests.namespace(
         config.namespace, "observability", pod_security.admission_labels(pod_security.PRIVILEGED, kubernetes_version)
@@ -282,22 +284,31 @@ def _dashboard(d: DeploymentMetrics, settings: ObservabilitySettings) -> dict[st
             ],
         ),
         ("KV-cache usage", "percentunit", [(_kv_cache_usage(d), "{{pod}}")]),
-        ("GPU utilisation", "percent", [(_on_deployment_gpus("DCGM_FI_DEV_GPU_UTIL", d), "{{Hostname}} GPU {{gpu}}")]),
-        ("GPU memory used", "percentunit", [(_on_deployment_gpus(f"({used})", d), "{{Hostname}} GPU {{gpu}}")]),
     ]
+    if not d.simulated:
+        panels += [
+            (
+                "GPU utilisation",
+                "percent",
+                [(_on_deployment_gpus("DCGM_FI_DEV_GPU_UTIL", d), "{{Hostname}} GPU {{gpu}}")],
+            ),
+            ("GPU memory used", "percentunit", [(_on_deployment_gpus(f"({used})", d), "{{Hostname}} GPU {{gpu}}")]),
+        ]
     dashboard_panels = [_timeseries(title, unit, targets, i) for i, (title, unit, targets) in enumerate(panels)]
     cost = dollars_per_million_tokens_expr(d, w)
     position = _grid(len(panels))
-    if cost is None:  # no On-Demand price for the pool (e.g. a Capacity Block or an unpriced type)
+    if cost is None:  # a simulated engine, or no On-Demand price for the pool (a Capacity Block, an unpriced type)
+        why = (
+            "a simulated engine (Dynamo's mocker) on CPU nodes: its tokens and latencies are simulated, not a GPU's"
+            if d.simulated
+            else "no On-Demand price for this deployment's pool"
+        )
         dashboard_panels.append(
             {
                 "type": "text",
                 "title": "$ per million output tokens",
                 "gridPos": position,
-                "options": {
-                    "mode": "markdown",
-                    "content": "**unknown**: no On-Demand price for this deployment's pool",
-                },
+                "options": {"mode": "markdown", "content": f"**{'none' if d.simulated else 'unknown'}**: {why}"},
             }
         )
     else:
@@ -351,10 +362,14 @@ def _alert(name: str, expr: str, wait: str, severity: str, summary: str, runbook
 
 
 def _rules(
-    namespace: str, deployments: list[DeploymentMetrics], download_job_name: str | None, settings: ObservabilitySettings
+    namespace: str,
+    deployments: list[DeploymentMetrics],
+    download_job_name: str | None,
+    settings: ObservabilitySettings,
+    gpu_nodes: bool,
 ) -> dict[str, Any]:
     wait = settings.for_
-    cluster = [
+    gpu_alerts = [
         # The gauge holds the last Xid code until the exporter restarts, so `> 0` would fire for
         # ever after one error: this fires when the code changes (a new Xid) and resolves after the
         # window. A repeat of the same code does not change it: the dashboard shows the gauge.
@@ -368,6 +383,7 @@ def _rules(
             "{{ $labels.Hostname }}; cordon and drain the node when the Xid calls for a GPU reset.",
         )
     ]
+    cluster = gpu_alerts if gpu_nodes else []
     if download_job_name:
         cluster.append(
             _alert(

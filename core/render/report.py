@@ -12,6 +12,7 @@ from core.backends import EngineView
 from core.cluster_plan import ClusterPlan
 from core.inputs.catalog import Catalog, Performance
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
+from core.inputs.rules import loads_weights
 from core.render import cost
 from core.render.gateway import ENVOY_REPLICAS, Gateway
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
@@ -28,7 +29,9 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
     created = isinstance(config.cluster, EksClusterConfig)
     pools = cost.pool_costs(stack.pools, stack.deployments, catalog.prices, region, created)
     gateways = sum(1 for serving in stack.serving if serving.gateway)
-    lines = cost.stack_cost(catalog, config, [pool.line for pool in pools.values()], region, gateways)
+    lines = cost.stack_cost(
+        catalog, config, [pool.line for pool in pools.values()], region, gateways, loads_weights(config, catalog)
+    )
     known, unknown = cost.total(lines)
     return {
         "environment": config.environment,
@@ -120,18 +123,19 @@ def _deployment_report(
     pool, traffic = deployment.pool, deployment.recipe.traffic
     gpus = deployment.total_gpus
     service = frontend_service_name(deployment.name)
-    occupied = pools[pool.name].share_of(deployment)  # its share of all the pool's nodes, idle ones too
+    # Its share of all the pool's nodes, idle ones too; a CPU deployment's is in the CPU nodes' cost.
+    occupied = pools[pool.name].share_of(deployment) if pool else None
     report = {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
-        "nodePool": pool.name,
+        "nodePool": pool.name if pool else None,
         "gpus": gpus,
-        "nodes": -(-gpus // pool.instance.gpus_per_node),  # at least; placement may use more
+        "nodes": -(-gpus // pool.instance.gpus_per_node) if pool else None,  # at least; placement may use more
         "usdPerHour": _rounded(occupied),  # its share of its pool's cost
         "traffic": {
             "inputTokens": traffic.input_tokens,
             "outputTokens": traffic.output_tokens,
-            "concurrency": traffic.concurrency_per_gpu * gpus,
+            "concurrency": deployment.concurrency,
         },
         "estimate": _throughput_estimate(performance, deployment, gpus, occupied),
         "routerMode": deployment.config.router_mode,
@@ -150,7 +154,7 @@ def _deployment_report(
         "health": f"curl -s http://localhost:{FRONTEND_PORT}/health",
         "workers": {
             worker.service_name: _worker_report(worker, deployment.backend.view(worker.engine), fit)
-            for worker, fit in zip(deployment.workers, serving.fits, strict=True)
+            for worker, fit in zip(deployment.workers, serving.fits or [None] * len(deployment.workers), strict=True)
         },
     }
     if serving.gateway is not None:
@@ -172,6 +176,8 @@ def _gateway_report(gateway: Gateway, endpoint: EndpointConfig) -> dict[str, Any
 
 
 def _kv_transfer(deployment: ResolvedDeployment) -> str:
+    if deployment.pool is None:
+        return "simulated (the mocker's; no GPU memory, nothing crosses nodes)"
     if deployment.recipe.mode == "aggregated" and not crosses_nodes(deployment):
         return "none (aggregated workers)"
     if not crosses_nodes(deployment):
@@ -186,14 +192,23 @@ def _throughput_estimate(
     performance: Performance, deployment: ResolvedDeployment, gpus: int, usd_per_hour: float | None
 ) -> dict[str, Any]:
     """A published measurement at exactly this deployment's point (GPUs, ISL/OSL, concurrency), or
-    unknown: a figure measured elsewhere is never scaled to it (configs/performance.yaml)."""
+    unknown: a figure measured elsewhere is never scaled to it (configs/performance.yaml). A simulated
+    engine's figures are simulated: none is printed, and the basis says what they imitate."""
     traffic = deployment.recipe.traffic
     point = {
         "gpus": gpus,
         "inputTokens": traffic.input_tokens,
         "outputTokens": traffic.output_tokens,
-        "concurrency": traffic.concurrency_per_gpu * gpus,
+        "concurrency": deployment.concurrency,
     }
+    simulation = deployment.backend.simulation(deployment.workers[0].engine)
+    if simulation is not None:
+        return {
+            "point": point,
+            "tokensPerSecond": None,
+            "usdPerMillionTokens": None,
+            "basis": f"simulated: {simulation}; make trial and the benchmark Job print simulated figures, no GPU cost",
+        }
     measured = performance.recipes.get(deployment.recipe_name)
     at_point = measured is not None and (
         measured.gpus,
@@ -219,7 +234,16 @@ def _throughput_estimate(
     }
 
 
-def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit) -> dict[str, Any]:
+def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit | None) -> dict[str, Any]:
+    if fit is None:  # a CPU worker of a simulated engine: its requests, and the limits it simulates
+        return {
+            "role": worker.role,
+            "replicas": worker.replicas,
+            "gpusPerWorker": 0,
+            "resources": worker.resources,
+            "maxBatchSize": engine.max_batch_size,
+            "maxSeqLen": engine.max_seq_len,
+        }
     return {
         "role": worker.role,
         "replicas": worker.replicas,
@@ -263,6 +287,8 @@ def render_summary(
             f"| {pool['gpusUsed']} / {pool['gpusIdle']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "
             f"| {_money(pool['usdPerHour'])} |"
         )
+    if not report["nodePools"]:
+        lines.append("| (none: no GPU node pool) | | | | | | | |")
     lines += ["", "A pool bills all its nodes, idle GPUs included."]
     for name, pool in report["nodePools"].items():
         block = pool.get("capacityBlock")
@@ -320,19 +346,28 @@ def _cost_lines(stack_cost: dict[str, Any], region: str | None) -> list[str]:
 def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
     estimate, traffic = deployment["estimate"], deployment["traffic"]
     per_million = estimate["usdPerMillionTokens"]
+    on_cpu = deployment["nodePool"] is None  # a simulated engine's workers, on CPU nodes
     lines = [
         f"### {name}",
         "",
-        f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
+        f"- recipe: {deployment['recipe']} ({deployment['mode']}), on CPU nodes, no GPU; its cost is in theirs"
+        if on_cpu
+        else f"- recipe: {deployment['recipe']} ({deployment['mode']}), pool {deployment['nodePool']}, "
         f"{deployment['gpus']} GPUs on at least {deployment['nodes']} node(s); its share of the pool's cost: "
         f"{_money(deployment['usdPerHour'])} per hour",
         f"- traffic shape: {traffic['inputTokens']} in / {traffic['outputTokens']} out, "
         f"concurrency {traffic['concurrency']}",
-        f"- throughput: {_number(estimate['tokensPerSecond'])} output tok/s, "
+        f"- throughput and latency: {estimate['basis']}"
+        if on_cpu
+        else f"- throughput: {_number(estimate['tokensPerSecond'])} output tok/s, "
         f"{'unknown' if per_million is None else _money(per_million)} per million tokens ({estimate['basis']})",
         f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
         f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
-        "to get a chat completion with content"
+        + (
+            "to get a chat completion's tokens (a simulated engine's answer may have no text)"
+            if on_cpu
+            else "to get a chat completion with content"
+        )
         if deployment["smokeTestJob"]
         else f"- `pulumi up` does not wait for serving yet: {deployment['notCheckedBecause']}",
         f"- KV transfer: {deployment['kvTransfer']}",
@@ -343,10 +378,14 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
         "```",
         *_gateway_lines(deployment.get("gateway")),
         "",
+    ]
+    workers = deployment["workers"]
+    if on_cpu:
+        return [*lines, *_cpu_worker_lines(workers), ""]
+    lines += [
         "| service | role | replicas | GPUs/worker | TP | EP | attention DP | MoE backend |",
         "|---|---|---:|---:|---:|---:|---|---|",
     ]
-    workers = deployment["workers"]
     for service, worker in workers.items():
         lines.append(
             f"| {service} | {worker['role']} | {worker['replicas']} | {worker['gpusPerWorker']} "
@@ -364,6 +403,21 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
             f"| {worker['kvTokenCapacity']:,} | {worker['maxConcurrency']:,} | {worker['maxBatchSize']:,} |"
         )
     return [*lines, ""]
+
+
+def _cpu_worker_lines(workers: dict[str, Any]) -> list[str]:
+    lines = [
+        "| service | role | replicas | CPU | memory request / limit | max batch | max sequence |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for service, worker in workers.items():
+        requests, limits = worker["resources"].get("requests", {}), worker["resources"].get("limits", {})
+        lines.append(
+            f"| {service} | {worker['role']} | {worker['replicas']} | {requests.get('cpu', '-')} "
+            f"| {requests.get('memory', '-')} / {limits.get('memory', '-')} | {worker['maxBatchSize']:,} "
+            f"| {_number(worker['maxSeqLen'])} |"
+        )
+    return lines
 
 
 def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:

@@ -43,7 +43,10 @@ def readiness_annotations(ready_timeout_minutes: int) -> dict[str, str]:
 NOT_AWAITED = {"pulumi.com/skipAwait": "true"}
 
 
-def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSettings, script: Script) -> ScriptedJob:
+def smoke_test(
+    graph: dict[str, Any], release: Release, settings: SmokeTestSettings, script: Script, simulated: bool = False
+) -> ScriptedJob:
+    """The Job; `simulated`: the graph's engine is simulated (the mocker), so tokens without text pass."""
     deployment = graph["metadata"]["name"]
     namespace = graph["metadata"]["namespace"]
     digest = hashlib.sha256(json.dumps(graph, sort_keys=True).encode()).hexdigest()[:8]
@@ -55,7 +58,7 @@ def smoke_test(graph: dict[str, Any], release: Release, settings: SmokeTestSetti
         "MAX_TOKENS": str(settings.max_tokens),
         "DEADLINE_SECONDS": str(settings.deadline_seconds),
         "PYTHONUNBUFFERED": "1",
-    }
+    } | ({"SIMULATED": "1"} if simulated else {})
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",

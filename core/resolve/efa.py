@@ -40,7 +40,10 @@ class WorkerEfa:
 
 
 def crosses_nodes(deployment: ResolvedDeployment) -> bool:
-    """KV cache (or a worker's own tensors) can travel between nodes."""
+    """KV cache (or a worker's own tensors) can travel between nodes. A CPU deployment's (the mocker's)
+    KV cache is simulated: nothing travels."""
+    if deployment.pool is None:
+        return False
     per_node = deployment.pool.instance.gpus_per_node
     if any(worker.gpus > per_node for worker in deployment.workers):
         return True
@@ -61,7 +64,7 @@ def pool_efa(
     """Whether each pool gets EFA interfaces, and warnings for KV transfer that will run over TCP."""
     efa, warnings = {}, []
     for name, pool in pools.items():
-        crossing = [d for d in deployments if d.pool.name == name and crosses_nodes(d)]
+        crossing = [d for d in deployments if crosses_nodes(d) and d.pool.name == name]
         with_image = [d for d in crossing if efa_image(dynamo, d)]
         wanted = pool.config.efa if pool.config.efa is not None else bool(with_image)
         efa[name] = wanted and pool.instance.efa_interfaces > 0
@@ -90,14 +93,16 @@ def pool_efa(
 
 
 def with_efa(
-    deployment: ResolvedDeployment, efa_on_pool: bool, dynamo: DynamoVersion, pod: EfaPodSettings
+    deployment: ResolvedDeployment, efa_pools: dict[str, bool], dynamo: DynamoVersion, pod: EfaPodSettings
 ) -> ResolvedDeployment:
-    """The deployment with EFA on each worker, when its KV cache crosses nodes of an EFA pool:
-    its GPUs' share of the node's EFA devices (rounded up), the EFA image, and the guide's
-    engine and env settings (the backend's) on top of the recipe's."""
+    """The deployment with EFA on each worker, when its KV cache crosses nodes of an EFA pool
+    (efa_pools, from pool_efa): its GPUs' share of the node's EFA devices (rounded up), the EFA
+    image, and the guide's engine and env settings (the backend's) on top of the recipe's."""
+    if not (crosses_nodes(deployment) and efa_pools[deployment.pool.name]):
+        return deployment
     image = efa_image(dynamo, deployment)
-    backend_efa: BackendEfa = deployment.backend.spec.efa
-    if not (efa_on_pool and image and crosses_nodes(deployment)):
+    backend_efa: BackendEfa | None = deployment.backend.spec.efa
+    if not (image and backend_efa):
         return deployment
     instance = deployment.pool.instance
     workers = [

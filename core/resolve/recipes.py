@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 class Worker:
     role: str  # worker | prefill | decode
     service_name: str
-    gpus: int  # per worker (pod)
+    gpus: int  # per worker (pod); 0 for a CPU worker
     replicas: int
     engine: dict[str, Any]
     env: dict[str, str]
     args: list[str]
+    resources: dict[str, dict[str, str]] | None = None  # a CPU worker's requests and limits
     efa: WorkerEfa | None = None  # set (core.resolve.efa.with_efa) when its KV cache crosses nodes over EFA
 
     @property
@@ -60,12 +61,20 @@ class ResolvedDeployment:
     recipe_name: str
     recipe: Recipe
     backend: Backend
-    pool: NodePool
+    pool: NodePool | None  # None: a recipe without GPUs, on CPU nodes
     workers: list[Worker]
 
     @property
     def total_gpus(self) -> int:
         return sum(worker.total_gpus for worker in self.workers)
+
+    @property
+    def concurrency(self) -> int:
+        """The recipe's traffic concurrency at this deployment's size: per GPU it really uses, or per replica."""
+        traffic = self.recipe.traffic
+        if traffic.concurrency_per_gpu is not None:
+            return traffic.concurrency_per_gpu * self.total_gpus
+        return traffic.concurrency_per_replica * self.config.replicas
 
 
 def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, NodePool]:
@@ -82,7 +91,7 @@ def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, 
     resolved, problems = [], []
     for name, deployment in config.deployments.items():
         recipe = catalog.recipes[deployment.recipe]
-        pool = pools[deployment.node_pool]
+        pool = pools[deployment.node_pool] if deployment.node_pool else None
         key = f"{KEY_PREFIX}deployments.{name}"
         backend = catalog.backends[recipe.backend]
         workers, worker_problems = _resolve_workers(deployment, recipe, backend, pool, key)
@@ -94,9 +103,9 @@ def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, 
 
 
 def _resolve_workers(
-    deployment: DeploymentConfig, recipe: Recipe, backend: Backend, pool: NodePool, key: str
+    deployment: DeploymentConfig, recipe: Recipe, backend: Backend, pool: NodePool | None, key: str
 ) -> tuple[list[Worker], list[Problem]]:
-    problems = _gpus_problems(deployment, recipe, pool, key)
+    problems = _gpus_problems(deployment, recipe, pool, key) if pool else []
     overrides_by_role, override_problems = _split_overrides(deployment, recipe, key)
     problems += override_problems
     workers = []
@@ -105,7 +114,7 @@ def _resolve_workers(
         overrides = overrides_by_role.get(role, {})
         overrides_key = f"{key}.overrides" + (f".{role}" if len(recipe.workers) > 1 else "")
         problems += backend.check(overrides, overrides_key)
-        engine = deep_merge(deep_merge(spec.engine, _parallel_sizes(spec, gpus, backend)), overrides)
+        engine = deep_merge(recipe_engine(spec, gpus, backend), overrides)
         problems += backend.consistency_problems(engine, gpus, overrides, overrides_key, f"{key}.gpus")
         workers.append(
             Worker(
@@ -116,12 +125,15 @@ def _resolve_workers(
                 engine=engine,
                 env=dict(spec.env),
                 args=list(spec.args),
+                resources=spec.resources,
             )
         )
     return workers, problems
 
 
 def _worker_gpus(deployment: DeploymentConfig, spec: WorkerRole) -> int:
+    if spec.gpus is None:  # a CPU worker
+        return 0
     sizable = len(spec.gpus.allowed) > 1
     return deployment.gpus if sizable and deployment.gpus else spec.gpus.default
 
@@ -171,8 +183,11 @@ def _split_overrides(deployment: DeploymentConfig, recipe: Recipe, key: str) -> 
     return {role: value for role, value in deployment.overrides.items() if role not in unknown}, problems
 
 
-def _parallel_sizes(spec: WorkerRole, gpus: int, backend: Backend) -> dict[str, Any]:
+def recipe_engine(spec: WorkerRole, gpus: int, backend: Backend) -> dict[str, Any]:
+    """A recipe worker's engine config at a GPU count, before a deployment's overrides."""
+
     def size(value: str | int) -> int:
         return gpus if value == "gpus" else int(value)
 
-    return backend.parallel_sizes(tensor=size(spec.parallelism.tensor), expert=size(spec.parallelism.expert))
+    parallel = backend.parallel_sizes(tensor=size(spec.parallelism.tensor), expert=size(spec.parallelism.expert))
+    return deep_merge(spec.engine, parallel)

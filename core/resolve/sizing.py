@@ -110,7 +110,7 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
     kept apart from it, as its pod anti-affinity will."""
     problems = []
     for pool_name, pool in pools.items():
-        on_pool = [d for d in deployments if d.pool.name == pool_name]
+        on_pool = [d for d in deployments if d.pool and d.pool.name == pool_name]
         pods = sorted(
             (
                 (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)

@@ -53,7 +53,7 @@ def test_every_graph_waits_for_its_own_pool_nodes(eks_stack_run):
     waits = transitive_waits(run.resources)
     pools = example_entries(stack)["gpt-oss-infra:deployments"]
     for graph in (r for r in run.resources if r.type in GRAPH_TYPES):
-        pool = pools[graph.inputs["metadata"]["name"]]["nodePool"]
+        pool = pools[graph.inputs["metadata"]["name"]].get("nodePool", "system")  # CPU workers: system nodes
         assert f"gptoss-nodes-{pool}" in waits[graph.name], graph.name
 
 

@@ -179,6 +179,7 @@ def test_an_image_tag_the_registry_does_not_have_is_missing(registry):
 
 def test_every_runtime_and_efa_image_of_a_release_is_looked_up(catalog):
     assert release_images(catalog.dynamo_versions["1.6.1"]) == [
+        "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1",  # the mocker's
         "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
         "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1-efa",
     ]

@@ -90,3 +90,28 @@ def test_script_fails_when_the_frontend_is_unreachable(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "gave up after 1 s: http://127.0.0.1:9:" in (tmp_path / "log").read_text()
+
+
+def run_simulated(tmp_path, answer, simulated: bool):
+    """The script as the Job of a simulated engine's graph (SIMULATED=1) runs it, or as a real engine's."""
+    handler = type("Frontend", (_Frontend,), {"models": [MODEL], "answer": answer, "requests": []})
+    with serving(handler) as port:
+        env = {
+            "ENDPOINT": f"127.0.0.1:{port}",
+            "MODEL": MODEL,
+            "MAX_TOKENS": "64",
+            "DEADLINE_SECONDS": "5",
+            "RETRY_SECONDS": "0.2",
+            "TERMINATION_LOG": str(tmp_path / "termination-log"),
+        } | ({"SIMULATED": "1"} if simulated else {})
+        return subprocess.run([sys.executable, str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_a_simulated_engine_may_answer_tokens_without_text_a_real_one_may_not(tmp_path):
+    """Dynamo's mocker answers token ids, which may decode to nothing: its completion tokens count instead."""
+    tokens_only = completion(None, finish="length")  # 12 completion tokens, content null
+    assert run_simulated(tmp_path, tokens_only, simulated=True).returncode == 0
+    real = run_simulated(tmp_path, tokens_only, simulated=False)
+    assert real.returncode == 1 and "the answer has no content" in real.stderr
+    nothing = completion(None, finish="length") | {"usage": {"completion_tokens": 0}}
+    assert run_simulated(tmp_path, nothing, simulated=True).returncode == 1  # no tokens: no answer

@@ -38,7 +38,7 @@ def test_a_recipe_with_an_unknown_backend_is_refused(config_copy):
         load_catalog(config_copy)
     (problem,) = error.value.problems
     assert problem.key == f"{recipe}: backend"
-    assert problem.message == "unknown backend; known: trtllm"
+    assert problem.message == "unknown backend; known: trtllm, mocker"
 
 
 def test_a_backend_efa_setting_the_engine_does_not_accept_is_refused(config_copy):
@@ -76,13 +76,16 @@ def test_object_names_the_operator_derives_fit_kubernetes(catalog):
 
 
 def test_every_backend_framework_is_one_every_release_accepts(catalog):
+    """Or none, as Dynamo's own mocker graph template sets none (the field is optional in every CRD)."""
     for version in catalog.dynamo_versions.values():
         crds, _ = version.schema_crds()
         (crd,) = [crd for crd in crds if crd["spec"]["names"]["kind"] == "DynamoGraphDeployment"]
         (served,) = [v for v in crd["spec"]["versions"] if f"nvidia.com/{v['name']}" == version.spec.graph_api_version]
         accepted = served["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["backendFramework"]["enum"]
+        spec_schema = served["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        assert "backendFramework" not in spec_schema.get("required", []), version.version
         for backend in catalog.backends.values():
-            assert backend.spec.framework in accepted, (version.version, backend.name)
+            assert backend.spec.framework in [*accepted, None], (version.version, backend.name)
 
 
 def test_the_engine_view_reads_defaults_from_the_field_list(catalog):

@@ -13,7 +13,7 @@ from core.dynamo_graph import graph_components, render_graph
 from core.inputs.config import namespace_config
 from core.render.validation import object_problems
 from core.stack import build_stack
-from tests.support import example_entries, on_release, refused, stack_names
+from tests.support import example_entries, on_release, refused, stack_names_on
 
 
 @pytest.mark.parametrize("version", ["1.0.0", "1.2.1", "1.3.0", "1.4.2", "1.5.1", "1.6.1"])
@@ -93,7 +93,7 @@ def test_graphs_stored_before_an_upgrade_are_ones_the_newest_crd_still_serves(ca
     assert versions["v1beta1"]["served"] and versions["v1beta1"]["storage"]
     assert graph_crd["spec"]["conversion"]["strategy"] == "Webhook"
     old = catalog.dynamo_versions["1.2.1"]
-    for stack in stack_names():
+    for stack in stack_names_on(catalog, "1.2.1"):
         raw = on_release(namespace_config(example_entries(stack)), catalog, "1.2.1")
         for serving in build_stack(raw, catalog, with_hf_token=True, with_api_keys=True).serving:
             assert serving.graph["apiVersion"] == old.spec.graph_api_version

@@ -1,0 +1,130 @@
+"""`make trial` (tools/trial.py): the trial stack's rendered graphs served by real Dynamo 1.6.1 on
+loopback. The substitutions keep every rendered flag; a flag the real mocker refuses fails the trial
+with the worker's own log; and the whole trial (agg and disagg: smoke test and benchmark) passes."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import subprocess
+
+import pytest
+
+from core.dynamo_graph import graph_components, render_graph
+from core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT
+from tools import trial
+from tools.trial import DISCOVERY_FLAGS, Places, TrialError, local_command, local_env, local_job_env
+
+
+@pytest.fixture(scope="module")
+def deployments():
+    return {d.name: d for d in trial.rendered_deployments(trial.plan_manifests("trial"))}
+
+
+@pytest.fixture
+def places(tmp_path):
+    return Places(
+        python=str(trial.VENV / "bin" / "python"),
+        tokenizer=tmp_path / "tokenizer",
+        config_dir=tmp_path / "config",
+        scripts=tmp_path / "scripts",
+        scratch=tmp_path / "scratch",
+        discovery=tmp_path / "discovery",
+        port=18000,
+    )
+
+
+def test_the_trial_stack_renders_both_modes_with_their_jobs(deployments):
+    assert sorted(deployments) == ["agg", "disagg"]
+    for deployment in deployments.values():
+        assert deployment.smoke_test and deployment.benchmark and deployment.config_map
+        assert {"smoke_test.py", "benchmark.sh"} <= set(deployment.scripts)
+
+
+def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deployments, places):
+    """Each component's local line is its rendered line, token for token, with the listed values
+    replaced in place (interpreter, model path and name, port, in-cluster paths), then the discovery
+    flags; its environment keeps every rendered variable."""
+    changed = set()
+    for deployment in deployments.values():
+        for component in graph_components(deployment.graph):
+            rendered = component.main["command"] + component.main["args"]
+            frontend = component.type == "frontend"
+            local = local_command(rendered, places, frontend)
+            added = DISCOVERY_FLAGS + (["--http-host", "127.0.0.1"] if frontend else [])
+            assert local[len(rendered) :] == added
+            for before, after in zip(rendered, local, strict=False):
+                if before.startswith("--"):
+                    assert after == before  # every flag name, in its place
+                elif after != before:
+                    changed.add(before)
+            rendered_env = {e["name"]: e["value"] for e in component.main.get("env", [])}
+            assert set(rendered_env) <= set(local_env(rendered_env, places))
+    snapshot = "/opt/models/hub/models--openai--gpt-oss-120b/snapshots/b5c939de8f754692c1647ca79fbf85e8c1e70f8a"
+    assert changed == {
+        "python3",
+        snapshot,
+        "openai/gpt-oss-120b",
+        str(FRONTEND_PORT),
+        f"{ENGINE_CONFIG_MOUNT}/h200-agg-low-latency-1gpu.npz",
+        f"{ENGINE_CONFIG_MOUNT}/b200-disagg-1p4d.npz",
+    }
+
+
+def test_the_jobs_environment_changes_only_as_listed(deployments, places):
+    job = deployments["disagg"].benchmark
+    rendered = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    local = local_job_env(rendered, places)
+    assert set(local) == set(rendered)
+    differ = {name for name in rendered if local[name] != rendered[name]}
+    assert differ == {
+        "ENDPOINT",
+        "MODEL",
+        "TOKENIZER",
+        "REQUEST_COUNT",
+        "ARTIFACT_DIR",
+        "HF_HOME",
+        "HOME",
+        "PYTHONUSERBASE",
+    }
+    assert local["ENDPOINT"] == "127.0.0.1:18000" and local["MODEL"] == str(places.tokenizer)
+    assert local["REQUEST_COUNT"] == str(trial.SHORT_RUN_ROUNDS * int(rendered["CONCURRENCY"]))
+    assert (local["CONCURRENCY"], local["ISL"], local["OSL"]) == ("8", "8192", "1024")  # the recipe's, unchanged
+
+
+def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments, places, tmp_path):
+    graph = copy.deepcopy(deployments["agg"].graph)
+    components = graph_components(graph)
+    (worker,) = [c for c in components if c.name == "MockerWorker"]
+    worker.main["args"].append("--block-sise")
+    broken_graph = render_graph(graph["apiVersion"], graph["metadata"], None, components)
+    broken = dataclasses.replace(deployments["agg"], graph=broken_graph)
+    trial.write_tokenizer(places.tokenizer, trial.load_catalog().model)
+    places = Places(**{**places.__dict__, "port": trial.free_port()})
+    with pytest.raises(TrialError) as failed:
+        trial.serve(broken, places, tmp_path, trial.base_python_bin(tmp_path / "bin"))
+    message = str(failed.value)
+    assert "agg-MockerWorker-0 exited before the model was listed" in message
+    assert "unrecognized arguments: --block-sise" in message  # the worker's own log, in the failure
+    assert not _ours_running(tmp_path)  # and nothing left behind
+
+
+def _ours_running(work) -> list[str]:
+    """Processes whose command line points into this test's directory."""
+    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in listing.splitlines()[1:] if str(work) in line]
+
+
+def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, tmp_path):
+    """The whole of `make trial`: the output it promises, and nothing left running."""
+    assert trial.main(["--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for line in trial.SUBSTITUTIONS:
+        assert line in out
+    assert trial.TOKENIZER_NOTE in out
+    for name in ("agg", "disagg"):
+        assert f"==> {name}: " in out and f"  {name} done in " in out
+    assert out.count("  smoke test: ok: ") == 2
+    assert out.count("  benchmark (simulated): ") == 2 and "TTFT p50/p90/p99" in out and "ITL p50/p90/p99" in out
+    assert "==> trial passed in " in out
+    assert not _ours_running(tmp_path)

@@ -1,0 +1,521 @@
+"""`make trial`: the trial stack's rendered graphs served by real Dynamo on this machine, on loopback.
+
+Plans the trial stack (configs/examples/Pulumi.trial.yaml) with the program itself, then, for each of
+its DynamoGraphDeployments (aggregated and disaggregated), starts the real Dynamo 1.6.1 frontend and
+mocker workers (the pinned ai-dynamo wheels, in .venv-trial) from the command lines and environment of
+the rendered graph, runs the project's smoke-test and benchmark scripts from the rendered Jobs against
+that frontend, prints what they report, and stops every process it started.
+
+What cannot hold off the cluster is replaced by the fixed substitutions of `SUBSTITUTIONS`, printed
+by every run; every other flag and variable of the rendered objects passes unchanged (the tests check
+that no rendered flag is dropped). gpt-oss-120b's tokenizer cannot be downloaded here (no network but
+the package index): a small stand-in tokenizer with the model's config is made, and the run says so.
+The mocker emits token ids; with the stand-in they decode to no text, which the smoke test accepts for
+a simulated engine only. Every throughput and latency it prints is simulated.
+
+    python -m tools.trial [--stack trial] [--only agg|disagg] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.dynamo_graph import graph_components
+from core.inputs.catalog import ModelSpec, load_catalog
+from core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
+from core.render.model_cache import SCRATCH_MOUNT
+from core.render.scripts import SCRIPT_MOUNT
+from core.render.validation import DGD_KIND
+from tools.plan import ROOT, plan_files
+
+VENV = ROOT / ".venv-trial"
+USERBASE = VENV / "userbase"  # where benchmark.sh's `pip install --user aiperf` lands, kept between runs
+READY_SECONDS = 120  # for the frontend to list the model once the processes start
+STOP_SECONDS = 10  # after SIGTERM, before SIGKILL
+SHORT_RUN_ROUNDS = 2  # benchmark requests per concurrent stream (the Job sends its recipe's 10)
+SMOKE_DEADLINE_SECONDS = "120"
+TOKENIZER_NOTE = (
+    "gpt-oss-120b's tokenizer cannot be downloaded here: a stand-in is made (one word per token id, as many ids "
+    "as gpt-oss-120b's vocabulary, its config.json figures); the mocker's token ids decode to stand-in words"
+)
+
+# What differs from the cluster, and why; printed by every run. Nothing else is changed.
+SUBSTITUTIONS = [
+    "python3 (the image's) -> .venv-trial's Python, with the pinned ai-dynamo and ai-dynamo-runtime 1.6.1 wheels",
+    "discovery: every component gets --discovery-backend file --request-plane tcp --event-plane zmq and DYN_FILE_KV "
+    "(a temporary directory); in a cluster the operator injects Kubernetes discovery and NATS",
+    "loopback: DYN_TCP_RPC_HOST, DYN_EVENT_PLANE_HOST, DYN_TCP_RESPONSE_STREAM_HOST and DYN_SYSTEM_HOST are "
+    "127.0.0.1, and the frontend gets --http-host 127.0.0.1",
+    f"port: the frontend's --http-port {FRONTEND_PORT} -> a free port; the Jobs' ENDPOINT "
+    f"(<frontend service>:{FRONTEND_PORT}) -> 127.0.0.1:<that port>",
+    "model: --model-path (the snapshot under the model cache) and --model-name and the Jobs' MODEL and TOKENIZER "
+    "(a hub name the frontend would fetch from Hugging Face) -> the local tokenizer directory",
+    f"in-cluster paths: {ENGINE_CONFIG_MOUNT} (the engine-config ConfigMap) and {SCRIPT_MOUNT} (the scripts' "
+    f"ConfigMaps) -> local copies of those ConfigMaps; {MODEL_CACHE_MOUNT} (HF_HOME, ARTIFACT_DIR) -> a temporary "
+    f"directory; the Jobs' HOME and PYTHONUSERBASE ({SCRATCH_MOUNT}) -> a temporary directory and .venv-trial/userbase",
+    "the Jobs' image (python:3.12 slim) -> this machine's Python, as python3 and pip on PATH",
+    f"short run: the benchmark's REQUEST_COUNT -> {SHORT_RUN_ROUNDS} x CONCURRENCY; the smoke test's "
+    f"DEADLINE_SECONDS -> {SMOKE_DEADLINE_SECONDS}",
+]
+DISCOVERY_FLAGS = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
+LOOPBACK_ENV = dict.fromkeys(
+    ("DYN_TCP_RPC_HOST", "DYN_EVENT_PLANE_HOST", "DYN_TCP_RESPONSE_STREAM_HOST", "DYN_SYSTEM_HOST"), "127.0.0.1"
+)
+
+
+class TrialError(Exception):
+    """A step failed; the message says which, with the logs of the processes involved."""
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where the in-cluster paths, names and ports point on this machine."""
+
+    python: str  # .venv-trial's interpreter
+    tokenizer: Path
+    config_dir: Path  # the engine-config ConfigMap's files
+    scripts: Path  # the scripts' ConfigMaps' files
+    scratch: Path
+    discovery: Path
+    port: int
+
+    def path(self, value: str) -> str:
+        """An in-cluster path on this machine (model snapshot, mounts); anything else unchanged."""
+        if value.startswith(f"{MODEL_CACHE_MOUNT}/hub/"):
+            return str(self.tokenizer)
+        for mount, local in (
+            (ENGINE_CONFIG_MOUNT, self.config_dir),
+            (SCRIPT_MOUNT, self.scripts),
+            (MODEL_CACHE_MOUNT, self.scratch / "models"),
+        ):
+            if value == mount or value.startswith(f"{mount}/"):
+                return str(local) + value[len(mount) :]
+        return value
+
+
+def local_command(argv: list[str], places: Places, frontend: bool) -> list[str]:
+    """A rendered component's command line as it runs here: every token kept, in place, but the few
+    that SUBSTITUTIONS name; the discovery flags (and the frontend's host) appended."""
+    local = []
+    for index, token in enumerate(argv):
+        before = argv[index - 1] if index else None
+        if index == 0 and token == "python3":
+            local.append(places.python)
+        elif before == "--model-name":
+            local.append(str(places.tokenizer))
+        elif before == "--http-port":
+            local.append(str(places.port))
+        else:
+            local.append(places.path(token))
+    return local + DISCOVERY_FLAGS + (["--http-host", "127.0.0.1"] if frontend else [])
+
+
+def local_env(env: dict[str, str], places: Places) -> dict[str, str]:
+    """A rendered component's environment as it runs here (paths moved), plus discovery on loopback."""
+    moved = {name: places.path(value) for name, value in env.items()}
+    return moved | LOOPBACK_ENV | {"DYN_FILE_KV": str(places.discovery)}
+
+
+def local_job_env(env: dict[str, str], places: Places) -> dict[str, str]:
+    """A rendered Job's environment as it runs here."""
+    local = {name: places.path(value) for name, value in env.items()}
+    if "ENDPOINT" in local:
+        local["ENDPOINT"] = f"127.0.0.1:{places.port}"
+    for name in ("MODEL", "TOKENIZER"):
+        if name in local:
+            local[name] = str(places.tokenizer)
+    if "REQUEST_COUNT" in local:
+        local["REQUEST_COUNT"] = str(SHORT_RUN_ROUNDS * int(local["CONCURRENCY"]))
+    if "DEADLINE_SECONDS" in local:
+        local["DEADLINE_SECONDS"] = SMOKE_DEADLINE_SECONDS
+    if local.get("PYTHONUSERBASE", "").startswith(SCRATCH_MOUNT):
+        local["PYTHONUSERBASE"] = str(USERBASE)
+    if local.get("HOME", "").startswith(SCRATCH_MOUNT):
+        local["HOME"] = str(places.scratch / "home")
+    return local
+
+
+def write_tokenizer(directory: Path, model: ModelSpec) -> None:
+    """A stand-in for gpt-oss-120b's tokenizer: a word-level vocabulary (tokenizers' JSON format) whose
+    words carry their leading space (Metaspace, as SentencePiece's), so that text streamed token by
+    token and counted again by aiperf gives the same number of tokens; a chat template; and the model's
+    own config figures (layers, KV heads, head size, context)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    special = ["<|endoftext|>", "<|start|>", "<|end|>", "<|message|>", "<|return|>"]
+    vocab = {token: index for index, token in enumerate(special)}
+    # As many ids as the real vocabulary: the mocker emits ids across it, and an id the stand-in lacked
+    # would decode to nothing and go uncounted.
+    vocab |= {f"\u2581w{index}": len(special) + index for index in range(model.vocab_size - len(special))}
+    tokenizer = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": t,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for i, t in enumerate(special)
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "post_processor": None,
+        "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<|endoftext|>"},
+    }
+    template = (
+        "{% for m in messages %}<|start|>{{ m['role'] }}<|message|>{{ m['content'] }}<|end|>{% endfor %}"
+        "<|start|>assistant"
+    )
+    files = {
+        "tokenizer.json": tokenizer,
+        "tokenizer_config.json": {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "bos_token": "<|start|>",
+            "eos_token": "<|return|>",
+            "pad_token": "<|endoftext|>",
+            "model_max_length": model.max_position_embeddings,
+            "chat_template": template,
+        },
+        "config.json": {
+            "architectures": ["GptOssForCausalLM"],
+            "model_type": "gpt_oss",
+            "num_hidden_layers": model.layers,
+            "num_key_value_heads": model.kv_heads,
+            "head_dim": model.head_dim,
+            "sliding_window": model.sliding_window,
+            "max_position_embeddings": model.max_position_embeddings,
+            "vocab_size": len(vocab),
+            "bos_token_id": vocab["<|start|>"],
+            "eos_token_id": vocab["<|return|>"],
+        },
+        "generation_config.json": {"bos_token_id": vocab["<|start|>"], "eos_token_id": [vocab["<|return|>"]]},
+    }
+    for name, content in files.items():
+        (directory / name).write_text(json.dumps(content, indent=1))
+
+
+@dataclass
+class Process:
+    name: str
+    log: Path
+    popen: subprocess.Popen = field(repr=False)
+
+    def tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        return "\n".join(f"  {self.name}| {line}" for line in text[-lines:])
+
+
+class Processes:
+    """Every process the trial starts, each in its own process group, all stopped on exit."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.started: list[Process] = []
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> Process:
+        log = self.log_dir / f"{name}.log"
+        with log.open("w") as out:
+            popen = subprocess.Popen(
+                argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        process = Process(name, log, popen)
+        self.started.append(process)
+        return process
+
+    def failed(self) -> list[Process]:
+        """Those that exited (a serving process should not; a Job's exit is read by run_job)."""
+        return [p for p in self.started if p.popen.poll() is not None]
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name} (log {p.log}) ---\n{p.tail()}" for p in self.started)
+
+    def stop(self) -> list[str]:
+        """Stop every process group (SIGTERM, then SIGKILL); the names of any still alive after."""
+        for process in self.started:
+            _signal(process.popen.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        for process in self.started:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.popen.wait(max(deadline - time.monotonic(), 0.1))
+            _signal(process.popen.pid, signal.SIGKILL)  # the rest of its group, if any outlived it
+            process.popen.wait()
+        return [process.name for process in self.started if _group_alive(process.popen.pid)]
+
+
+def _signal(group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # gone already
+        os.killpg(group, sig)  # the group: a component's own children too
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def base_python_bin(directory: Path) -> Path:
+    """A directory with python3 and pip of this machine's base interpreter (pip --user refuses a venv's)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    (directory / "python3").symlink_to(base)
+    pip = directory / "pip"
+    pip.write_text(f'#!/bin/sh\nexec "{base}" -m pip "$@"\n')
+    pip.chmod(0o755)
+    return directory
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One deployment's rendered objects, as the plan holds them."""
+
+    name: str
+    graph: dict[str, Any]
+    config_map: dict[str, Any] | None
+    smoke_test: dict[str, Any]  # Job
+    benchmark: dict[str, Any] | None  # Job
+    scripts: dict[str, str]  # file name -> text, from the Jobs' script ConfigMaps
+
+
+def rendered_deployments(manifests: list[dict[str, Any]]) -> list[Rendered]:
+    by_kind_name = {(m["kind"], m["metadata"]["name"]): m for m in manifests}
+    scripts = {
+        name: text
+        for m in manifests
+        if m["kind"] == "ConfigMap" and m["metadata"]["name"].endswith(("-smoke-test", "-benchmark"))
+        for name, text in m["data"].items()
+    }
+    deployments = []
+    for graph in (m for m in manifests if m["kind"] == DGD_KIND):
+        name = graph["metadata"]["name"]
+        jobs = [
+            m
+            for m in manifests
+            if m["kind"] == "Job" and m["metadata"]["labels"].get("gpt-oss-infra/deployment") == name
+        ]
+        component = {job["metadata"]["labels"]["app.kubernetes.io/component"]: job for job in jobs}
+        deployments.append(
+            Rendered(
+                name=name,
+                graph=graph,
+                config_map=by_kind_name.get(("ConfigMap", f"{name}-engine-config")),
+                smoke_test=component["smoke-test"],
+                benchmark=component.get("benchmark"),
+                scripts=scripts,
+            )
+        )
+    return deployments
+
+
+def plan_manifests(stack: str) -> list[dict[str, Any]]:
+    files, _ = plan_files(stack)
+    return [yaml.safe_load(text) for path, text in sorted(files.items()) if path.startswith("manifests/")]
+
+
+def write_config_map(config_map: dict[str, Any] | None, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    if config_map is None:
+        return
+    for name, text in (config_map.get("data") or {}).items():
+        (directory / name).write_text(text)
+    for name, encoded in (config_map.get("binaryData") or {}).items():
+        (directory / name).write_bytes(base64.b64decode(encoded))
+
+
+def wait_until_listed(processes: Processes, port: int, model: str) -> float:
+    started = time.monotonic()
+    url = f"http://127.0.0.1:{port}/v1/models"
+    while time.monotonic() - started < READY_SECONDS:
+        if processes.failed():
+            names = ", ".join(p.name for p in processes.failed())
+            raise TrialError(f"{names} exited before the model was listed")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if any(entry.get("id") == model for entry in json.load(response).get("data", [])):
+                    return time.monotonic() - started
+        except OSError:
+            pass
+        time.sleep(1)
+    raise TrialError(f"{url} did not list the model within {READY_SECONDS} s")
+
+
+def run_job(
+    job: dict[str, Any], places: Places, path_dir: Path, processes: Processes, name: str, timeout: float
+) -> str:
+    """A rendered Job's container command, with its environment, as it runs here; its output."""
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = local_job_env({item["name"]: item["value"] for item in container["env"]}, places)
+    env["PATH"] = f"{path_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    env["TERMINATION_LOG"] = str(processes.log_dir / f"{name}.termination")
+    argv = [places.path(token) for token in container["command"] + container.get("args", [])]
+    process = processes.start(name, argv, env)
+    try:
+        returncode = process.popen.wait(timeout)
+    except subprocess.TimeoutExpired:
+        raise TrialError(f"Job {job['metadata']['name']} did not end within {timeout:.0f} s") from None
+    output = process.log.read_text(errors="replace")
+    if returncode != 0:
+        raise TrialError(f"Job {job['metadata']['name']} failed (exit {returncode})")
+    return output
+
+
+def benchmark_figures(artifact_dir: Path) -> dict[str, Any]:
+    """aiperf's own summary (profile_export_aiperf.json) of the run: requests, tokens/s, TTFT, ITL."""
+    exports = sorted(artifact_dir.rglob("profile_export_aiperf.json"))
+    if not exports:
+        raise TrialError(f"aiperf wrote no profile_export_aiperf.json under {artifact_dir}")
+    data = json.loads(exports[-1].read_text())
+    metrics = data.get("records", data)
+
+    def metric(name: str) -> dict[str, Any]:
+        value = metrics.get(name)
+        return value if isinstance(value, dict) else {}
+
+    return {
+        "requests": metric("request_count").get("avg"),
+        "outputTokensPerSecond": metric("output_token_throughput").get("avg"),
+        "ttftMs": {p: metric("time_to_first_token").get(p) for p in ("p50", "p90", "p99")},
+        "itlMs": {p: metric("inter_token_latency").get(p) for p in ("p50", "p90", "p99")},
+    }
+
+
+def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> dict[str, Any]:
+    """Start the graph's components, run its smoke test and benchmark, stop everything; what they said."""
+    write_config_map(deployment.config_map, places.config_dir)
+    places.scripts.mkdir(parents=True, exist_ok=True)
+    for name, text in deployment.scripts.items():
+        (places.scripts / name).write_text(text)
+    places.discovery.mkdir(parents=True, exist_ok=True)
+    processes = Processes(work)
+    serving = []  # the graph's processes (the Jobs' end by themselves)
+    started = time.monotonic()
+    try:
+        for component in graph_components(deployment.graph):
+            main = component.main
+            argv = local_command(main["command"] + main.get("args", []), places, component.type == "frontend")
+            env = {item["name"]: item["value"] for item in main.get("env", []) if "value" in item}
+            env = os.environ | local_env(env, places)
+            for replica in range(component.replicas):
+                serving.append(f"{deployment.name}-{component.name}-{replica}")
+                processes.start(serving[-1], argv, env)
+        ready = wait_until_listed(processes, places.port, str(places.tokenizer))
+        smoke = run_job(deployment.smoke_test, places, path_dir, processes, f"{deployment.name}-smoke-test", 180)
+        result: dict[str, Any] = {"listedAfterSeconds": round(ready, 1), "smokeTest": smoke.strip().splitlines()[-1]}
+        if deployment.benchmark is not None:
+            run_job(deployment.benchmark, places, path_dir, processes, f"{deployment.name}-benchmark", 240)
+            figures = benchmark_figures(places.scratch / "models" / "perf")
+            if not figures["requests"] or not figures["outputTokensPerSecond"]:
+                raise TrialError(f"the benchmark measured nothing: {figures}")
+            result["benchmark"] = figures
+        exited = [p.name for p in processes.failed() if p.name in serving]
+        if exited:
+            raise TrialError(f"{', '.join(exited)} exited during the trial")
+        result["seconds"] = round(time.monotonic() - started, 1)
+    except TrialError as error:
+        processes.stop()
+        raise TrialError(f"{deployment.name}: {error}\n{processes.logs()}") from None
+    left = processes.stop()
+    if left:
+        raise TrialError(f"{deployment.name}: still running after SIGKILL: {', '.join(left)}")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="trial", help="the trial stack to plan (default: trial)")
+    parser.add_argument("--only", help="one deployment of the stack (default: every one)")
+    parser.add_argument("--keep", type=Path, help="keep logs and files in this directory (default: removed)")
+    args = parser.parse_args(argv)
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"{python} is missing: make trial installs it", file=sys.stderr)
+        return 2
+    began = time.monotonic()
+    print(f"==> planning stack {args.stack}")
+    deployments = rendered_deployments(plan_manifests(args.stack))
+    deployments = [d for d in deployments if args.only in (None, d.name)]
+    if not deployments:
+        print(f"no deployment {args.only!r} in stack {args.stack}", file=sys.stderr)
+        return 2
+    print("==> substitutions (everything else runs as rendered):")
+    print("\n".join(f"  - {line}" for line in SUBSTITUTIONS))
+    print(f"==> {TOKENIZER_NOTE}")
+    model = load_catalog().model
+    with ExitStack() as stack:
+        work = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpt-oss-trial-")))
+        work.mkdir(parents=True, exist_ok=True)
+        tokenizer = work / "tokenizer"
+        write_tokenizer(tokenizer, model)
+        path_dir = base_python_bin(work / "bin")
+        results = {}
+        for deployment in deployments:
+            places = Places(
+                python=str(python),
+                tokenizer=tokenizer,
+                config_dir=work / deployment.name / "config",
+                scripts=work / deployment.name / "scripts",
+                scratch=work / deployment.name / "scratch",
+                discovery=work / deployment.name / "discovery",
+                port=free_port(),
+            )
+            count = len(graph_components(deployment.graph))
+            print(f"==> {deployment.name}: {count} components on 127.0.0.1:{places.port}")
+            try:
+                results[deployment.name] = serve(deployment, places, work, path_dir)
+            except TrialError as error:
+                print(f"trial failed: {error}", file=sys.stderr)
+                return 1
+            print_result(deployment.name, results[deployment.name])
+    print(f"==> trial passed in {time.monotonic() - began:.0f} s; every figure above is simulated (Dynamo's mocker)")
+    return 0
+
+
+def print_result(name: str, result: dict[str, Any]) -> None:
+    print(f"  listed the model after {result['listedAfterSeconds']} s")
+    print(f"  smoke test: {result['smokeTest'][:120]}")
+    figures = result.get("benchmark")
+    if figures:
+        ttft, itl = figures["ttftMs"], figures["itlMs"]
+        print(
+            f"  benchmark (simulated): {figures['requests']:.0f} requests, {figures['outputTokensPerSecond']:,.0f} "
+            f"output tokens/s; TTFT p50/p90/p99 {_ms(ttft)} ms; ITL p50/p90/p99 {_ms(itl)} ms"
+        )
+    print(f"  {name} done in {result['seconds']} s, every process stopped")
+
+
+def _ms(percentiles: dict[str, float | None]) -> str:
+    return "/".join("?" if value is None else f"{value:,.1f}" for value in percentiles.values())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
