@@ -12,7 +12,13 @@ from components.model_cache import ModelCache, ModelCacheArgs
 from components.observability import Observability, ObservabilityArgs
 from components.platform import DynamoPlatform, DynamoPlatformArgs
 from components.serving import DynamoServing, DynamoServingArgs
-from components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
+from components.stack_config import (
+    raw_namespace_config,
+    refuse_what_aws_would_refuse,
+    refused,
+    secret_config,
+    secret_map_config,
+)
 from components.targets import KINDS
 from components.workloads import Workloads, WorkloadsArgs
 from core.inputs.catalog import load_catalog
@@ -37,6 +43,7 @@ stack = refused(
 # The cluster: what its kind decides before anything exists, then its one component.
 kind = KINDS[stack.config.cluster.kind]
 cluster_plan = refused(lambda: kind.plan(stack, catalog))
+refuse_what_aws_would_refuse()
 stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
 target = kind.build(stack, cluster_plan)
 on_cluster = pulumi.ResourceOptions(providers=[target.provider], depends_on=target.system_ready)

@@ -5,6 +5,8 @@ fails loudly when an upgrade changes them. Nothing else in the repository import
 
 - The program (components/stack_config.py) reads the whole set of stack config keys, so that a
   misspelt top-level key is refused; the public `pulumi.Config` only answers for keys it is asked.
+- Before a real engine registers anything, the program plans itself on the mock engine
+  (components/stack_config.py): it needs to know which engine it runs on and which keys are secret.
 - The mock engine (tools/mock_engine.py) runs a program to completion synchronously, records
   resources in the order the program constructs them, and subclasses the mock monitor to keep
   every registration request.
@@ -18,13 +20,14 @@ from typing import Any, TypeVar
 
 import pulumi.resource
 from pulumi.runtime import config as runtime_config
-from pulumi.runtime import mocks
+from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 T = TypeVar("T")
 
 PINNED_SDK = "3.272.0"  # the pulumi version these were read from (requirements.txt)
+SECRET = "[secret]"  # what an offline plan shows instead of a secret's value
 
 MockMonitor = mocks.MockMonitor  # the monitor set_mocks installs; subclassed to record requests
 
@@ -37,6 +40,16 @@ def all_config() -> dict[str, Any]:
 def stored_encrypted(full_key: str) -> bool:
     """Whether the stack file holds this key encrypted (`pulumi config set --secret`)."""
     return runtime_config.is_config_secret(full_key) or full_key in runtime_config.get_config_secret_keys_env()
+
+
+def secret_config_keys() -> list[str]:
+    """The stack config keys whose values are secrets."""
+    return sorted({key for key in all_config() if stored_encrypted(key)})
+
+
+def on_mock_engine() -> bool:
+    """Whether the program runs on Pulumi's mock engine (an offline plan, a unit test)."""
+    return isinstance(settings.get_monitor(), MockMonitor)
 
 
 def wait_for(awaitable: Awaitable[T]) -> T:

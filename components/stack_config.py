@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pulumi
 
-from components.pulumi_internals import all_config, stored_encrypted
+from components.pulumi_internals import SECRET, all_config, on_mock_engine, secret_config_keys, stored_encrypted
 from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_KEYS, namespace_config
+from core.inputs.config import KEY_PREFIX, NAMESPACE, namespace_config
 
 T = TypeVar("T")
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 2 cores
+# How each secret key is stored encrypted: apiKeys is a map of client name -> key.
+SECRET_COMMANDS = {
+    "hfToken": f"pulumi config set --secret {KEY_PREFIX}hfToken <value>",
+    "ngcApiKey": f"pulumi config set --secret {KEY_PREFIX}ngcApiKey <value>",
+    "apiKeys": f"pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <value>",
+}
 
 
 def raw_namespace_config() -> dict[str, Any]:
@@ -50,29 +63,34 @@ def refused(decide: Callable[[], T]) -> T:
     try:
         return decide()
     except ConfigError as error:
-        raise pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}") from None
+        raise refusal(error) from None
+
+
+def refusal(error: ConfigError) -> pulumi.RunError:
+    return pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}")
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:
-    """A secret key (hfToken, ngcApiKey) as a Pulumi secret; one stored in plaintext is wrapped
-    all the same and warned about. Its value is never logged."""
+    """A secret key (hfToken, ngcApiKey) as a Pulumi secret; one stored in plaintext is refused."""
     return _secret(key, pulumi.Config().get_secret)
 
 
 def secret_map_config(key: str) -> pulumi.Output[dict[str, str]] | None:
-    """A secret map (apiKeys: client name -> key, set with `--secret --path`), likewise."""
+    """A secret map (apiKeys: client name -> key) as a Pulumi secret; one stored in plaintext is refused."""
     return _secret(key, pulumi.Config().get_secret_object)
 
 
 def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Output | None:
-    assert key in SECRET_KEYS
-    value = read(key)
-    if value is not None and not stored_encrypted(f"{KEY_PREFIX}{key}"):
-        pulumi.log.warn(
-            f"{KEY_PREFIX}{key} is stored in plaintext in the stack file; it is handled as a "
-            f"secret, but store it encrypted: pulumi config set --secret {KEY_PREFIX}{key}"
+    """Its value, never logged; refused, before anything is registered, when the stack file holds it
+    in plaintext (committed with the file, shown by `pulumi config`)."""
+    command = SECRET_COMMANDS[key]
+    full_key = f"{KEY_PREFIX}{key}"
+    if full_key in all_config() and not stored_encrypted(full_key):
+        problem = Problem(
+            full_key, f"a secret stored in plaintext in the stack file: remove it and set it with {command}"
         )
-    return value
+        raise refusal(ConfigError([problem]))
+    return read(key)
 
 
 def _decode(value: Any) -> Any:
@@ -84,3 +102,33 @@ def _decode(value: Any) -> Any:
         except json.JSONDecodeError:
             return value
     return value
+
+
+def refuse_what_aws_would_refuse() -> None:
+    """Before a real `pulumi preview` or `up` registers anything: this program planned offline on
+    the mock engine with the same config (`python -m tools.plan --check`, what `make plan` runs),
+    and every AWS request in that plan checked against botocore's models. Secrets never reach that
+    run: their values are replaced by "[secret]". On the mock engine itself (make plan, unit tests)
+    the plan's own caller checks it."""
+    if on_mock_engine():
+        return
+    secret_keys = secret_config_keys()
+    config = {key: SECRET if key in secret_keys else value for key, value in all_config().items()}
+    given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.plan", "--check", "--stack", pulumi.get_stack()],
+            input=json.dumps(given),
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+            env={key: value for key, value in os.environ.items() if not key.startswith("PULUMI_")},
+            timeout=OFFLINE_PLAN_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise pulumi.RunError(f"the offline plan of this stack took over {OFFLINE_PLAN_TIMEOUT_SECONDS} s") from None
+    if done.returncode == 1:
+        raise pulumi.RunError(done.stdout.strip())
+    if done.returncode != 0:
+        raise pulumi.RunError(f"the offline plan of this stack failed:\n{done.stderr.strip()[-2000:]}")

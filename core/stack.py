@@ -11,7 +11,7 @@ from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
-from core.inputs.rules import loads_weights, parse_stack_config
+from core.inputs.rules import aws_problems, loads_weights, parse_stack_config
 from core.render import (
     benchmark,
     cost,
@@ -130,6 +130,9 @@ def build_stack(
 ) -> Stack:
     """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
     config, warnings = parse_stack_config(raw_config, catalog)
+    refused_by_aws = aws_problems(config, region)
+    if refused_by_aws:
+        raise ConfigError(refused_by_aws)
     pools = resolve_pools(config, catalog)
     namespace = config.namespace
     cache = config.model_cache

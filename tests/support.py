@@ -18,7 +18,7 @@ import yaml
 
 from core.aws.account import CapacityBlock
 from core.errors import ConfigError
-from core.inputs.config import KEY_PREFIX
+from core.inputs.config import KEY_PREFIX, SECRET_KEYS
 from core.stack import Serving, build_stack
 from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
 from tools.plan import EXAMPLES, ROOT, engine_config
@@ -117,15 +117,17 @@ def block(state: str) -> CapacityBlock:
 def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
     """Run the real __main__.py on the mock engine with these stack-file config entries.
 
-    Runs are deterministic, so one run per distinct (entries, stack) serves every test that asks
-    for it; tests only read a run."""
+    Secret keys (hfToken, ngcApiKey, apiKeys) count as set with `--secret`: their values here are
+    what the engine hands the program once decrypted. Runs are deterministic, so one run per
+    distinct (entries, stack) serves every test that asks for it; tests only read a run."""
     return _run_once(json.dumps(entries, sort_keys=True), stack)
 
 
 @functools.cache
 def _run_once(entries_json: str, stack: str) -> ProgramRun:
     config, secret_keys = engine_config(json.loads(entries_json))
-    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, secret_keys)
+    decrypted = [f"{KEY_PREFIX}{key}" for key in SECRET_KEYS if f"{KEY_PREFIX}{key}" in config]
+    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, sorted({*secret_keys, *decrypted}))
 
 
 def run_in_account(entries: dict[str, Any], change_account, stack: str = "test") -> ProgramRun:

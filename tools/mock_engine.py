@@ -21,9 +21,9 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 
-from components.pulumi_internals import MockMonitor, construction_order, run_program_function, wait_for
+from components.pulumi_internals import SECRET, MockMonitor, construction_order, run_program_function, wait_for
+from core.inputs.aws_values import enum
 
-SECRET = "[secret]"
 UNKNOWN = "[unknown]"
 # Markers of the Pulumi RPC property format (pulumi/sdk/proto, rpc.py).
 _SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -80,6 +80,9 @@ class MockAccount:
 
     instance_types: dict[str, dict[str, Any]]  # aws:ec2/getInstanceType results by instance type
     capacity_blocks: dict[str, dict[str, Any]]  # aws:ec2/getCapacityBlockReservation results by id
+    # Where EC2 offers an instance type (aws:ec2/getInstanceTypeOfferings): every type botocore's
+    # ec2 model lists, in these zones.
+    zones: list[str]
 
 
 def mock_account(config: dict[str, str]) -> MockAccount:
@@ -117,7 +120,13 @@ def mock_account(config: dict[str, str]) -> MockAccount:
             "state": "scheduled",
             "reservationType": "capacity-block",
         }
-    return MockAccount(instance_types=instance_types, capacity_blocks=blocks)
+    pinned = (
+        [pool.get("availabilityZone") for pool in pools.values() if isinstance(pool, dict)]
+        if isinstance(pools, dict)
+        else []
+    )
+    zones = list(dict.fromkeys([*AVAILABILITY_ZONES["names"], *filter(None, pinned)]))
+    return MockAccount(instance_types=instance_types, capacity_blocks=blocks, zones=zones)
 
 
 @functools.cache
@@ -125,6 +134,16 @@ def _catalog():
     from core.inputs.catalog import load_catalog
 
     return load_catalog()
+
+
+def instance_type_offerings(instance_types: list[str], zones: list[str]) -> dict[str, Any]:
+    """aws:ec2/getInstanceTypeOfferings' answer: each type botocore's ec2 model lists, in every zone."""
+    offered = [(name, zone) for name in instance_types if name in enum("ec2", "InstanceType") for zone in zones]
+    return {
+        "instanceTypes": [name for name, _ in offered],
+        "locations": [zone for _, zone in offered],
+        "locationTypes": ["availability-zone"] * len(offered),
+    }
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -143,6 +162,8 @@ class _Mocks(pulumi.runtime.Mocks):
             return AVAILABILITY_ZONES
         if args.token == "aws:ec2/getInstanceType:getInstanceType":
             return self.account.instance_types[args.args["instanceType"]]
+        if args.token == OFFERINGS_TOKEN:
+            return instance_type_offerings(args.args["filters"][0]["values"], self.account.zones)
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
@@ -321,6 +342,7 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
 
 # The only lookups the program makes, answered as AWS would for the mock account: a new lookup in
 # the program must be answered here on purpose, not get an empty result that plans anything.
+OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
 AVAILABILITY_ZONES = {
     "names": ["us-east-2a", "us-east-2b", "us-east-2c"],
     "zoneIds": ["use2-az1", "use2-az2", "use2-az3"],

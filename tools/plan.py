@@ -8,12 +8,16 @@ writes build/plan/<stack>/ (replacing what was there):
   manifests/      every Kubernetes object the program declares, one YAML file each
   outputs.json    the stack outputs
   summary.md      pools, GPUs, deployments with recipe and topology, the critical path (also printed)
-Invalid config: exit 1 with the message naming the key; nothing is written.
+Invalid config: exit 1 with the message naming the key; nothing is written. Besides the program's
+own checks, every AWS request the plan would make is checked against botocore's models
+(tools/aws_contract.py); the program runs this same check before `pulumi preview` or `up`
+registers anything (`--check`: the config from standard input, the problems on standard output).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -26,10 +30,14 @@ from typing import Any
 import pulumi
 import yaml
 
+from components.stack_config import SECRET_COMMANDS
+from core.errors import ConfigError, Problem
+from core.inputs.config import KEY_PREFIX
 from core.render.report import render_summary
 from core.yaml_files import YamlFileError, read_stack_yaml
 from tools import critical_path
-from tools.mock_engine import SECRET, ProgramRun, run_program
+from tools.aws_contract import resource_problems
+from tools.mock_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -47,7 +55,16 @@ def load_stack_files(stack: str, stack_dir: Path | None = None) -> StackFiles:
     """Pulumi.yaml (project, config defaults) + Pulumi.<stack>.yaml from `stack_dir`, else from
     the project root or configs/examples/."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    config, secret_keys = engine_config(stack_config_entries(find_stack_file(stack, stack_dir)))
+    entries = stack_config_entries(find_stack_file(stack, stack_dir))
+    plaintext = [
+        Problem(path, f"a secret stored in plaintext in the stack file: remove it and set it with {command}")
+        for key, command in SECRET_COMMANDS.items()
+        for path, leaf in _leaves(f"{KEY_PREFIX}{key}", entries.get(f"{KEY_PREFIX}{key}", {"secure": ""}))
+        if not path.endswith(".secure")
+    ]
+    if plaintext:  # the program refuses a wholly plaintext key too; only the file shows one plaintext value in a map
+        raise ConfigError(plaintext)
+    config, secret_keys = engine_config(entries)
     return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
 
 
@@ -103,10 +120,18 @@ def _without_ciphertext(value: Any) -> tuple[Any, bool]:
 
 def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str], ProgramRun]:
     """Run the program for `stack` and return the plan's files (relative path -> text)."""
-    files = load_stack_files(stack, stack_dir)
+    return planned(load_stack_files(stack, stack_dir), stack)
+
+
+def planned(files: StackFiles, stack: str) -> tuple[dict[str, str], ProgramRun]:
+    """The plan of a stack's config; the program's error, or ConfigError when AWS would refuse a
+    request the program makes."""
     run = run_program(ROOT / "__main__.py", files.project, stack, files.config, files.secret_keys)
     if run.error is not None:
         raise run.error
+    refused = aws_request_problems(run, files.config)
+    if refused:
+        raise ConfigError(refused)
     resources = [_abridged(registration.as_json()) for registration in run.resources]
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
@@ -124,6 +149,67 @@ def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str
             manifest, Dumper=_ManifestDumper, sort_keys=False
         )
     return output, run
+
+
+def as_preview(run: ProgramRun) -> list[Registration]:
+    """The AWS resources as `pulumi preview` sends them: the mock engine's stand-ins for other
+    resources' outputs (tools/mock_engine.py: "<name>-id", "<name>-sg-id", "arn:aws:mock:::...")
+    are not known before `pulumi up`, so they become "[unknown]" rather than fake ids the API's
+    patterns would refuse. Values from the config (e.g. existing subnets) stay."""
+    names = [resource.name for resource in run.resources]
+
+    def known(value):
+        if isinstance(value, dict):
+            return {key: known(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [known(item) for item in value]
+        stand_in = isinstance(value, str) and (
+            value.startswith("arn:aws:mock:") or (value.endswith("-id") and any(map(value.startswith, names)))
+        )
+        return UNKNOWN if stand_in else value
+
+    return [
+        dataclasses.replace(resource, inputs=known(resource.inputs))
+        for resource in run.resources
+        if resource.type.startswith("aws:")
+    ]
+
+
+def aws_request_problems(run: ProgramRun, config: dict[str, str]) -> list[Problem]:
+    """What AWS would refuse in the run's requests, each under the config key that holds the value
+    when one does (else under the resource that sends it)."""
+    return [
+        Problem(_key_holding(problem.value, config) or problem.resource, f"AWS would refuse it: {problem}")
+        for resource in as_preview(run)
+        for problem in resource_problems(resource)
+    ]
+
+
+def _key_holding(value: Any, config: dict[str, str]) -> str | None:
+    """The one config key (as a path, e.g. gpt-oss-infra:cluster.logRetentionDays) whose value is
+    `value`, if exactly one is."""
+    if value is None or isinstance(value, bool):
+        return None
+    found = [path for key, text in config.items() for path, leaf in _leaves(key, _decoded(text)) if leaf == value]
+    return found[0] if len(found) == 1 else None
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text) if text[:1] in "{[" else text
+    except json.JSONDecodeError:
+        return text
+
+
+def _leaves(path: str, value: Any):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(f"{path}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(f"{path}[{index}]", item)
+    else:
+        yield path, value
 
 
 def manifests(run: ProgramRun) -> list[dict[str, Any]]:
@@ -190,11 +276,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="plan the config on standard input ({project, config, secretKeys}, as the engine gives it to the "
+        "program; secrets already hidden), write nothing, print what would be refused",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.check:
+            given = json.load(sys.stdin)
+            planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack)
+            return 0
         files, run = plan_files(args.stack, args.stack_dir)
     except (pulumi.RunError, YamlFileError) as error:
-        print(f"plan {args.stack}: {error}", file=sys.stderr)
+        print(error if args.check else f"plan {args.stack}: {error}", file=sys.stdout if args.check else sys.stderr)
+        return 1
+    except ConfigError as error:
+        refused = f"invalid stack config in Pulumi.{args.stack}.yaml:\n{error}"
+        print(refused if args.check else f"plan {args.stack}: {refused}", file=sys.stdout if args.check else sys.stderr)
         return 1
     except FileNotFoundError as error:
         print(f"plan {args.stack}: {error}", file=sys.stderr)

@@ -7,6 +7,7 @@ like every other before anything is built.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import UTC, datetime
 
 import pulumi_aws as aws
@@ -20,6 +21,7 @@ from core.stack import Stack
 
 def account_facts(stack: Stack) -> AccountFacts:
     instance_types = sorted({pool.instance_type for pool in stack.pools.values()})
+    system_type = stack.config.cluster.system_nodes.instance_type
     blocks, problems = {}, []
     for pool in stack.pools.values():
         reservation = pool.config.capacity_reservation_id
@@ -38,6 +40,7 @@ def account_facts(stack: Stack) -> AccountFacts:
         raise ConfigError(problems)
     return AccountFacts(
         instance_types={name: _instance_type(name) for name in instance_types},
+        offered_zones=_offered_zones(sorted({*instance_types, system_type})),
         capacity_blocks=blocks,
         now=datetime.now(UTC),
     )
@@ -52,6 +55,17 @@ def _instance_type(name: str) -> Ec2InstanceFacts:
             "efaMaximumInterfaces": described.efa_maximum_interfaces or 0,
         }
     )
+
+
+def _offered_zones(instance_types: list[str]) -> dict[str, frozenset[str]]:
+    """The availability zones of the region where EC2 offers each instance type to this account."""
+    found = aws.ec2.get_instance_type_offerings(
+        filters=[{"name": "instance-type", "values": instance_types}], location_type="availability-zone"
+    )
+    offered = defaultdict(set)
+    for instance_type, zone in zip(found.instance_types, found.locations, strict=True):
+        offered[instance_type].add(zone)
+    return {instance_type: frozenset(offered[instance_type]) for instance_type in instance_types}
 
 
 def _capacity_block(reservation_id: str) -> CapacityBlock:

@@ -21,8 +21,10 @@ from components.kubernetes import resource_args
 from components.targets.target import ClusterTarget, FileSystemRef
 from core.aws import specs as aws_specs
 from core.cluster_plan import ClusterPlan
+from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import StackConfig
+from core.inputs.rules import REGION_KEY
 from core.render.gpu_software import ChartRelease
 from core.render.labels import HARDWARE_LABEL, POOL_LABEL
 from core.stack import Stack
@@ -31,6 +33,10 @@ from core.stack import Stack
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
     """Add-ons and node groups, decided from what EC2 reports; ConfigError before any resource."""
     config = stack.config
+    if not pulumi.Config("aws").get("region"):  # the cluster's region is the stack's, never a profile's default
+        raise ConfigError(
+            [Problem(REGION_KEY, "required for a cluster of kind eks: pulumi config set aws:region <region>")]
+        )
     return aws_specs.eks_plan(
         config,
         stack.pools,

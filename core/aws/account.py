@@ -43,5 +43,7 @@ class CapacityBlock:
 @dataclass(frozen=True)
 class AccountFacts:
     instance_types: dict[str, Ec2InstanceFacts]  # every node pool's instance type
+    # The region's zones where EC2 offers each node group's instance type (DescribeInstanceTypeOfferings)
+    offered_zones: dict[str, frozenset[str]]
     capacity_blocks: dict[str, CapacityBlock]  # every CAPACITY_BLOCK pool's reservation, by id
     now: datetime  # when the program runs (UTC): a scheduled action can only start in the future

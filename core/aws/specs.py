@@ -26,9 +26,9 @@ from core.aws.account import AccountFacts
 from core.aws.capacity import BlockPlan, ScheduledScaling
 from core.aws.efa import efa_network_interfaces
 from core.cluster_plan import ClusterPlan
-from core.errors import ConfigError
+from core.errors import ConfigError, Problem
 from core.inputs.catalog import AddonVersion
-from core.inputs.config import EksClusterConfig, StackConfig
+from core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
 from core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL, common_labels
 from core.resolve.recipes import NodePool
 
@@ -109,7 +109,7 @@ def eks_plan(
     """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
     AWS would refuse."""
     addon_specs, warnings = addons(config, pinned_addons)
-    groups, blocks, problems = [system_node_group(config)], {}, []
+    groups, blocks, problems = [system_node_group(config)], {}, offering_problems(config, pools, facts)
     for pool in pools.values():
         ec2 = facts.instance_types[pool.instance_type]
         if ec2 != pool.instance.ec2:
@@ -144,6 +144,33 @@ def eks_plan(
         blocks=blocks,
         eks=EksPlan(addons=addon_specs, groups=groups),
     )
+
+
+def offering_problems(config: StackConfig, pools: dict[str, NodePool], facts: AccountFacts) -> list[Problem]:
+    """Each node group's instance type offered by EC2 in the region, and in the zone a pool pins."""
+    system = (f"{KEY_PREFIX}cluster.systemNodes.instanceType", config.cluster.system_nodes.instance_type, None)
+    wanted = [system] + [
+        (
+            f"{KEY_PREFIX}nodePools.{pool.name}.{'instanceType' if pool.config.instance_type else 'hardware'}",
+            pool.instance_type,
+            pool.config.availability_zone
+            and (f"{KEY_PREFIX}nodePools.{pool.name}.availabilityZone", pool.config.availability_zone),
+        )
+        for pool in pools.values()
+    ]
+    problems = []
+    for key, instance_type, pinned in wanted:
+        offered = facts.offered_zones[instance_type]
+        if not offered:
+            problems.append(Problem(key, f"EC2 offers {instance_type} in none of this region's availability zones"))
+        elif pinned and pinned[1] not in offered:
+            zone_key, zone = pinned
+            problems.append(
+                Problem(
+                    zone_key, f"EC2 does not offer {instance_type} in {zone}; it does in {', '.join(sorted(offered))}"
+                )
+            )
+    return problems
 
 
 def gpu_node_group(pool: NodePool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:

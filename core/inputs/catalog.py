@@ -13,6 +13,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, model_v
 from core.backends import Backend, load_backends
 from core.dynamo import DynamoVersion, DynamoVersionSpec
 from core.errors import ConfigError, Problem
+from core.inputs import aws_values
 from core.inputs.schema import StrictModel, problems_from
 from core.mappings import deep_merge
 from core.yaml_files import read_yaml
@@ -316,6 +317,15 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         name: _parse(Hardware, data, f"{config_dir / 'hardware.yaml'}: {name}.")
         for name, data in _read_yaml(config_dir / "hardware.yaml").items()
     }
+    unknown_to_aws = [
+        problem
+        for name, entry in hardware.items()
+        for problem in aws_values.hardware_problems(
+            str(config_dir / "hardware.yaml"), name, entry.ami_type, entry.instance_types
+        )
+    ]
+    if unknown_to_aws:  # every entry, used by a stack or not
+        raise ConfigError(unknown_to_aws)
     backends = load_backends(config_dir)
     recipes = {}
     for path in sorted((config_dir / "recipes").glob("*.yaml")):

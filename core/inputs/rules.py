@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from core.dynamo import DynamoVersion
 from core.dynamo_graph import image_release
 from core.errors import ConfigError, Problem
+from core.inputs import aws_values
 from core.inputs.catalog import Catalog
 from core.inputs.config import (
     KEY_PREFIX,
@@ -30,6 +31,7 @@ from core.inputs.quantity import gibibytes
 from core.inputs.schema import problems_from
 
 CLUSTER_KINDS = ("eks", "existing")
+REGION_KEY = "aws:region"
 
 
 def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConfig, list[str]]:
@@ -282,6 +284,36 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                 f"node pools pin {len(pinned)} AZs ({', '.join(pinned)}); raise it to at least that",
             )
         )
+    return problems
+
+
+def aws_problems(config: StackConfig, region: str | None) -> list[Problem]:
+    """aws:region, the availability zones and the system instance type of a stack that creates its
+    cluster on EKS, as AWS names them (core/inputs/aws_values.py); an existing cluster's AWS side
+    is not the program's to create. Without a region (tests of the core alone) only the instance type."""
+    cluster = config.cluster
+    if not isinstance(cluster, EksClusterConfig):
+        return []
+    system = aws_values.instance_type_problem(
+        f"{KEY_PREFIX}cluster.systemNodes.instanceType", cluster.system_nodes.instance_type
+    )
+    problems = [system] if system else []
+    if not region:
+        return problems
+    refused = aws_values.one_of(region, aws_values.eks_regions(), "regions botocore's endpoint data has EKS in")
+    problems += [Problem(REGION_KEY, refused)] if refused else []
+    zones = {
+        f"{KEY_PREFIX}nodePools.{name}.availabilityZone": pool.availability_zone
+        for name, pool in config.node_pools.items()
+    }
+    zones |= {
+        f"{KEY_PREFIX}cluster.network.existingPrivateSubnets.{zone}": zone
+        for zone in cluster.network.existing_private_subnets or {}
+    }
+    if not refused:
+        problems += [
+            found for key, zone in zones.items() if zone and (found := aws_values.zone_problem(key, zone, region))
+        ]
     return problems
 
 

@@ -18,8 +18,10 @@ from core.inputs.catalog import Catalog
 from core.inputs.config import namespace_config
 from core.stack import Stack, build_stack
 from tests.support import example_entries
+from tools.mock_engine import OFFERINGS_TOKEN, instance_type_offerings
 
 PROJECT, STACK = "gpt-oss-infra", "test"
+REGION = "us-east-2"
 ZONES = ["us-east-2a", "us-east-2b", "us-east-2c"]
 # A Capacity Block window still to come: its pool's nodes do not exist yet.
 BLOCK_START, BLOCK_END = "2030-01-07T11:30:00+00:00", "2030-01-21T11:30:00+00:00"
@@ -60,6 +62,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return {"names": ZONES, "zoneIds": ["use2-az1", "use2-az2", "use2-az3"]}
         if args.token == INSTANCE_TYPE_TOKEN:
             return self.instance_types[args.args["instanceType"]]
+        if args.token == OFFERINGS_TOKEN:
+            return instance_type_offerings(args.args["filters"][0]["values"], ZONES)
         if args.token == CAPACITY_BLOCK_TOKEN:
             found = self.capacity_blocks.get(args.args["id"])
             # A failed invoke reaches the program as an exception, like EC2's "not found".
@@ -141,6 +145,7 @@ class Engine:
 
     def _start(self) -> None:
         pulumi.runtime.set_mocks(self.mocks, project=PROJECT, stack=STACK, preview=False)
+        pulumi.runtime.set_all_config({"aws:region": REGION})  # every stack that creates its cluster names one
         # The mocks see no parent and no options: a stack transformation sees both, for every resource.
         pulumi.runtime.register_stack_transformation(self._record)
 
@@ -150,7 +155,7 @@ class Engine:
 
     def configure(self, config: dict[str, str], secret_keys: list[str] | None = None) -> None:
         """Set the stack's config, as the engine hands it to a program."""
-        self.context.run(pulumi.runtime.set_all_config, config, secret_keys)
+        self.context.run(pulumi.runtime.set_all_config, {"aws:region": REGION} | config, secret_keys)
 
     def call(self, function: Callable[[], Any]) -> Any:
         """`function()` in this engine's context, outside a program run."""

@@ -8,10 +8,10 @@ import logging
 import pulumi
 import pytest
 
-from components.stack_config import raw_namespace_config, refused, secret_config
-from core.inputs.config import namespace_config
+from components.stack_config import SECRET_COMMANDS, raw_namespace_config, refused, secret_config, secret_map_config
+from core.inputs.config import SECRET_KEYS, namespace_config
 from core.stack import build_stack
-from tests.components.conftest import is_secret
+from tests.components.conftest import STACK, is_secret
 from tests.support import refused as config_error
 from tests.support import stack_entries
 from tools.plan import engine_config
@@ -70,9 +70,8 @@ def test_refused_returns_what_was_decided_and_lets_other_errors_through():
         refused(lambda: {}["missing"])
 
 
-@pytest.mark.parametrize("stored_encrypted", [True, False])
-def test_a_secret_key_is_a_secret_however_it_is_stored(engine, caplog, stored_encrypted):
-    engine.configure({"gpt-oss-infra:hfToken": HF_TOKEN}, ["gpt-oss-infra:hfToken"] if stored_encrypted else [])
+def test_an_encrypted_secret_key_is_a_secret(engine, caplog):
+    engine.configure({"gpt-oss-infra:hfToken": HF_TOKEN}, ["gpt-oss-infra:hfToken"])
 
     def program():
         token = secret_config("hfToken")
@@ -81,14 +80,28 @@ def test_a_secret_key_is_a_secret_however_it_is_stored(engine, caplog, stored_en
     with caplog.at_level(logging.WARNING):
         values = engine.run(program)
     assert values == {"token": HF_TOKEN, "secret": True}
-    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    if stored_encrypted:
-        assert warnings == []
-    else:
-        assert warnings == [
-            "gpt-oss-infra:hfToken is stored in plaintext in the stack file; it is handled as a secret, but store "
-            "it encrypted: pulumi config set --secret gpt-oss-infra:hfToken"
-        ]
+    assert not [record for record in caplog.records if record.levelno == logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("key", "read", "command"),
+    [
+        ("hfToken", secret_config, "pulumi config set --secret gpt-oss-infra:hfToken <value>"),
+        ("ngcApiKey", secret_config, "pulumi config set --secret gpt-oss-infra:ngcApiKey <value>"),
+        ("apiKeys", secret_map_config, "pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <value>"),
+    ],
+)
+def test_a_secret_key_stored_in_plaintext_is_refused_with_the_command_that_stores_it(engine, key, read, command):
+    value = json.dumps({"team-a": "k-1"}) if key == "apiKeys" else "plaintext-value-123"
+    engine.configure({f"gpt-oss-infra:{key}": value}, [])
+    with pytest.raises(pulumi.RunError) as refused_run:
+        engine.call(lambda: read(key))
+    message = str(refused_run.value)
+    assert message == (
+        f"invalid stack config in Pulumi.{STACK}.yaml:\n"
+        f"gpt-oss-infra:{key}: a secret stored in plaintext in the stack file: remove it and set it with {command}"
+    )
+    assert "plaintext-value-123" not in message and "k-1" not in message
 
 
 def test_a_key_listed_secret_in_the_environment_counts_as_encrypted(engine, caplog, monkeypatch):
@@ -102,5 +115,6 @@ def test_a_key_listed_secret_in_the_environment_counts_as_encrypted(engine, capl
 
 def test_an_unset_secret_is_none_and_only_secret_keys_are_read_so(engine):
     assert engine.call(lambda: secret_config("ngcApiKey")) is None
-    with pytest.raises(AssertionError):
+    with pytest.raises(KeyError):
         engine.call(lambda: secret_config("environment"))
+    assert set(SECRET_COMMANDS) == set(SECRET_KEYS)  # every secret key has its command

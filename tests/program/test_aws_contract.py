@@ -16,7 +16,8 @@ import core.inputs.catalog as catalog_module
 from core.inputs.catalog import CONFIG_DIR
 from tests.support import ROOT, engine_config, example_entries, run_entries, stack_names
 from tools.aws_contract import Problem, load_mapping, resource_problems
-from tools.mock_engine import UNKNOWN, ProgramRun, Registration, run_program
+from tools.mock_engine import ProgramRun, run_program
+from tools.plan import as_preview
 
 # The stacks whose cluster, network and node groups the program creates in AWS.
 EKS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
@@ -28,39 +29,15 @@ def _run(stack: str) -> ProgramRun:
     return run
 
 
-def _as_preview(run: ProgramRun) -> list[Registration]:
-    """The AWS resources as `pulumi preview` sends them: the mock engine's stand-ins for other
-    resources' outputs (tools/mock_engine.py: "<name>-id", "<name>-sg-id", "arn:aws:mock:::...")
-    are not known before `pulumi up`, so they become "[unknown]" rather than fake ids the API's
-    patterns would refuse. Values from the config (e.g. h200's existing subnets) stay."""
-    names = [resource.name for resource in run.resources]
-
-    def known(value):
-        if isinstance(value, dict):
-            return {key: known(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [known(item) for item in value]
-        stand_in = isinstance(value, str) and (
-            value.startswith("arn:aws:mock:") or (value.endswith("-id") and any(map(value.startswith, names)))
-        )
-        return UNKNOWN if stand_in else value
-
-    return [
-        dataclasses.replace(resource, inputs=known(resource.inputs))
-        for resource in run.resources
-        if resource.type.startswith("aws:")
-    ]
-
-
 @pytest.mark.parametrize("stack", EKS_STACKS)
 def test_aws_accepts_every_request_the_stack_plans(stack):
-    problems = [str(problem) for resource in _as_preview(_run(stack)) for problem in resource_problems(resource)]
+    problems = [str(problem) for resource in as_preview(_run(stack)) for problem in resource_problems(resource)]
     assert problems == []
 
 
 def test_every_aws_type_a_stack_registers_is_checked_or_listed_with_a_reason():
     mapping = load_mapping()
-    types = {resource.type for stack in stack_names() for resource in _as_preview(_run(stack))}
+    types = {resource.type for stack in stack_names() for resource in as_preview(_run(stack))}
     assert types, "no stack registers an AWS resource: the check would check nothing"
     assert sorted(type_ for type_ in types if not mapping.covers(type_)) == []
     assert all(reason.strip() for reason in mapping.not_checked.values())
@@ -70,7 +47,7 @@ def test_every_aws_type_a_stack_registers_is_checked_or_listed_with_a_reason():
 
 
 def problems_after(stack: str, name: str, change: Callable[[dict], None]) -> list[Problem]:
-    resource = {r.name: r for r in _as_preview(_run(stack))}[name]
+    resource = {r.name: r for r in as_preview(_run(stack))}[name]
     inputs = copy.deepcopy(resource.inputs)
     change(inputs)
     return list(resource_problems(dataclasses.replace(resource, inputs=inputs)))
@@ -171,17 +148,29 @@ def test_a_subnet_id_from_the_config_is_checked_too():
     )
 
 
-def test_a_wrong_value_in_the_hardware_catalog_reaches_the_check(tmp_path, monkeypatch):
-    """The mistakes above, made where a person would make them: configs/hardware.yaml, read by the
-    real program. The catalog takes amiType as any string; only the API contract refuses it."""
+@pytest.mark.parametrize(
+    ("written", "mistake", "key", "allowed"),
+    [
+        ("AL2023_ARM_64_NVIDIA", "AL2023_ARM64_NVIDIA", "gb200.amiType", "AMI types botocore's eks model lists"),
+        (
+            "p6e-gb200.36xlarge:",
+            "p6e-gb200.72xlarge:",
+            "gb200.instanceTypes.p6e-gb200.72xlarge",
+            "EC2 instance types botocore's ec2 model lists (closest: p6e-gb200.36xlarge",
+        ),
+    ],
+)
+def test_a_catalog_entry_no_stack_uses_is_checked_before_anything_is_registered(
+    tmp_path, monkeypatch, written, mistake, key, allowed
+):
+    """The mistakes a person makes in configs/hardware.yaml, in an entry the planned stack (dev, on
+    B200) does not use: the catalog is refused as it loads, naming the entry."""
     configs = tmp_path / "configs"
     shutil.copytree(CONFIG_DIR, configs)
     hardware = configs / "hardware.yaml"
-    hardware.write_text(hardware.read_text().replace("AL2023_ARM_64_NVIDIA", "AL2023_ARM64_NVIDIA"))
+    hardware.write_text(hardware.read_text().replace(written, mistake))
     monkeypatch.setattr(catalog_module, "load_catalog", functools.partial(catalog_module.load_catalog, configs))
-    run = run_program(ROOT / "__main__.py", "gpt-oss-infra", "gb200", *engine_config(example_entries("gb200")))
-    assert run.error is None, run.error
-    found = [problem for resource in _as_preview(run) for problem in resource_problems(resource)]
-    allowed = "one of AMITypes: AL2_x86_64, AL2_x86_64_GPU, AL2_ARM_64, CUSTOM,"
-    member = "eks:CreateNodegroup amiType"
-    assert_one(found, "gptoss-nodes-gb200", "amiType", member, "AL2023_ARM64_NVIDIA", allowed)
+    run = run_program(ROOT / "__main__.py", "gpt-oss-infra", "dev", *engine_config(example_entries("dev")))
+    assert run.resources == []
+    assert str(run.error).startswith(f"{hardware}: {key}: {mistake.rstrip(':')!r} is not one of the ")
+    assert allowed in str(run.error)

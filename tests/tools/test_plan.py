@@ -114,17 +114,35 @@ def test_invalid_config_exits_non_zero_names_the_key_and_writes_nothing(tmp_path
 SENTINEL_TOKEN = "hf_SENTINEL_never_in_any_output_0123456789"
 
 
-def test_plaintext_hf_token_is_a_secret_everywhere_and_warned_about(tmp_path, capfd):
+def test_a_plaintext_hf_token_is_refused_and_never_printed(tmp_path, capfd):
     entries = stack_entries("dev") | {"gpt-oss-infra:hfToken": SENTINEL_TOKEN}
     write_stack(tmp_path, "token", entries)
     out = tmp_path / "plan"
-    assert plan.main(["--stack", "token", "--stack-dir", str(tmp_path), "--out", str(out)]) == 0
+    assert plan.main(["--stack", "token", "--stack-dir", str(tmp_path), "--out", str(out)]) == 1
     printed = capfd.readouterr()
-    assert "gpt-oss-infra:hfToken is stored in plaintext" in printed.err
-    files = [path for path in out.rglob("*") if path.is_file()]
-    assert len(files) >= 6
-    for text in [printed.out, printed.err, *(path.read_text() for path in files)]:
-        assert SENTINEL_TOKEN not in text
+    assert (
+        "gpt-oss-infra:hfToken: a secret stored in plaintext in the stack file: remove it and set it with "
+        "pulumi config set --secret gpt-oss-infra:hfToken <value>"
+    ) in printed.err
+    assert SENTINEL_TOKEN not in printed.out + printed.err
+    assert not out.exists()
+
+
+def test_one_plaintext_api_key_among_encrypted_ones_is_refused(tmp_path, capfd):
+    """The engine marks a whole map secret when any value in it is: only the stack file shows which is not."""
+    api_keys = {"team-a": {"secure": "v1:AAAAciphertext=="}, "team-b": SENTINEL_TOKEN}
+    write_stack(tmp_path, "keys", stack_entries("dev") | {"gpt-oss-infra:apiKeys": api_keys})
+    assert plan.main(["--stack", "keys", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "p")]) == 1
+    printed = capfd.readouterr()
+    assert "gpt-oss-infra:apiKeys.team-b: a secret stored in plaintext in the stack file" in printed.err
+    assert SENTINEL_TOKEN not in printed.out + printed.err
+
+
+def test_an_encrypted_hf_token_never_reaches_any_output(tmp_path, capfd):
+    entries = stack_entries("dev") | {"gpt-oss-infra:hfToken": {"secure": "v1:AAAAciphertext=="}}
+    write_stack(tmp_path, "token", entries)
+    out = tmp_path / "plan"
+    assert plan.main(["--stack", "token", "--stack-dir", str(tmp_path), "--out", str(out)]) == 0
     resources = json.loads((out / "token" / "resources.json").read_text())
     secret = next(r for r in resources if r["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == "[secret]"

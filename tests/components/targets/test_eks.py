@@ -7,6 +7,7 @@ import pytest
 
 from components.targets import eks as eks_target
 from components.targets.eks import AwsCluster, AwsClusterArgs
+from core.errors import ConfigError
 from core.stack import build_stack
 from tests.components.conftest import (
     CAPACITY_BLOCK_TOKEN,
@@ -68,9 +69,12 @@ def test_the_plan_warns_when_ec2_reports_other_network_cards_than_the_catalog(en
     assert [warning for warning in plan.warnings if f"{instance_type}.ec2 differs from what EC2 reports" in warning]
 
 
-def test_build_needs_the_aws_region(engine, example_stack, eks_plan):
-    with pytest.raises(pulumi.ConfigMissingError, match="aws:region"):
-        engine.run(lambda: {"target": eks_target.build(example_stack("dev"), eks_plan("dev")).provider.urn})
+def test_the_plan_needs_the_aws_region_before_anything_is_registered(engine, example_stack, catalog):
+    engine.call(lambda: pulumi.runtime.set_all_config({}))
+    with pytest.raises(
+        ConfigError, match=r"^aws:region: required for a cluster of kind eks: pulumi config set aws:region"
+    ):
+        engine.call(lambda: eks_target.plan(example_stack("dev"), catalog))
     assert engine.mocks.resources == []
 
 
