@@ -433,7 +433,7 @@ def pool_nodes_finding(stack: Stack, pool: NodePool, cluster: Cluster, catalog: 
     workers = [
         pod
         for serving in stack.serving
-        if serving.deployment.pool.name == pool.name
+        if serving.deployment.pool is not None and serving.deployment.pool.name == pool.name
         for pod in graph_pods(serving.graph)
         if pod.requests.gpus
     ]

@@ -10,8 +10,9 @@ What cannot hold off the cluster is replaced by the fixed substitutions of `SUBS
 by every run; every other flag and variable of the rendered objects passes unchanged (the tests check
 that no rendered flag is dropped). gpt-oss-120b's tokenizer cannot be downloaded here (no network but
 the package index): a small stand-in tokenizer with the model's config is made, and the run says so.
-The mocker emits token ids; with the stand-in they decode to no text, which the smoke test accepts for
-a simulated engine only. Every throughput and latency it prints is simulated.
+The mocker emits token ids, which the stand-in decodes to placeholder words. The run happens in a
+network namespace of its own where the system allows one (PRIVATE_NETWORK). Every throughput and
+latency it prints is simulated.
 
     python -m tools.trial [--stack trial] [--only agg|disagg] [--keep DIR]
 """
@@ -21,10 +22,13 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import signal
 import socket
+import string
+import struct
 import subprocess
 import sys
 import tempfile
@@ -52,8 +56,9 @@ STOP_SECONDS = 10  # after SIGTERM, before SIGKILL
 SHORT_RUN_ROUNDS = 2  # benchmark requests per concurrent stream (the Job sends its recipe's 10)
 SMOKE_DEADLINE_SECONDS = "120"
 TOKENIZER_NOTE = (
-    "gpt-oss-120b's tokenizer cannot be downloaded here: a stand-in is made (one word per token id, as many ids "
-    "as gpt-oss-120b's vocabulary, its config.json figures); the mocker's token ids decode to stand-in words"
+    "gpt-oss-120b's tokenizer cannot be downloaded here: a stand-in is made (a token per character of a prompt, "
+    "then words up to gpt-oss-120b's vocabulary size; its config.json figures); the mocker's token ids decode to "
+    "stand-in words"
 )
 
 # What differs from the cluster, and why; printed by every run. Nothing else is changed.
@@ -77,6 +82,20 @@ SUBSTITUTIONS = [
 DISCOVERY_FLAGS = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
 LOOPBACK_ENV = dict.fromkeys(
     ("DYN_TCP_RPC_HOST", "DYN_EVENT_PLANE_HOST", "DYN_TCP_RESPONSE_STREAM_HOST", "DYN_SYSTEM_HOST"), "127.0.0.1"
+)
+
+
+# Dynamo's runtime binds its ZMQ event publishers to 0.0.0.0 whatever DYN_EVENT_PLANE_HOST says (it
+# only advertises that address): the trial runs in a network namespace of its own, where loopback
+# is the only interface, wherever the system lets an unprivileged user make one.
+PRIVATE_NETWORK = ["unshare", "--net", "--map-root-user"]
+IN_PRIVATE_NETWORK = "GPT_OSS_TRIAL_PRIVATE_NETWORK"  # set for the rerun inside the namespace
+PRIVATE_NETWORK_NOTE = (
+    "in a network namespace of its own: loopback is its only interface, nothing here is reachable from another host"
+)
+NO_PRIVATE_NETWORK_NOTE = (
+    "WARNING: no private network namespace here (`unshare --net --map-root-user` refused): Dynamo's ZMQ event "
+    "publishers bind 0.0.0.0 on this machine's interfaces"
 )
 
 
@@ -159,10 +178,13 @@ def write_tokenizer(directory: Path, model: ModelSpec) -> None:
     own config figures (layers, KV heads, head size, context)."""
     directory.mkdir(parents=True, exist_ok=True)
     special = ["<|endoftext|>", "<|start|>", "<|end|>", "<|message|>", "<|return|>"]
-    vocab = {token: index for index, token in enumerate(special)}
-    # As many ids as the real vocabulary: the mocker emits ids across it, and an id the stand-in lacked
-    # would decode to nothing and go uncounted.
-    vocab |= {f"\u2581w{index}": len(special) + index for index in range(model.vocab_size - len(special))}
+    # Every character of a prompt is a token of its own, so that different prompts stay different
+    # (a prompt of words the vocabulary lacked would be one unknown token repeated: every request
+    # alike, all prefix-cache hits); then words w<id> up to the real vocabulary's size, which the
+    # mocker emits (an id the stand-in lacked would decode to nothing and go uncounted).
+    characters = ["\u2581", *string.ascii_letters, *string.digits, *string.punctuation, "\n", "\t"]
+    vocab = {token: index for index, token in enumerate(special + characters)}
+    vocab |= {f"\u2581w{index}": index for index in range(len(vocab), model.vocab_size)}
     tokenizer = {
         "version": "1.0",
         "truncation": None,
@@ -180,7 +202,19 @@ def write_tokenizer(directory: Path, model: ModelSpec) -> None:
             for i, t in enumerate(special)
         ],
         "normalizer": None,
-        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+                # a mocker word whole, anything else one character at a time
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": "\u2581?w\\d+|[\\s\\S]"},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
+            ],
+        },
         "post_processor": None,
         "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<|endoftext|>"},
@@ -442,15 +476,73 @@ def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> d
             raise TrialError(f"{', '.join(exited)} exited during the trial")
         result["seconds"] = round(time.monotonic() - started, 1)
     except TrialError as error:
-        processes.stop()
         raise TrialError(f"{deployment.name}: {error}\n{processes.logs()}") from None
-    left = processes.stop()
+    finally:  # whatever ends the run: a failed step, an error, Ctrl-C or SIGTERM
+        left = processes.stop()
     if left:
         raise TrialError(f"{deployment.name}: still running after SIGKILL: {', '.join(left)}")
     return result
 
 
+def rerun_in_private_network(argv: list[str]) -> int | None:
+    """This trial rerun inside a network namespace of its own, its output passed on; None where the
+    system refuses one. The benchmark's aiperf is installed first, from outside (the namespace has no
+    network): the Job's own `pip install --user` then finds it installed."""
+    if subprocess.run([*PRIVATE_NETWORK, "true"], capture_output=True, check=False).returncode != 0:
+        return None
+    install_aiperf()
+    rerun = subprocess.Popen(
+        [*PRIVATE_NETWORK, sys.executable, "-m", "tools.trial", *argv],
+        env=os.environ | {IN_PRIVATE_NETWORK: "1"},
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for line in rerun.stdout:
+            print(line, end="", flush=True)
+        return rerun.wait()
+    finally:  # interrupted: the rerun stops what it started (its SIGTERM handler)
+        if rerun.poll() is None:
+            rerun.terminate()
+            rerun.wait()
+
+
+def install_aiperf() -> None:
+    """What benchmark.sh's first line does, for the version configs/benchmark.yaml pins."""
+    version = yaml.safe_load((ROOT / "configs" / "benchmark.yaml").read_text())["aiperf"]
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run(
+        [base, "-m", "pip", "install", "--user", "--no-cache-dir", "--quiet", f"aiperf=={version}"],
+        env=os.environ | {"PYTHONUSERBASE": str(USERBASE), "PIP_ROOT_USER_ACTION": "ignore"},
+        check=True,
+    )
+
+
+def bring_loopback_up() -> None:
+    """`ip link set lo up`, in a fresh network namespace, without needing iproute2."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        request = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(control, siocgifflags, request))[1]
+        fcntl.ioctl(control, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt  # unwinds through serve(), which stops every process it started
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if os.environ.get(IN_PRIVATE_NETWORK) != "1":
+        returncode = rerun_in_private_network(argv)
+        if returncode is not None:
+            return returncode
+        print(f"==> {NO_PRIVATE_NETWORK_NOTE}")
+    else:
+        bring_loopback_up()
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        print(f"==> {PRIVATE_NETWORK_NOTE}: {', '.join(name for _, name in socket.if_nameindex())}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="trial", help="the trial stack to plan (default: trial)")
     parser.add_argument("--only", help="one deployment of the stack (default: every one)")

@@ -1,5 +1,6 @@
-"""The GPU-less trial stack (configs/examples/Pulumi.trial*.yaml): the same platform, gateway, smoke
-test, benchmark and dashboards as a GPU stack, with zero GPU requests on both cluster kinds, a cache of
+"""The GPU-less trial stacks (configs/examples/Pulumi.trial*.yaml): on EKS the same platform, gateway,
+smoke test, benchmark and dashboards as a GPU stack; on a local cluster the platform, cache, graphs and
+smoke tests; both with zero GPU requests, a cache of
 the tokenizer only, CPU costs only and figures said to be simulated; and the keys a CPU recipe cannot
 take, refused by name."""
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -110,9 +112,19 @@ def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments
 
 
 def _ours_running(work) -> list[str]:
-    """Processes whose command line points into this test's directory."""
-    listing = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in listing.splitlines()[1:] if str(work) in line]
+    """Processes whose command line or environment points into this test's directory (the frontend's
+    names it only in DYN_FILE_KV, aiperf's workers only in HOME)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            seen = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        if str(work).encode() in seen:
+            found.append(seen.split(b"\0")[0].decode(errors="replace"))
+    return found
 
 
 def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, tmp_path):
@@ -128,3 +140,11 @@ def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, t
     assert out.count("  benchmark (simulated): ") == 2 and "TTFT p50/p90/p99" in out and "ITL p50/p90/p99" in out
     assert "==> trial passed in " in out
     assert not _ours_running(tmp_path)
+    if subprocess.run([*trial.PRIVATE_NETWORK, "true"], capture_output=True, check=False).returncode == 0:
+        assert f"==> {trial.PRIVATE_NETWORK_NOTE}: lo\n" in out  # nothing reachable from another host
+    # Every benchmark request its own prompt: a tokenizer that maps them alike makes prefix-cache hits of them all.
+    benchmark_inputs = sorted(tmp_path.rglob("inputs.json"))
+    assert len(benchmark_inputs) == 2
+    for inputs in benchmark_inputs:
+        prompts = [json.dumps(item) for item in json.loads(inputs.read_text())["data"]]
+        assert len(set(prompts)) == len(prompts) >= 4
