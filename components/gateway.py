@@ -25,8 +25,16 @@ class GatewayController(Component):
 
     def __init__(self, name: str, args: GatewayControllerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gateway:GatewayController", name, None, opts)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace", **resource_args(args.software.namespace), opts=self.child_opts()
+        )
         release = chart_release(
-            self, f"{name}-release", args.software.controller, args.load_balancers_ready, release_name="envoy-gateway"
+            self,
+            f"{name}-release",
+            args.software.controller,
+            [namespace, *args.load_balancers_ready],
+            release_name="envoy-gateway",
+            create_namespace=False,
         )
         gateway_class = custom_resource(self, f"{name}-class", args.software.gateway_class, depends_on=[release])
         self.ready: list[pulumi.Resource] = [gateway_class, *args.load_balancers_ready]

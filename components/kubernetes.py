@@ -43,11 +43,13 @@ def chart_release(
     release: ChartRelease,
     depends_on: list[pulumi.Resource] | None = None,
     release_name: str | None = None,
+    create_namespace: bool = True,
     **shell_values: Any,
 ) -> k8s.helm.v3.Release:
     """A pinned chart (configs/charts.yaml) with the core's values and those only the shell knows.
     `release_name`: the Helm release's own name, which the chart's object names start with (else
-    Pulumi's auto-name, with a random suffix)."""
+    Pulumi's auto-name, with a random suffix). `create_namespace`: False where the caller creates the
+    namespace itself (with labels Helm cannot set)."""
     chart = release.chart
     oci = chart.repo.startswith("oci://")  # an OCI chart is named by its full reference, no repository
     return k8s.helm.v3.Release(
@@ -57,7 +59,7 @@ def chart_release(
         repository_opts=None if oci else {"repo": chart.repo},
         version=chart.version,
         namespace=chart.namespace,
-        create_namespace=True,
+        create_namespace=create_namespace,
         values=release.values | shell_values,
         opts=parent.child_opts(depends_on=depends_on),
     )

@@ -112,7 +112,7 @@ class Stack:
             cache.hf_token_secret,
             cache.download.script,
             cache.download.job,
-            self.gateways.gateway_class if self.gateways else None,
+            *([self.gateways.namespace, self.gateways.gateway_class] if self.gateways else []),
             *self.network_policies,
             *([self.observability.namespace, *self.observability.objects] if self.observability else []),
         ]

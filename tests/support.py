@@ -18,10 +18,13 @@ import yaml
 
 from core.aws.account import CapacityBlock
 from core.errors import ConfigError
-from core.inputs.config import KEY_PREFIX, SECRET_KEYS
+from core.inputs.catalog import load_catalog
+from core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
+from core.inputs.rules import parse_stack_config
 from core.stack import Serving, build_stack
+from core.yaml_files import YamlFileError
 from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
-from tools.plan import EXAMPLES, ROOT, engine_config
+from tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
 
 # --- stack configs
 
@@ -39,9 +42,34 @@ def example_entries(stack: str) -> dict[str, Any]:
 
 
 def stack_names() -> list[str]:
-    """Every stack file: the root's (dev, staging, prod) and configs/examples/'s."""
-    files = [*ROOT.glob("Pulumi.*.yaml"), *EXAMPLES.glob("Pulumi.*.yaml")]
-    return sorted(path.stem.removeprefix("Pulumi.") for path in files)
+    """Every valid stack file: the root's (dev, staging, prod) and configs/examples/'s. A stray or
+    outdated one the program refuses is left out here, so that no unrelated test crashes on it, and
+    named with its problems by tests/configs/test_stack_files.py."""
+    return sorted(stack for stack, parsed in _stack_files().items() if isinstance(parsed, StackConfig))
+
+
+def stray_stack_files() -> dict[str, str]:
+    """Stack files in the checkout the program refuses: file -> the refusal."""
+    return {stack: parsed for stack, parsed in _stack_files().items() if isinstance(parsed, str)}
+
+
+def eks_stack_names() -> list[str]:
+    """The valid stack files whose cluster the program creates on EKS (as the program reads them:
+    an older file's `create: true`, or no kind at all, is EKS too)."""
+    return [stack for stack in stack_names() if _stack_files()[stack].cluster.kind == "eks"]
+
+
+@functools.cache
+def _stack_files() -> dict[str, StackConfig | str]:
+    """Every Pulumi.<stack>.yaml of the checkout -> its parsed config, or why the program refuses it."""
+    files: dict[str, StackConfig | str] = {}
+    for path in sorted([*ROOT.glob("Pulumi.*.yaml"), *EXAMPLES.glob("Pulumi.*.yaml")]):
+        stack = path.stem.removeprefix("Pulumi.")
+        try:
+            files[stack], _ = parse_stack_config(namespace_config(stack_config_entries(path)), load_catalog())
+        except (ConfigError, YamlFileError) as error:
+            files[stack] = f"{path}: {error}"
+    return files
 
 
 def write_stack(directory: Path, stack: str, entries: dict[str, Any]) -> Path:

@@ -208,6 +208,8 @@ def curl_example(url: str, model: str) -> str:
 # Controller that turns each gateway's Service into an NLB.
 
 LOAD_BALANCER_CONTROLLER = "aws-load-balancer-controller"
+# [lbc-readiness-gate] https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/pod_readiness_gate/
+READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"
 LOAD_BALANCER_SERVICE_ACCOUNT = "aws-load-balancer-controller"  # its Pod Identity association names it
 # Values only the shell knows (pulumi config aws:region, the VPC the network creates): set there.
 SHELL_VALUES = ("region", "vpcId")
@@ -216,6 +218,7 @@ SHELL_VALUES = ("region", "vpcId")
 @dataclass(frozen=True)
 class GatewaySoftware:
     controller: ChartRelease  # Envoy Gateway: the controller and its CRDs
+    namespace: dict[str, Any]  # the controller's, where it runs the Envoy proxies too
     gateway_class: dict[str, Any]
     load_balancers: ChartRelease | None  # created clusters: the AWS Load Balancer Controller
 
@@ -242,4 +245,15 @@ def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySo
             "affinity": SYSTEM_POOL_AFFINITY | _spread({"app.kubernetes.io/name": LOAD_BALANCER_CONTROLLER}),
         }
         load_balancers = ChartRelease(charts[LOAD_BALANCER_CONTROLLER], values)
-    return GatewaySoftware(controller, gateway_class(), load_balancers)
+    labels = common_labels("gateway")
+    if load_balancers is not None:
+        # The NLB sends to the Envoy pods' IPs: with the readiness gate the controller injects, a
+        # rolling Envoy pod is Ready only once its target is healthy, so a rollout drops no
+        # connection [lbc-readiness-gate].
+        labels |= {READINESS_GATE_LABEL: "enabled"}
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": controller.chart.namespace, "labels": labels},
+    }
+    return GatewaySoftware(controller, namespace, gateway_class(), load_balancers)

@@ -14,13 +14,13 @@ import pytest
 
 import core.inputs.catalog as catalog_module
 from core.inputs.catalog import CONFIG_DIR
-from tests.support import ROOT, engine_config, example_entries, run_entries, stack_names
+from tests.support import ROOT, eks_stack_names, engine_config, example_entries, run_entries, stack_names
 from tools.aws_contract import Problem, load_mapping, resource_problems
 from tools.mock_engine import ProgramRun, run_program
 from tools.plan import as_preview
 
 # The stacks whose cluster, network and node groups the program creates in AWS.
-EKS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
+EKS_STACKS = eks_stack_names()
 
 
 def _run(stack: str) -> ProgramRun:

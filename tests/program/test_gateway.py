@@ -73,3 +73,15 @@ def test_the_dcgm_exporter_waits_for_the_chart_that_installs_its_servicemonitor_
     assert "observability-release" in waits["gpu-software-dcgm-exporter"]
     assert "observability-release" not in waits["gpu-software-nvidia-device-plugin"]
     assert by_name(run)["gpu-software-dcgm-exporter"].inputs["values"]["serviceMonitor"] == {"enabled": True}
+
+
+def test_the_envoy_namespace_gets_the_readiness_gate_label_before_the_chart_installs_into_it():
+    """Envoy's pods are the NLB's IP targets: the AWS Load Balancer Controller injects its readiness
+    gate only in a namespace labelled for it, and Helm cannot label a namespace it creates."""
+    run = staging_with_key()
+    (namespace,) = [r for r in run.resources if r.name == "gateway-namespace"]
+    assert namespace.inputs["metadata"]["name"] == "envoy-gateway-system"
+    assert namespace.inputs["metadata"]["labels"]["elbv2.k8s.aws/pod-readiness-gate-inject"] == "enabled"
+    (release,) = [r for r in run.resources if r.name == "gateway-release"]
+    assert release.inputs["namespace"] == "envoy-gateway-system" and release.inputs["createNamespace"] is False
+    assert "gateway-namespace" in transitive_waits(run.resources)["gateway-release"]

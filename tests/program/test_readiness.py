@@ -9,11 +9,11 @@ import dataclasses
 import pytest
 
 from core.dynamo_graph import GRAPH_TYPES
-from tests.support import example_entries, run_entries, stack_entries, stack_names
+from tests.support import eks_stack_names, example_entries, run_entries, stack_entries, stack_names
 from tools.dependencies import readiness_problems, transitive_waits
 
 # The stacks whose cluster the program creates: their node groups are its to order.
-EKS_STACKS = [name for name in stack_names() if example_entries(name)["gpt-oss-infra:cluster"]["kind"] == "eks"]
+EKS_STACKS = eks_stack_names()
 
 
 def _run(stack):

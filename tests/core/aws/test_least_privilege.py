@@ -9,7 +9,7 @@ from components.aws.load_balancer_controller import controller_policy
 from core.aws.specs import addons, wildcard_actions
 from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import example_entries, stack_names
+from tests.support import eks_stack_names, example_entries
 
 # AWS-managed policies scoped to what the add-on does (each add-on's EKS page recommends it).
 NARROW = {
@@ -19,9 +19,7 @@ NARROW = {
 }
 
 
-@pytest.mark.parametrize(
-    "stack", [s for s in stack_names() if example_entries(s)["gpt-oss-infra:cluster"]["kind"] == "eks"]
-)
+@pytest.mark.parametrize("stack", eks_stack_names())
 def test_every_add_on_role_has_its_narrow_policy_and_no_other(stack, catalog):
     config = build_stack(namespace_config(example_entries(stack)), catalog, with_hf_token=False, with_api_keys=True)
     specs, _ = addons(config.config, catalog.addon_versions[config.config.cluster.kubernetes_version])
