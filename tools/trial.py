@@ -528,12 +528,17 @@ def bring_loopback_up() -> None:
         fcntl.ioctl(control, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
 
 
-def _stop_on_sigterm(signum, frame) -> None:
+def _stop_on_sigterm(*_: object) -> None:
     raise KeyboardInterrupt  # unwinds through serve(), which stops every process it started
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="trial", help="the trial stack to plan (default: trial)")
+    parser.add_argument("--only", help="one deployment of the stack (default: every one)")
+    parser.add_argument("--keep", type=Path, help="keep logs and files in this directory (default: removed)")
+    args = parser.parse_args(argv)
     if os.environ.get(IN_PRIVATE_NETWORK) != "1":
         returncode = rerun_in_private_network(argv)
         if returncode is not None:
@@ -543,11 +548,6 @@ def main(argv: list[str] | None = None) -> int:
         bring_loopback_up()
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
         print(f"==> {PRIVATE_NETWORK_NOTE}: {', '.join(name for _, name in socket.if_nameindex())}")
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="trial", help="the trial stack to plan (default: trial)")
-    parser.add_argument("--only", help="one deployment of the stack (default: every one)")
-    parser.add_argument("--keep", type=Path, help="keep logs and files in this directory (default: removed)")
-    args = parser.parse_args(argv)
     python = VENV / "bin" / "python"
     if not python.exists():
         print(f"{python} is missing: make trial installs it", file=sys.stderr)
