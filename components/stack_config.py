@@ -15,18 +15,12 @@ import pulumi
 
 from components.pulumi_internals import SECRET, all_config, on_mock_engine, secret_config_keys, stored_encrypted
 from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX, NAMESPACE, namespace_config
+from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config
 
 T = TypeVar("T")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 2 cores
-# How each secret key is stored encrypted: apiKeys is a map of client name -> key.
-SECRET_COMMANDS = {
-    "hfToken": f"pulumi config set --secret {KEY_PREFIX}hfToken <value>",
-    "ngcApiKey": f"pulumi config set --secret {KEY_PREFIX}ngcApiKey <value>",
-    "apiKeys": f"pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <value>",
-}
 
 
 def raw_namespace_config() -> dict[str, Any]:
@@ -44,7 +38,7 @@ def raw_namespace_config() -> dict[str, Any]:
     ]
     if misspelt:
         raise ConfigError(misspelt)
-    return {key: _decode(value) for key, value in namespace_config(config).items()}
+    return {key: decode(value) for key, value in namespace_config(config).items()}
 
 
 def _looks_like_ours(namespace: str) -> bool:
@@ -93,7 +87,7 @@ def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Out
     return read(key)
 
 
-def _decode(value: Any) -> Any:
+def decode(value: Any) -> Any:
     """Pulumi passes structured values as JSON text; scalars stay as written (a string that only
     starts like JSON, e.g. "[dev", too: the core then refuses it with its key, not a traceback)."""
     if isinstance(value, str) and value[:1] in ("{", "["):

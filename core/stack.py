@@ -10,7 +10,7 @@ from core.aws import specs
 from core.dynamo import DynamoVersion, undeclared_values
 from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
-from core.inputs.config import KEY_PREFIX, EksClusterConfig, Release, StackConfig
+from core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, Release, StackConfig
 from core.inputs.rules import aws_problems, loads_weights, parse_stack_config
 from core.render import (
     benchmark,
@@ -434,7 +434,7 @@ def _gateway_problems(
             Problem(
                 f"{KEY_PREFIX}apiKeys",
                 f"required: deployments {exposed} have a gateway, which admits only API keys; set one per client "
-                f"with pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <key>",
+                f"with {SECRET_COMMANDS['apiKeys']}",
             )
         )
     releases = [gateways.controller]

@@ -25,10 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import botocore.session
 from botocore.exceptions import UnknownServiceError
 from botocore.model import OperationModel, OperationNotFoundError, Shape
 
+from core.inputs.aws_values import service_model
 from core.yaml_files import read_yaml
 from tools.mock_engine import SECRET, UNKNOWN
 
@@ -296,16 +296,6 @@ TRANSFORMS: dict[str, Callable[[Any], Any]] = {
 
 
 # --- botocore's models
-
-
-@functools.cache
-def service_model(service: str):
-    return _session().get_service_model(service)
-
-
-@functools.cache
-def _session():
-    return botocore.session.get_session()
 
 
 def shape_at(shape: Shape, parts: PathParts) -> Shape | None:

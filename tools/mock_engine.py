@@ -105,9 +105,10 @@ def mock_account(config: dict[str, str]) -> MockAccount:
         for name, instance in hardware.instance_types.items()
     }
     pools = json.loads(config.get("gpt-oss-infra:nodePools", "{}"))
+    pools = [pool for pool in pools.values() if isinstance(pool, dict)] if isinstance(pools, dict) else []
     blocks = {}
-    for pool in pools.values() if isinstance(pools, dict) else []:
-        hardware = catalog.hardware.get(pool.get("hardware")) if isinstance(pool, dict) else None
+    for pool in pools:
+        hardware = catalog.hardware.get(pool.get("hardware"))
         if hardware is None or pool.get("capacityType") != "CAPACITY_BLOCK" or not pool.get("capacityReservationId"):
             continue
         blocks[pool["capacityReservationId"]] = {
@@ -120,12 +121,8 @@ def mock_account(config: dict[str, str]) -> MockAccount:
             "state": "scheduled",
             "reservationType": "capacity-block",
         }
-    pinned = (
-        [pool.get("availabilityZone") for pool in pools.values() if isinstance(pool, dict)]
-        if isinstance(pools, dict)
-        else []
-    )
-    zones = list(dict.fromkeys([*AVAILABILITY_ZONES["names"], *filter(None, pinned)]))
+    pinned = [pool["availabilityZone"] for pool in pools if pool.get("availabilityZone")]
+    zones = list(dict.fromkeys([*AVAILABILITY_ZONES["names"], *pinned]))
     return MockAccount(instance_types=instance_types, capacity_blocks=blocks, zones=zones)
 
 

@@ -30,9 +30,9 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.stack_config import SECRET_COMMANDS
+from components.stack_config import decode
 from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX
+from core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
 from core.render.report import render_summary
 from core.yaml_files import YamlFileError, read_stack_yaml
 from tools import critical_path
@@ -190,15 +190,8 @@ def _key_holding(value: Any, config: dict[str, str]) -> str | None:
     `value`, if exactly one is."""
     if value is None or isinstance(value, bool):
         return None
-    found = [path for key, text in config.items() for path, leaf in _leaves(key, _decoded(text)) if leaf == value]
+    found = [path for key, text in config.items() for path, leaf in _leaves(key, decode(text)) if leaf == value]
     return found[0] if len(found) == 1 else None
-
-
-def _decoded(text: str) -> Any:
-    try:
-        return json.loads(text) if text[:1] in "{[" else text
-    except json.JSONDecodeError:
-        return text
 
 
 def _leaves(path: str, value: Any):

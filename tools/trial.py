@@ -510,7 +510,7 @@ def rerun_in_private_network(argv: list[str]) -> int | None:
 
 def install_aiperf() -> None:
     """What benchmark.sh's first line does, for the version configs/benchmark.yaml pins."""
-    version = yaml.safe_load((ROOT / "configs" / "benchmark.yaml").read_text())["aiperf"]
+    version = load_catalog().benchmark.aiperf
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run(
         [base, "-m", "pip", "install", "--user", "--no-cache-dir", "--quiet", f"aiperf=={version}"],

@@ -148,29 +148,28 @@ def eks_plan(
 
 def offering_problems(config: StackConfig, pools: dict[str, NodePool], facts: AccountFacts) -> list[Problem]:
     """Each node group's instance type offered by EC2 in the region, and in the zone a pool pins."""
-    system = (f"{KEY_PREFIX}cluster.systemNodes.instanceType", config.cluster.system_nodes.instance_type, None)
-    wanted = [system] + [
-        (
-            f"{KEY_PREFIX}nodePools.{pool.name}.{'instanceType' if pool.config.instance_type else 'hardware'}",
-            pool.instance_type,
-            pool.config.availability_zone
-            and (f"{KEY_PREFIX}nodePools.{pool.name}.availabilityZone", pool.config.availability_zone),
-        )
-        for pool in pools.values()
-    ]
     problems = []
-    for key, instance_type, pinned in wanted:
-        offered = facts.offered_zones[instance_type]
+    system_type = config.cluster.system_nodes.instance_type
+    if not facts.offered_zones[system_type]:
+        problems.append(Problem(f"{KEY_PREFIX}cluster.systemNodes.instanceType", _offered_nowhere(system_type)))
+    for pool in pools.values():
+        key = f"{KEY_PREFIX}nodePools.{pool.name}"
+        offered, zone = facts.offered_zones[pool.instance_type], pool.config.availability_zone
         if not offered:
-            problems.append(Problem(key, f"EC2 offers {instance_type} in none of this region's availability zones"))
-        elif pinned and pinned[1] not in offered:
-            zone_key, zone = pinned
+            type_key = "instanceType" if pool.config.instance_type else "hardware"
+            problems.append(Problem(f"{key}.{type_key}", _offered_nowhere(pool.instance_type)))
+        elif zone and zone not in offered:
+            where = ", ".join(sorted(offered))
             problems.append(
                 Problem(
-                    zone_key, f"EC2 does not offer {instance_type} in {zone}; it does in {', '.join(sorted(offered))}"
+                    f"{key}.availabilityZone", f"EC2 does not offer {pool.instance_type} in {zone}; it does in {where}"
                 )
             )
     return problems
+
+
+def _offered_nowhere(instance_type: str) -> str:
+    return f"EC2 offers {instance_type} in none of this region's availability zones"
 
 
 def gpu_node_group(pool: NodePool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:

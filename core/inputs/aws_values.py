@@ -17,6 +17,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+import botocore.model
 import botocore.session
 
 from core.errors import Problem
@@ -28,9 +29,15 @@ def _session() -> botocore.session.Session:
 
 
 @functools.cache
+def service_model(service: str) -> botocore.model.ServiceModel:
+    """botocore's model of one AWS service (one session for the program: each model is read once)."""
+    return _session().get_service_model(service)
+
+
+@functools.cache
 def enum(service: str, shape: str) -> frozenset[str]:
     """The values of one enum shape of a service model, e.g. ("ec2", "InstanceType")."""
-    return frozenset(_session().get_service_model(service).shape_for(shape).enum)
+    return frozenset(service_model(service).shape_for(shape).enum)
 
 
 @functools.cache

@@ -33,9 +33,14 @@ from core.inputs.types import (
 
 NAMESPACE = "gpt-oss-infra"
 KEY_PREFIX = f"{NAMESPACE}:"
-# Read by the shell as Pulumi secrets, never parsed here. apiKeys: client name -> API key, set with
-# `pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>`.
-SECRET_KEYS = ("hfToken", "ngcApiKey", "apiKeys")
+# Read by the shell as Pulumi secrets, never parsed here; each with the command that stores it
+# encrypted (apiKeys: client name -> API key).
+SECRET_COMMANDS = {
+    "hfToken": f"pulumi config set --secret {KEY_PREFIX}hfToken <value>",
+    "ngcApiKey": f"pulumi config set --secret {KEY_PREFIX}ngcApiKey <value>",
+    "apiKeys": f"pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <key>",
+}
+SECRET_KEYS = tuple(SECRET_COMMANDS)
 
 
 def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:

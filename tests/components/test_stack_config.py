@@ -8,8 +8,8 @@ import logging
 import pulumi
 import pytest
 
-from components.stack_config import SECRET_COMMANDS, raw_namespace_config, refused, secret_config, secret_map_config
-from core.inputs.config import SECRET_KEYS, namespace_config
+from components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
+from core.inputs.config import namespace_config
 from core.stack import build_stack
 from tests.components.conftest import STACK, is_secret
 from tests.support import refused as config_error
@@ -88,7 +88,7 @@ def test_an_encrypted_secret_key_is_a_secret(engine, caplog):
     [
         ("hfToken", secret_config, "pulumi config set --secret gpt-oss-infra:hfToken <value>"),
         ("ngcApiKey", secret_config, "pulumi config set --secret gpt-oss-infra:ngcApiKey <value>"),
-        ("apiKeys", secret_map_config, "pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <value>"),
+        ("apiKeys", secret_map_config, "pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>"),
     ],
 )
 def test_a_secret_key_stored_in_plaintext_is_refused_with_the_command_that_stores_it(engine, key, read, command):
@@ -117,4 +117,3 @@ def test_an_unset_secret_is_none_and_only_secret_keys_are_read_so(engine):
     assert engine.call(lambda: secret_config("ngcApiKey")) is None
     with pytest.raises(KeyError):
         engine.call(lambda: secret_config("environment"))
-    assert set(SECRET_COMMANDS) == set(SECRET_KEYS)  # every secret key has its command

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.dynamo_graph import components_by_name
-from tests.support import by_type, example_entries, run_entries
+from tests.support import by_type, example_entries, run_entries, run_in_account
 
 AWS_STACKS = {
     # stack: (pool, instance type, AMI type, capacity type)
@@ -201,3 +201,27 @@ def test_private_endpoint_is_reachable_from_the_vpc():
     assert rule.inputs["securityGroupId"] == "gptoss-eks-cluster-sg-id"  # the cluster security group
     assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("10.0.0.0/16", 443, 443)
     assert run.outputs["report"]["apiAccess"].startswith("private endpoint only, from 10.0.0.0/16")
+
+
+def test_an_instance_type_ec2_does_not_offer_where_the_stack_needs_it_is_refused_before_anything_is_registered():
+    """EC2's answer at preview and `up` (DescribeInstanceTypeOfferings): here, an account that offers
+    nothing in the zone gb200's Capacity Block pins, then nothing at all in the region."""
+
+    def only_in(zones):
+        return lambda account: account.zones.__setitem__(slice(None), zones)
+
+    run = run_in_account(example_entries("gb200"), only_in(["us-east-2a"]), stack="gb200")
+    assert run.resources == []
+    assert (
+        "gpt-oss-infra:nodePools.gb200.availabilityZone: EC2 does not offer p6e-gb200.36xlarge in us-east-2b; "
+        "it does in us-east-2a" in str(run.error)
+    )
+    run = run_in_account(example_entries("gb200"), only_in([]), stack="gb200")
+    assert run.resources == []
+    for key, instance_type in [
+        ("cluster.systemNodes.instanceType", "m7i.2xlarge"),
+        ("nodePools.gb200.hardware", "p6e-gb200.36xlarge"),
+    ]:
+        assert f"gpt-oss-infra:{key}: EC2 offers {instance_type} in none of this region's availability zones" in str(
+            run.error
+        )
