@@ -6,6 +6,7 @@ config -> functional core (validate, resolve recipes, render objects) -> the clu
 
 import pulumi
 
+from components.destroy_wait import WaitAtDestroy
 from components.gateway import GatewayController, GatewayControllerArgs
 from components.gpu_software import GpuSoftware, GpuSoftwareArgs
 from components.model_cache import ModelCache, ModelCacheArgs
@@ -13,6 +14,7 @@ from components.observability import Observability, ObservabilityArgs
 from components.platform import DynamoPlatform, DynamoPlatformArgs
 from components.serving import DynamoServing, DynamoServingArgs
 from components.stack_config import (
+    api_key_clients,
     raw_namespace_config,
     refuse_what_aws_would_refuse,
     refused,
@@ -35,7 +37,7 @@ stack = refused(
         catalog,
         with_hf_token=hf_token is not None,
         with_ngc_key=ngc_api_key is not None,
-        with_api_keys=api_keys is not None,
+        api_key_clients=api_key_clients(),
         region=region,
     )
 )
@@ -47,9 +49,12 @@ refuse_what_aws_would_refuse()
 stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
 target = kind.build(stack, cluster_plan)
 on_cluster = pulumi.ResourceOptions(providers=[target.provider], depends_on=target.system_ready)
+# Destroy deletes the charts that make volume claims, then this wait (their volumes gone), then the nodes.
+volumes_gone = WaitAtDestroy(stack.volumes_gone, target.access, on_cluster)
+with_volumes = pulumi.ResourceOptions(providers=[target.provider], depends_on=[*target.system_ready, volumes_gone])
 
 observability = (
-    Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster)
+    Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
     if stack.observability
     else None
 )
@@ -58,7 +63,7 @@ GpuSoftware(
     GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
     opts=on_cluster,
 )
-dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=on_cluster)
+dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
 workloads = Workloads(
     "workloads",
     WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
@@ -77,7 +82,11 @@ cache = ModelCache(
     ),
 )
 gateways = (
-    GatewayController("gateway", GatewayControllerArgs(stack.gateways, target.load_balancers_ready), opts=on_cluster)
+    GatewayController(
+        "gateway",
+        GatewayControllerArgs(stack.gateways, target.load_balancers_ready, stack.load_balancers_gone, target.access),
+        opts=on_cluster,
+    )
     if stack.gateways
     else None
 )

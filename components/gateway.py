@@ -9,7 +9,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
+from components.destroy_wait import ClusterAccess, WaitAtDestroy
 from components.kubernetes import chart_release, custom_resource, resource_args
+from core.render.destroy_waits import DestroyWait
 from core.render.gateway import Gateway, GatewaySoftware
 
 
@@ -17,6 +19,8 @@ from core.render.gateway import Gateway, GatewaySoftware
 class GatewayControllerArgs:
     software: GatewaySoftware
     load_balancers_ready: list[pulumi.Resource]  # the NLB controller, where the target installs one
+    load_balancers_gone: DestroyWait | None  # with an NLB: destroy waits for it before the controllers go
+    access: ClusterAccess
 
 
 class GatewayController(Component):
@@ -38,6 +42,14 @@ class GatewayController(Component):
         )
         gateway_class = custom_resource(self, f"{name}-class", args.software.gateway_class, depends_on=[release])
         self.ready: list[pulumi.Resource] = [gateway_class, *args.load_balancers_ready]
+        if args.load_balancers_gone is not None:  # deleted after every gateway, before both controllers
+            self.ready.append(
+                WaitAtDestroy(
+                    args.load_balancers_gone,
+                    args.access,
+                    self.child_opts(depends_on=[release, *args.load_balancers_ready]),
+                )
+            )
         self.register_outputs({})
 
 
@@ -50,19 +62,29 @@ class DeploymentGatewayArgs:
 
 class DeploymentGateway(Component):
     """One deployment's gateway: its API keys (a Secret), proxy, Gateway, route and policies.
-    `url` and `curl`: how a client calls it."""
+    `url` and `curl`: how a client calls it; `ready`: what its smoke test waits for."""
 
     def __init__(self, name: str, args: DeploymentGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gateway:DeploymentGateway", name, None, opts)
         gateway = args.gateway
+        # One entry per client the core named, each value a Pulumi secret: the plan shows a valid
+        # Secret with every key masked, and the state and outputs never hold a key in plaintext.
+        api_keys = pulumi.Output.secret(args.api_keys)
         keys = k8s.core.v1.Secret(
             f"{name}-api-keys",
-            **resource_args(gateway.api_key_secret),
-            string_data=pulumi.Output.secret(args.api_keys),
+            **resource_args(gateway.api_key_secret)
+            | {
+                "string_data": {
+                    client: api_keys.apply(lambda values, client=client: values[client])
+                    for client in gateway.api_key_secret["stringData"]
+                }
+            },
             opts=self.child_opts(),
         )
-        for manifest in gateway.objects:
+        self.ready: list[pulumi.Resource] = [
             custom_resource(self, f"{name}-{manifest['kind'].lower()}", manifest, depends_on=[keys, *args.ready])
+            for manifest in gateway.objects
+        ]
         gateway_name = next(m["metadata"] for m in gateway.objects if m["kind"] == "Gateway")
         where = (
             f"http(s)://<the NLB's DNS name: kubectl get gateway -n {gateway_name['namespace']} "

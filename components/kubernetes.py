@@ -27,13 +27,30 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# What a Job's pod may read the Kubernetes API with (core.render.scripts.ScriptedJob.access).
+ACCESS_KINDS = {
+    "ServiceAccount": k8s.core.v1.ServiceAccount,
+    "Role": k8s.rbac.v1.Role,
+    "RoleBinding": k8s.rbac.v1.RoleBinding,
+}
+
+
 def scripted_job(
     owner: Component, name: str, scripted: ScriptedJob, depends_on: list[pulumi.Resource], **job_opts: Any
 ) -> k8s.batch.v1.Job:
-    """A Job's script ConfigMap (`<name>-script`) and the Job (`<name>`), which waits for it and for `depends_on`."""
+    """A Job's script ConfigMap (`<name>-script`), its API access (`<name>-<kind>`) and the Job
+    (`<name>`), which waits for them and for `depends_on`."""
     script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
+    access = [
+        ACCESS_KINDS[obj["kind"]](
+            f"{name}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=depends_on)
+        )
+        for obj in scripted.access
+    ]
     return k8s.batch.v1.Job(
-        name, **resource_args(scripted.job), opts=owner.child_opts(depends_on=[*depends_on, script], **job_opts)
+        name,
+        **resource_args(scripted.job),
+        opts=owner.child_opts(depends_on=[*depends_on, script, *access], **job_opts),
     )
 
 

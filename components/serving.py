@@ -13,7 +13,7 @@ from components.base import Component
 from components.gateway import DeploymentGateway, DeploymentGatewayArgs
 from components.kubernetes import custom_resource, resource_args, scripted_job
 from core.dynamo_graph import other_graph_types
-from core.render import manifests
+from core.render import manifests, smoke_test
 from core.stack import Serving
 
 
@@ -59,14 +59,10 @@ class DynamoServing(Component):
         self.endpoint = pulumi.Output.from_input(
             f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}"
         )
-        # `pulumi up` got here only if the graph became Ready and the smoke test's answer had content.
+        # `pulumi up` got here only if the graph became Ready and the smoke test's answers had content.
         self.check: pulumi.Output[str] = pulumi.Output.from_input(f"not checked yet: {serving.deferred}")
-        if serving.smoke_test is not None:
-            job = scripted_job(self, f"{name}-smoke-test", serving.smoke_test, depends_on=[graph_resource])
-            self.check = job.metadata.apply(
-                lambda metadata: f"answered a chat completion through {service} (Job {metadata['name']})"
-            )
-        outputs = {"endpoint": self.endpoint, "check": self.check}
+        outputs: dict[str, pulumi.Output[str]] = {"endpoint": self.endpoint}
+        gateway = None
         if serving.gateway is not None and args.api_keys is not None:
             gateway = DeploymentGateway(
                 f"{name}-gateway",
@@ -74,5 +70,15 @@ class DynamoServing(Component):
                 opts=self.child_opts(),
             )
             outputs |= {"url": gateway.url, "curl": gateway.curl}
+        if serving.smoke_test is not None:
+            job = scripted_job(
+                self,
+                f"{name}-smoke-test",
+                serving.smoke_test,
+                depends_on=[graph_resource, *(gateway.ready if gateway else [])],
+            )
+            proven = smoke_test.proven(serving.deployment.name, serving.gateway)
+            self.check = job.metadata.apply(lambda metadata: f"{proven} (Job {metadata['name']})")
+        outputs["check"] = self.check
         self.outputs = outputs
         self.register_outputs(outputs)

@@ -74,6 +74,20 @@ def secret_map_config(key: str) -> pulumi.Output[dict[str, str]] | None:
     return _secret(key, pulumi.Config().get_secret_object)
 
 
+def api_key_clients() -> list[str]:
+    """The client names of apiKeys: the map's keys, plain in the stack file (only each key's value
+    is a secret), which the core names the API-key Secret's entries and the smoke test's key by."""
+    key = f"{KEY_PREFIX}apiKeys"
+    value = all_config().get(key)
+    if value is None:
+        return []
+    clients = decode(value)
+    if not isinstance(clients, dict) or not clients:
+        problem = Problem(key, f"a map of client name -> API key: set each with {SECRET_COMMANDS['apiKeys']}")
+        raise refusal(ConfigError([problem]))
+    return sorted(clients)
+
+
 def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Output | None:
     """Its value, never logged; refused, before anything is registered, when the stack file holds it
     in plaintext (committed with the file, shown by `pulumi config`)."""
@@ -85,6 +99,12 @@ def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Out
         )
         raise refusal(ConfigError([problem]))
     return read(key)
+
+
+def masked(value: str) -> str:
+    """A secret config value with its secrets replaced: a map keeps its keys (apiKeys' client names)."""
+    decoded = decode(value)
+    return json.dumps(dict.fromkeys(decoded, SECRET)) if isinstance(decoded, dict) else SECRET
 
 
 def decode(value: Any) -> Any:
@@ -107,7 +127,7 @@ def refuse_what_aws_would_refuse() -> None:
     if on_mock_engine():
         return
     secret_keys = secret_config_keys()
-    config = {key: SECRET if key in secret_keys else value for key, value in all_config().items()}
+    config = {key: masked(value) if key in secret_keys else value for key, value in all_config().items()}
     given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
     try:
         done = subprocess.run(

@@ -15,6 +15,7 @@ from core.inputs.rules import aws_problems, loads_weights, parse_stack_config
 from core.render import (
     benchmark,
     cost,
+    destroy_waits,
     gateway,
     gpu_software,
     manifests,
@@ -53,7 +54,7 @@ class Serving:
         objects = [
             self.engine_config,
             self.graph,
-            *(obj for each in jobs for obj in (each.script, each.job)),
+            *(obj for each in jobs for obj in each.objects()),
             *gateway_objects,
         ]
         return [obj for obj in objects if obj]
@@ -95,6 +96,25 @@ class Stack:
     warnings: list[str]  # the shell logs these; nothing is refused for them
 
     @property
+    def load_balancers_gone(self) -> destroy_waits.DestroyWait | None:
+        """At destroy: the gateways' NLBs gone before their controller (core/render/destroy_waits.py)."""
+        if self.gateways is None or not self.gateways.target.with_nlb:
+            return None
+        target = self.gateways.target
+        services = [
+            f"{target.namespace}/{serving.gateway.front_door.service}" for serving in self.serving if serving.gateway
+        ]
+        return destroy_waits.load_balancer_wait(services, self.config.cluster.name)
+
+    @property
+    def volumes_gone(self) -> destroy_waits.DestroyWait:
+        """At destroy: the charts' claims' volumes gone before the nodes and the CSI drivers."""
+        namespaces = [self.platform.namespace["metadata"]["name"]]
+        if self.observability is not None:
+            namespaces.append(self.observability.namespace["metadata"]["name"])
+        return destroy_waits.volume_wait(namespaces)
+
+    @property
     def deployments(self) -> list[ResolvedDeployment]:
         return [serving.deployment for serving in self.serving]
 
@@ -110,8 +130,7 @@ class Stack:
             cache.persistent_volume,
             cache.pvc,
             cache.hf_token_secret,
-            cache.download.script,
-            cache.download.job,
+            *cache.download.objects(),
             *([self.gateways.namespace, self.gateways.gateway_class] if self.gateways else []),
             *self.network_policies,
             *([self.observability.namespace, *self.observability.objects] if self.observability else []),
@@ -125,10 +144,12 @@ def build_stack(
     catalog: Catalog,
     with_hf_token: bool,
     with_ngc_key: bool = False,
-    with_api_keys: bool = False,
+    api_key_clients: list[str] | None = None,
     region: str | None = None,
 ) -> Stack:
-    """Validate, resolve and render; ConfigError (every bad key named) before anything is built."""
+    """Validate, resolve and render; ConfigError (every bad key named) before anything is built.
+    `api_key_clients`: the client names of apiKeys (its keys; the values are secrets the shell keeps)."""
+    clients = sorted(api_key_clients or [])
     config, warnings = parse_stack_config(raw_config, catalog)
     refused_by_aws = aws_problems(config, region)
     if refused_by_aws:
@@ -178,13 +199,19 @@ def build_stack(
     problems += gpu_software.chart_problems(
         charts, {pool.instance_type for name, pool in pools.items() if efa_pools[name]}
     )
-    if config.network_policies.enabled and not isinstance(config.cluster, EksClusterConfig):
+    if config.network_policies_enabled and not isinstance(config.cluster, EksClusterConfig):
         warnings.append(
             f"{KEY_PREFIX}networkPolicies.enabled: the NetworkPolicies are created, but only a network plugin that "
             "enforces them (on EKS, the VPC CNI with enableNetworkPolicy) makes them hold on an existing cluster"
         )
     gateways = gateway.gateway_software(config, catalog.charts)
-    problems += _gateway_problems(config, gateways, with_api_keys)
+    problems += _gateway_problems(config, gateways, clients)
+    if config.exposed and config.network_policies.enabled is False:
+        warnings.append(
+            f"{KEY_PREFIX}networkPolicies.enabled: false, while deployments {', '.join(config.exposed)} are reached "
+            "from outside the cluster: any pod of the cluster can reach their frontends and workers directly, "
+            "around the gateway's API keys (the default, with exposed endpoints, is on)"
+        )
     monitoring = _observability(config, deployments, catalog, region)
     if monitoring is not None:
         problems += gpu_software.chart_problems([monitoring.release], set())
@@ -214,7 +241,7 @@ def build_stack(
             gateways.controller.chart.namespace if gateways else None,
             config.observability.namespace if monitoring else None,
         )
-        if config.network_policies.enabled
+        if config.network_policies_enabled
         else [],
         observability=monitoring,
         platform=PlatformObjects(
@@ -276,6 +303,8 @@ def build_stack(
                 fits[deployment.name],
                 config.release,
                 catalog,
+                gateways,
+                clients,
             )
             for deployment in deployments
         ],
@@ -348,8 +377,16 @@ def _serving(
     fits: list[sizing.WorkerFit],
     release: Release,
     catalog: Catalog,
+    gateways: gateway.GatewaySoftware | None,
+    clients: list[str],
 ) -> Serving:
     namespace = graph["metadata"]["namespace"]
+    endpoint = deployment.config.endpoint
+    front = (
+        gateway.gateway(deployment.name, namespace, endpoint, release.model, gateways.target, clients)
+        if gateways is not None and endpoint.exposure != "cluster"
+        else None
+    )
     return Serving(
         deployment=deployment,
         engine_config=manifests.engine_config_map(deployment, catalog.dynamo_versions[release.dynamo], namespace),
@@ -366,10 +403,9 @@ def _serving(
             catalog.smoke_test,
             _script(catalog, smoke_test.SCRIPT),
             simulated=deployment.backend.spec.simulated,
+            front_door=front.front_door if front else None,
         ),
-        gateway=gateway.gateway(deployment.name, namespace, deployment.config.endpoint, release.model)
-        if deployment.config.endpoint.exposure != "cluster"
-        else None,
+        gateway=front,
     )
 
 
@@ -422,21 +458,39 @@ def _observability(
 
 
 def _gateway_problems(
-    config: StackConfig, gateways: gateway.GatewaySoftware | None, with_api_keys: bool
+    config: StackConfig, gateways: gateway.GatewaySoftware | None, clients: list[str]
 ) -> list[Problem]:
-    """API keys to check callers against, and chart values each pinned chart declares."""
+    """API keys to check callers against, named as Secret keys can be, the clients given their own
+    rate limits among them, and chart values each pinned chart declares."""
     if gateways is None:
         return []
     problems = []
-    if not with_api_keys:
-        exposed = ", ".join(name for name, d in config.deployments.items() if d.endpoint.exposure != "cluster")
+    if not clients:
         problems.append(
             Problem(
                 f"{KEY_PREFIX}apiKeys",
-                f"required: deployments {exposed} have a gateway, which admits only API keys; set one per client "
-                f"with {SECRET_COMMANDS['apiKeys']}",
+                f"required: deployments {', '.join(config.exposed)} have a gateway, which admits only API keys; "
+                f"set one per client with {SECRET_COMMANDS['apiKeys']}",
             )
         )
+    problems += [
+        Problem(
+            f"{KEY_PREFIX}apiKeys.{client}",
+            "not a client name: lower-case letters, digits and '-', at most 63 (it names the key in the "
+            "API-key Secret and reaches the frontend as x-client-id)",
+        )
+        for client in clients
+        if not gateway.CLIENT_NAME.match(client)
+    ]
+    for name, deployment in config.deployments.items():
+        problems += [
+            Problem(
+                f"{KEY_PREFIX}deployments.{name}.endpoint.clientRateLimits.{client}",
+                f"no such client in apiKeys (clients: {', '.join(clients) or 'none'}): the limit would never apply",
+            )
+            for client in deployment.endpoint.client_rate_limits
+            if clients and client not in clients
+        ]
     releases = [gateways.controller]
     if gateways.load_balancers is not None:  # with what the shell sets
         shell_values = dict.fromkeys(gateway.SHELL_VALUES, "")

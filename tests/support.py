@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -111,11 +112,11 @@ def stack_names_on(catalog, version: str) -> list[str]:
     ]
 
 
-def refused(raw: dict[str, Any], catalog, with_api_keys: bool = True) -> ConfigError:
+def refused(raw: dict[str, Any], catalog, api_key_clients: tuple[str, ...] = ("ci",)) -> ConfigError:
     """The error that refuses this config (the test fails if it is accepted); API keys are set
     unless a test is about their absence."""
     with pytest.raises(ConfigError) as caught:
-        build_stack(raw, catalog, with_hf_token=False, with_api_keys=with_api_keys)
+        build_stack(raw, catalog, with_hf_token=False, api_key_clients=list(api_key_clients))
     return caught.value
 
 
@@ -204,9 +205,13 @@ class JsonHandler(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
-    """A local HTTP server for the duration of the block: its port."""
+def serving(handler: type[BaseHTTPRequestHandler], tls: tuple[Path, Path] | None = None) -> Iterator[int]:
+    """A local HTTP server for the duration of the block: its port. `tls`: (certificate, key) to serve HTTPS."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server.server_port

@@ -3,10 +3,15 @@
 Vulture reads this file as code that uses these names; nothing runs it.
 """
 
+import http.client
+
+from components.destroy_wait import WaitAtDestroyProvider
 from core.dynamo import DynamoVersionSpec
 from core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from core.inputs.schema import StrictModel
+from core.render.destroy_waits import DestroyWait
 from core.render.observability import ObservabilitySettings
+from tests.components.test_destroy_wait import _Api
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
 from tools.mock_engine import _Mocks
@@ -35,3 +40,15 @@ _Frontend.do_GET
 _Frontend.do_POST
 _Frontend.do_HEAD
 JsonHandler.log_message
+_Api.do_DELETE
+
+# Pulumi's dynamic provider process calls this at `pulumi destroy`; the wait's fields reach it by name,
+# in the dict the provider gets (dataclasses.asdict).
+WaitAtDestroyProvider.delete
+DestroyWait.claim_namespaces
+DestroyWait.leftovers
+DestroyWait.timeout_seconds
+
+# http.client calls connect() and reads sock on the smoke test's TLS connection (configs/scripts/smoke_test.py).
+http.client.HTTPSConnection.connect
+http.client.HTTPSConnection.sock

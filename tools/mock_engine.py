@@ -298,11 +298,14 @@ def _urn_name(urn: str) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """RPC property values -> JSON: secrets become "[secret]", keys sorted for stable output."""
+    """RPC property values -> JSON: secrets become "[secret]" (a secret map, e.g. a Secret's
+    stringData, keeps its keys, each value masked: a Secret in the plan stays a valid Secret), keys
+    sorted for stable output."""
     if isinstance(value, dict):
         signature = value.get(_SIG_KEY)
         if signature == _SECRET_SIG:
-            return SECRET
+            inner = value.get("value")
+            return dict.fromkeys(sorted(inner), SECRET) if isinstance(inner, dict) else SECRET
         if signature == _RESOURCE_SIG:
             return f"[resource {_urn_name(value.get('urn', ''))}]"
         return {key: _plain(value[key]) for key in sorted(value)}

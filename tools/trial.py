@@ -78,7 +78,11 @@ SUBSTITUTIONS = [
     "the Jobs' image (python:3.12 slim) -> this machine's Python, as python3 and pip on PATH",
     f"short run: the benchmark's REQUEST_COUNT -> {SHORT_RUN_ROUNDS} x CONCURRENCY; the smoke test's "
     f"DEADLINE_SECONDS -> {SMOKE_DEADLINE_SECONDS}",
+    "the gateway: none here (Envoy Gateway, the NLB): the smoke test's gateway settings (GATEWAY_*, API_KEY_FILE, "
+    "SERVICE_ACCOUNT_DIR) are dropped, so it checks the frontend only; tests/configs/scripts checks its gateway "
+    "part against stand-ins",
 ]
+GATEWAY_ENV = ("GATEWAY_", "API_KEY_FILE", "SERVICE_ACCOUNT_DIR")
 DISCOVERY_FLAGS = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
 LOOPBACK_ENV = dict.fromkeys(
     ("DYN_TCP_RPC_HOST", "DYN_EVENT_PLANE_HOST", "DYN_TCP_RESPONSE_STREAM_HOST", "DYN_SYSTEM_HOST"), "127.0.0.1"
@@ -154,7 +158,7 @@ def local_env(env: dict[str, str], places: Places) -> dict[str, str]:
 
 def local_job_env(env: dict[str, str], places: Places) -> dict[str, str]:
     """A rendered Job's environment as it runs here."""
-    local = {name: places.path(value) for name, value in env.items()}
+    local = {name: places.path(value) for name, value in env.items() if not name.startswith(GATEWAY_ENV)}
     if "ENDPOINT" in local:
         local["ENDPOINT"] = f"127.0.0.1:{places.port}"
     for name in ("MODEL", "TOKENIZER"):

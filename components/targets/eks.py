@@ -17,6 +17,7 @@ from components.aws.model_storage import ModelStorage, ModelStorageArgs
 from components.aws.network import Network, NetworkArgs
 from components.aws.node_groups import NodeGroups, NodeGroupsArgs
 from components.base import Component
+from components.destroy_wait import ClusterAccess
 from components.kubernetes import resource_args
 from components.targets.target import ClusterTarget, FileSystemRef
 from core.aws import specs as aws_specs
@@ -149,6 +150,7 @@ class AwsCluster(Component):
         private_subnet_ids = network.private_subnet_ids if network else subnet_ids
         self.target = ClusterTarget(
             provider=eks.provider,
+            access=ClusterAccess(eks.kubeconfig),
             system_ready=[node_addons, storage_class],
             gpu_ready={group.pool: nodes.node_groups[group.pool] for group in gpu_groups},
             file_system=file_system,

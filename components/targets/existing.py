@@ -7,6 +7,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.base import Component
+from components.destroy_wait import ClusterAccess
 from components.targets.target import ClusterTarget
 from core.cluster_plan import ClusterPlan, existing_cluster_plan
 from core.inputs.catalog import Catalog
@@ -25,11 +26,12 @@ class ExistingCluster(Component):
     def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:kubernetes:ExistingCluster", name, None, opts)
         settings = pulumi.Config("kubernetes")
+        # A kubeconfig may carry credentials: secret in the state and outputs, however it was stored.
+        access = ClusterAccess(settings.get_secret("kubeconfig"), settings.get("context"))
         provider = k8s.Provider(
             f"{name}-kubernetes",
-            # A kubeconfig may carry credentials: secret in the state and outputs, however it was stored.
-            kubeconfig=settings.get_secret("kubeconfig"),
-            context=settings.get("context"),
+            kubeconfig=access.kubeconfig,
+            context=access.context,
             enable_server_side_apply=True,
             # Adopt objects that exist already (the CRDs of an earlier Dynamo install, made by its
             # chart) instead of failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
@@ -37,5 +39,5 @@ class ExistingCluster(Component):
             # It was `kubernetes` at the stack's root: the provider (and all it manages) stays.
             opts=self.child_opts(aliases=[pulumi.Alias(name="kubernetes", parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
-        self.target = ClusterTarget(provider=provider)
+        self.target = ClusterTarget(provider=provider, access=access)
         self.register_outputs({})

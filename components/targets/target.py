@@ -8,6 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.destroy_wait import ClusterAccess
+
 
 @dataclass(frozen=True)
 class FileSystemRef:
@@ -21,6 +23,7 @@ class FileSystemRef:
 @dataclass(frozen=True)
 class ClusterTarget:
     provider: k8s.Provider  # every Kubernetes resource of the stack goes through it
+    access: ClusterAccess  # the provider's kubeconfig: what the destroy-time waits reach the cluster with
     # Everything but GPU workloads waits for these, and only these.
     system_ready: list[pulumi.Resource] = field(default_factory=list)
     # Per GPU pool: what its GPU workloads wait for too (its node group), where the target makes nodes.

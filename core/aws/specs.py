@@ -280,7 +280,7 @@ def _addons(config: StackConfig) -> list[AddonSpec]:
             "vpc-cni",
             "aws-node",
             "AmazonEKS_CNI_Policy",
-            configuration={"enableNetworkPolicy": "true"} if config.network_policies.enabled else None,
+            configuration={"enableNetworkPolicy": "true"} if config.network_policies_enabled else None,
         ),
         AddonSpec("kube-proxy"),
         AddonSpec("eks-pod-identity-agent"),

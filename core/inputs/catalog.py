@@ -174,6 +174,7 @@ class SmokeTestSettings(StrictModel):
     image: str
     max_tokens: PositiveInt
     deadline_seconds: PositiveInt
+    gateway_deadline_seconds: PositiveInt  # then for the gateway's address and answer, when it has one
     backoff_limit: Annotated[int, Field(ge=0)]
     resources: dict[str, dict[str, str]]
 

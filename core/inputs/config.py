@@ -26,6 +26,7 @@ from core.inputs.types import (
     KubernetesVersion,
     PinnedImage,
     ReservationId,
+    Retention,
     RoleArn,
     Size,
     SubnetId,
@@ -132,6 +133,9 @@ class ExistingClusterConfig(_ClusterConfig):
     kind: Literal["existing"]
     # The ReadWriteOnce StorageClass for the platform's volumes (NATS JetStream).
     block_storage_class_name: DnsLabel | None = None
+    # The AWS Load Balancer Controller runs in the cluster: an internal or public endpoint gets an
+    # NLB. Without it, a gateway is reached through its in-cluster Service (internal only).
+    load_balancer_controller: bool = False
 
     @property
     def resolved_gpu_software(self) -> GpuSoftware:
@@ -207,6 +211,8 @@ class EndpointConfig(StrictModel):
     rate_limit: RateLimit = RateLimit(requests=60)
     # A client's own limit instead; at most 15 (the gateway takes 16 rules, one is everyone else's).
     client_rate_limits: Annotated[dict[ClientName, RateLimit], Field(max_length=15)] = {}
+    # Who may reach the NLB (its security group); default: the VPC for internal, anywhere for public.
+    allowed_cidrs: Annotated[list[Cidr], Field(min_length=1)] | None = None
 
 
 class AlertsConfig(StrictModel):
@@ -231,9 +237,10 @@ class DeploymentConfig(StrictModel):
 
 
 class NetworkPoliciesConfig(StrictModel):
-    """NetworkPolicies for the workloads (and, on a created cluster, the VPC CNI enforcing them)."""
+    """NetworkPolicies for the workloads (and, on a created cluster, the VPC CNI enforcing them).
+    Default: on when an endpoint is internal or public (secure by default); `false` opts out, with a warning."""
 
-    enabled: bool = False
+    enabled: bool | None = None
 
 
 class ObservabilityConfig(StrictModel):
@@ -242,7 +249,7 @@ class ObservabilityConfig(StrictModel):
 
     enabled: bool = False
     namespace: DnsLabel = "monitoring"
-    retention: Annotated[str, Field(pattern=r"^[1-9]\d*[hdw]$")] = "15d"  # Prometheus' own format
+    retention: Retention = "15d"  # Prometheus' own format
     storage_size: Size = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
 
 
@@ -257,6 +264,16 @@ class StackConfig(StrictModel):
     platform: PlatformConfig = PlatformConfig()
     network_policies: NetworkPoliciesConfig = NetworkPoliciesConfig()
     observability: ObservabilityConfig = ObservabilityConfig()
+
+    @property
+    def exposed(self) -> list[str]:
+        """The deployments reached from outside the cluster (endpoint internal or public)."""
+        return [name for name, deployment in self.deployments.items() if deployment.endpoint.exposure != "cluster"]
+
+    @property
+    def network_policies_enabled(self) -> bool:
+        enabled = self.network_policies.enabled
+        return bool(self.exposed) if enabled is None else enabled
 
     @property
     def pinned_zones(self) -> list[str]:

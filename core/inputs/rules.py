@@ -394,9 +394,11 @@ def _cache_size_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
 
 
 def _endpoint_problems(config: StackConfig) -> list[Problem]:
-    """A gateway needs a created cluster (the program installs the NLB controller with its IAM role);
-    a public one needs TLS; settings of a gateway mean nothing without one."""
+    """A public gateway needs an NLB and TLS; an NLB needs the AWS Load Balancer Controller (the
+    program installs it on a created cluster; an existing one says it has it); settings of a gateway
+    or an NLB mean nothing without one."""
     problems = []
+    with_nlb = has_load_balancer_controller(config)
     for name, deployment in config.deployments.items():
         endpoint, key = deployment.endpoint, f"{KEY_PREFIX}deployments.{name}.endpoint"
         if endpoint.exposure == "cluster":
@@ -406,18 +408,32 @@ def _endpoint_problems(config: StackConfig) -> list[Problem]:
                     ("hostname", endpoint.hostname),
                     ("certificateArn", endpoint.certificate_arn),
                     ("clientRateLimits", endpoint.client_rate_limits),
+                    ("allowedCidrs", endpoint.allowed_cidrs),
                 )
                 if value
             ]
             continue
-        if isinstance(config.cluster, ExistingClusterConfig):
-            problems.append(
-                Problem(
-                    f"{key}.exposure",
-                    f"{endpoint.exposure} needs cluster.kind: eks (the program installs the AWS Load Balancer "
-                    "Controller with its own IAM role); on an existing cluster use cluster and your own ingress",
-                )
+        if not with_nlb:
+            no_nlb = (
+                "this existing cluster has no AWS Load Balancer Controller (cluster.loadBalancerController: false), "
+                "so the gateway gets no NLB"
             )
+            if endpoint.exposure == "public":
+                problems.append(
+                    Problem(
+                        f"{key}.exposure",
+                        f"public needs an NLB: {no_nlb}; set cluster.loadBalancerController: "
+                        "true if the cluster runs the controller, or use internal",
+                    )
+                )
+            problems += [
+                Problem(f"{key}.{field}", f"only with an NLB: {no_nlb}")
+                for field, value in (
+                    ("certificateArn", endpoint.certificate_arn),
+                    ("allowedCidrs", endpoint.allowed_cidrs),
+                )
+                if value
+            ]
         if endpoint.exposure == "public":
             problems += [
                 Problem(f"{key}.{field}", f"required with exposure public: {why}")
@@ -428,6 +444,12 @@ def _endpoint_problems(config: StackConfig) -> list[Problem]:
                 if value is None
             ]
     return problems
+
+
+def has_load_balancer_controller(config: StackConfig) -> bool:
+    """The cluster turns a gateway's LoadBalancer Service into an NLB: ours (created) or the user's."""
+    cluster = config.cluster
+    return isinstance(cluster, EksClusterConfig) or cluster.load_balancer_controller
 
 
 def _backend_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:

@@ -38,6 +38,14 @@ def _size(value: str) -> str:
     return value
 
 
+def _retention(value: str) -> str:
+    if not re.fullmatch(r"[1-9]\d*[hdw]", value):
+        raise ValueError(
+            f"{value!r} is not a retention Prometheus takes: a whole number of hours, days or weeks (12h, 15d, 2w)"
+        )
+    return value
+
+
 def _cidr(value: str) -> str:
     try:
         ipaddress.ip_network(value)
@@ -63,6 +71,7 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
 Size = Annotated[str, AfterValidator(_size)]  # a Kubernetes quantity of storage, more than zero
 Cidr = Annotated[str, AfterValidator(_cidr)]
+Retention = Annotated[str, AfterValidator(_retention)]
 CommitId = Annotated[str, AfterValidator(_commit_id)]
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
 KubernetesVersion = Annotated[str, Field(pattern=r"^1\.\d{2}$")]
@@ -77,4 +86,5 @@ Hostname = Annotated[
     str, Field(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$")
 ]
 # An API client's name: a key of the apiKeys secret map and of the gateway's client-id header.
-ClientName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")]
+CLIENT_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # a DNS label: an API key's name in its Secret
+ClientName = Annotated[str, Field(pattern=CLIENT_NAME_PATTERN)]

@@ -6,9 +6,11 @@ configs/charts.yaml), the Gateway API implementation whose SecurityPolicy has AP
 BackendTrafficPolicy has per-client local rate limits, with no external store [eg-apikey]
 [eg-ratelimit]. Per deployment, in the workloads namespace (so no ReferenceGrant is needed):
 
-  EnvoyProxy            its Envoy Service: an NLB made by the AWS Load Balancer Controller [lbc-nlb],
-                        internal, or internet-facing for `public`; TLS ends on the NLB with the ACM
-                        certificate (ACM certificates cannot be exported to Envoy)
+  EnvoyProxy            its Envoy Service, named by us in Envoy Gateway's namespace: an NLB made by the
+                        AWS Load Balancer Controller [lbc-nlb], internal, or internet-facing for
+                        `public`, admitting allowedCidrs (else the VPC, or anywhere for public); TLS
+                        ends on the NLB with the ACM certificate (ACM certificates cannot be exported
+                        to Envoy). On an existing cluster without the controller: a ClusterIP Service.
   Gateway               one HTTP listener: 443 behind the NLB's TLS, else 80
   HTTPRoute             everything to the frontend's ClusterIP Service, with no request timeout
                         (Envoy's default of 15 s would cut long generations)
@@ -21,16 +23,22 @@ BackendTrafficPolicy has per-client local rate limits, with no external store [e
   [eg-apikey]    https://gateway.envoyproxy.io/docs/tasks/security/apikey-auth/
   [eg-ratelimit] https://gateway.envoyproxy.io/docs/tasks/traffic/local-rate-limit/
   [lbc-nlb]      https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/
+                 (Access control: without source ranges, the VPC CIDR for internal, 0.0.0.0/0 for internet-facing)
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from core.inputs.catalog import Chart
 from core.inputs.config import EksClusterConfig, EndpointConfig, RateLimit, StackConfig
+from core.inputs.rules import has_load_balancer_controller
+from core.inputs.types import CLIENT_NAME_PATTERN
 from core.render.gpu_software import ChartRelease
 from core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
@@ -38,6 +46,7 @@ from core.render.manifests import FRONTEND_PORT, frontend_service_name
 GATEWAY_CLASS = "gpt-oss-infra"
 GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 CLIENT_ID_HEADER = "x-client-id"
+CLIENT_NAME = re.compile(CLIENT_NAME_PATTERN)
 OWNING_GATEWAY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"  # on the Envoy pods of a Gateway
 API_KEY_HEADERS = ["authorization", "x-api-key"]
 NLB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
@@ -45,16 +54,35 @@ TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"  # TLS 1.3 and 1.2 only [lbc-
 # Envoy replicas per gateway: local rate limits count per replica, so a client gets up to this many
 # times its limit (README says so).
 ENVOY_REPLICAS = 2
+PROGRAMMED = {"pulumi.com/waitFor": "condition=Programmed", "pulumi.com/timeoutSeconds": "900"}
+
+
+MASKED = "[secret]"  # what the plan shows for each API key; the shell sets the key itself
+
+
+@dataclass(frozen=True)
+class FrontDoor:
+    """How the smoke test calls a gateway as a client would, and what that proves."""
+
+    service: str  # the Envoy Service of the gateway (we name it), in `namespace`
+    namespace: str
+    port: int
+    via_nlb: bool  # to the NLB's DNS name, read from the Service's status; else the Service's cluster address
+    tls: bool  # HTTPS to the NLB, which ends TLS
+    host: str | None  # the hostname clients use: the Host header, and the name the certificate must cover
+    client: str  # whose API key the smoke test sends
+    path: str  # in words, for servingChecks
 
 
 @dataclass(frozen=True)
 class Gateway:
-    """A deployment's gateway objects; the API-key Secret's data is the shell's (a Pulumi secret)."""
+    """A deployment's gateway objects; the API-key Secret's values are the shell's (a Pulumi secret)."""
 
     objects: list[dict[str, Any]]
-    api_key_secret: dict[str, Any]  # metadata only
+    api_key_secret: dict[str, Any]  # one masked value per client: a valid Secret in the plan
     url: str | None  # None: the NLB's DNS name, known once it exists
     curl: str  # how a client calls it, the key read from $GPT_OSS_API_KEY
+    front_door: FrontDoor
 
 
 def gateway_class() -> dict[str, Any]:
@@ -71,25 +99,38 @@ def api_key_secret_name(deployment: str) -> str:
     return f"{deployment}-api-keys"
 
 
-def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: str) -> Gateway:
-    """The gateway objects of one deployment whose endpoint is internal or public."""
+def envoy_service_name(namespace: str, deployment: str) -> str:
+    """The gateway's Envoy Service, in Envoy Gateway's namespace, which every stack on the cluster
+    shares: named by the workloads namespace too, within Kubernetes' 63 characters."""
+    name = f"{namespace}-{deployment}"
+    return name if len(name) <= 63 else f"{name[:56]}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+
+
+def gateway(
+    deployment: str,
+    namespace: str,
+    endpoint: EndpointConfig,
+    model: str,
+    target: GatewayTarget,
+    clients: list[str],
+) -> Gateway:
+    """The gateway objects of one deployment whose endpoint is internal or public. `clients`: the
+    API keys' client names (not secret: they are the keys of apiKeys in the stack file)."""
     tls = endpoint.certificate_arn is not None
     proxy_name, gateway_name = f"{deployment}-proxy", f"{deployment}-gateway"
 
     def meta(name: str) -> dict[str, Any]:
         return {"name": name, "namespace": namespace, "labels": common_labels("gateway")}
 
-    annotations = {
-        f"{NLB_ANNOTATION}type": "external",
-        f"{NLB_ANNOTATION}nlb-target-type": "ip",
-        f"{NLB_ANNOTATION}scheme": "internet-facing" if endpoint.exposure == "public" else "internal",
-    }
-    if tls:
-        annotations |= {
-            f"{NLB_ANNOTATION}ssl-cert": endpoint.certificate_arn,
-            f"{NLB_ANNOTATION}ssl-ports": "443",
-            f"{NLB_ANNOTATION}ssl-negotiation-policy": TLS_POLICY,
-        }
+    service_name = envoy_service_name(namespace, deployment)
+    envoy_service: dict[str, Any] = {"name": service_name, "type": "ClusterIP"}
+    if target.with_nlb:
+        envoy_service = {
+            "name": service_name,
+            "type": "LoadBalancer",
+            "loadBalancerClass": "service.k8s.aws/nlb",
+            "annotations": _nlb_annotations(endpoint),
+        } | ({"loadBalancerSourceRanges": endpoint.allowed_cidrs} if endpoint.allowed_cidrs else {})
     proxy = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "EnvoyProxy",
@@ -102,11 +143,7 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
                         "replicas": ENVOY_REPLICAS,
                         "pod": {"affinity": SYSTEM_POOL_AFFINITY | _spread({OWNING_GATEWAY_LABEL: gateway_name})},
                     },
-                    "envoyService": {
-                        "type": "LoadBalancer",
-                        "loadBalancerClass": "service.k8s.aws/nlb",
-                        "annotations": annotations,
-                    },
+                    "envoyService": envoy_service,
                 },
             }
         },
@@ -115,7 +152,9 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
     gateway_object = {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "Gateway",
-        "metadata": meta(gateway_name),
+        # `pulumi up` waits until Envoy Gateway has programmed it: its listener, its Envoy proxies
+        # available and its Service's address assigned (the NLB's DNS name, once the NLB exists).
+        "metadata": meta(gateway_name) | {"annotations": PROGRAMMED},
         "spec": {
             "gatewayClassName": GATEWAY_CLASS,
             "infrastructure": {
@@ -137,13 +176,13 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
         "metadata": meta(deployment),
         "spec": route_spec,
     }
-    target = [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": deployment}]
+    route_ref = [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": deployment}]
     security = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "SecurityPolicy",
         "metadata": meta(f"{deployment}-api-keys"),
         "spec": {
-            "targetRefs": target,
+            "targetRefs": route_ref,
             "apiKeyAuth": {
                 "credentialRefs": [{"group": "", "kind": "Secret", "name": api_key_secret_name(deployment)}],
                 "extractFrom": [{"headers": API_KEY_HEADERS}],
@@ -156,17 +195,99 @@ def gateway(deployment: str, namespace: str, endpoint: EndpointConfig, model: st
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "BackendTrafficPolicy",
         "metadata": meta(f"{deployment}-rate-limits"),
-        "spec": {"targetRefs": target, "rateLimit": {"local": {"rules": rate_limit_rules(endpoint)}}},
+        "spec": {"targetRefs": route_ref, "rateLimit": {"local": {"rules": rate_limit_rules(endpoint)}}},
     }
     host = endpoint.hostname
-    url = f"{'https' if tls else 'http'}://{host}" if host else None
-    secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": meta(api_key_secret_name(deployment))}
+    if target.with_nlb:
+        url = f"{'https' if tls else 'http'}://{host}" if host else None
+    else:  # reached from inside the cluster, or through the user's own ingress to this Service
+        url = f"http://{service_name}.{target.namespace}.svc.cluster.local:{listener['port']}"
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": meta(api_key_secret_name(deployment)),
+        "stringData": dict.fromkeys(clients, MASKED),
+    }
     return Gateway(
         objects=[proxy, gateway_object, route, security, limits],
         api_key_secret=secret,
         url=url,
         curl=curl_example(url or "$GPT_OSS_URL", model),
+        front_door=front_door(endpoint, target, service_name, listener["port"], clients[0]),
     )
+
+
+@dataclass(frozen=True)
+class GatewayTarget:
+    """What the cluster gives a gateway."""
+
+    namespace: str  # Envoy Gateway's, where it runs each gateway's Envoy Deployment and Service
+    with_nlb: bool  # the AWS Load Balancer Controller turns the Service into an NLB
+    pod_cidr: str | None  # where the cluster's pods take their addresses, when known (the VPC we create)
+
+
+def _nlb_annotations(endpoint: EndpointConfig) -> dict[str, str]:
+    annotations = {
+        f"{NLB_ANNOTATION}type": "external",
+        f"{NLB_ANNOTATION}nlb-target-type": "ip",
+        f"{NLB_ANNOTATION}scheme": "internet-facing" if endpoint.exposure == "public" else "internal",
+    }
+    if endpoint.certificate_arn is not None:
+        annotations |= {
+            f"{NLB_ANNOTATION}ssl-cert": endpoint.certificate_arn,
+            f"{NLB_ANNOTATION}ssl-ports": "443",
+            f"{NLB_ANNOTATION}ssl-negotiation-policy": TLS_POLICY,
+        }
+    return annotations
+
+
+def front_door(endpoint: EndpointConfig, target: GatewayTarget, service: str, port: int, client: str) -> FrontDoor:
+    """The way the smoke test, a pod of the cluster, reaches the gateway: through the NLB where the
+    NLB admits it, else through the Envoy Service's cluster address (the gateway's listener, route,
+    API keys and rate limits, without the NLB), and the reason.
+
+    A pod's requests reach an internal NLB from the pod's own address (in the VPC, which the NLB
+    admits by default), and an internet-facing one from the cluster's NAT address, which allowedCidrs
+    may leave out."""
+    tls = endpoint.certificate_arn is not None
+    admitted = ", ".join(endpoint.allowed_cidrs or [])
+    path, reason = "", None
+    if not target.with_nlb:
+        reason = "no NLB: the cluster has no AWS Load Balancer Controller"
+    elif endpoint.exposure == "internal":
+        if _admits(endpoint.allowed_cidrs, target.pod_cidr):
+            path = "its internal NLB, from inside the VPC"
+        else:
+            reason = f"the internal NLB admits only {admitted}, which need not hold the pods' addresses"
+    elif _admits(endpoint.allowed_cidrs, None):
+        path = "its internet-facing NLB, from the cluster through its NAT address"
+    else:
+        reason = f"the public NLB admits only {admitted}, which need not hold the cluster's NAT address"
+    via_nlb = reason is None
+    if not via_nlb:
+        path = f"its Envoy Service inside the cluster, not the NLB ({reason})"
+    return FrontDoor(
+        service=service,
+        namespace=target.namespace,
+        port=port,
+        via_nlb=via_nlb,
+        tls=tls and via_nlb,
+        host=endpoint.hostname,
+        client=client,
+        path=path,
+    )
+
+
+def _admits(allowed: list[str] | None, source: str | None) -> bool:
+    """An NLB with these source ranges (None: its default) admits every address of `source` (None:
+    an address not known before `up`, which only 0.0.0.0/0 surely admits)."""
+    if allowed is None:
+        return True
+    networks = [ipaddress.ip_network(cidr, strict=False) for cidr in allowed]
+    if any(network.prefixlen == 0 for network in networks):
+        return True
+    return source is not None and any(ipaddress.ip_network(source).subnet_of(network) for network in networks)
 
 
 def _spread(labels: dict[str, str]) -> dict[str, Any]:
@@ -221,11 +342,12 @@ class GatewaySoftware:
     namespace: dict[str, Any]  # the controller's, where it runs the Envoy proxies too
     gateway_class: dict[str, Any]
     load_balancers: ChartRelease | None  # created clusters: the AWS Load Balancer Controller
+    target: GatewayTarget
 
 
 def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySoftware | None:
     """What a stack with an internal or public endpoint installs once, on the system pool."""
-    if not any(deployment.endpoint.exposure != "cluster" for deployment in config.deployments.values()):
+    if not config.exposed:
         return None
     on_system_pool = {"affinity": SYSTEM_POOL_AFFINITY}
     controller = ChartRelease(
@@ -246,7 +368,15 @@ def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySo
         }
         load_balancers = ChartRelease(charts[LOAD_BALANCER_CONTROLLER], values)
     labels = common_labels("gateway")
-    if load_balancers is not None:
+    created = isinstance(config.cluster, EksClusterConfig)
+    target = GatewayTarget(
+        namespace=controller.chart.namespace,
+        with_nlb=has_load_balancer_controller(config),
+        pod_cidr=config.cluster.network.vpc_cidr
+        if created and not config.cluster.network.existing_private_subnets
+        else None,
+    )
+    if target.with_nlb:
         # The NLB sends to the Envoy pods' IPs: with the readiness gate the controller injects, a
         # rolling Envoy pod is Ready only once its target is healthy, so a rollout drops no
         # connection [lbc-readiness-gate].
@@ -256,4 +386,4 @@ def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySo
         "kind": "Namespace",
         "metadata": {"name": controller.chart.namespace, "labels": labels},
     }
-    return GatewaySoftware(controller, namespace, gateway_class(), load_balancers)
+    return GatewaySoftware(controller, namespace, gateway_class(), load_balancers, target)

@@ -8,7 +8,7 @@ which Kubernetes does not let change in place, so Pulumi replaces the Job and th
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 SCRIPT_MOUNT = "/scripts"
@@ -44,6 +44,11 @@ class ScriptedJob:
 
     script: dict[str, Any]  # the ConfigMap
     job: dict[str, Any]
+    # What its pod reads the Kubernetes API with, made before it: ServiceAccount, Role, RoleBinding.
+    access: list[dict[str, Any]] = field(default_factory=list)
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [*self.access, self.script, self.job]
 
 
 def script_volume(script_map: dict[str, Any]) -> dict[str, Any]:

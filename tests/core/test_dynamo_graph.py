@@ -68,7 +68,7 @@ def test_each_shape_puts_the_fields_where_its_crd_has_them():
 @pytest.mark.parametrize("stack", stack_names())
 def test_every_rendered_graph_reads_back_the_same_in_either_shape(catalog, stack):
     """What the renderer means survives a change of apiVersion: the components read back equal."""
-    built = build_stack(namespace_config(example_entries(stack)), catalog, with_hf_token=True, with_api_keys=True)
+    built = build_stack(namespace_config(example_entries(stack)), catalog, with_hf_token=True, api_key_clients=["ci"])
     for serving in built.serving:
         components = graph_components(serving.graph)
         for api_version in API_VERSIONS:

@@ -28,7 +28,7 @@ def trial_raw(stack: str) -> dict:
 
 @pytest.fixture(scope="module", params=TRIAL_STACKS)
 def trial_stack(request, catalog):
-    return build_stack(trial_raw(request.param), catalog, with_hf_token=False, with_api_keys=True)
+    return build_stack(trial_raw(request.param), catalog, with_hf_token=False, api_key_clients=["ci"])
 
 
 def _pods(stack) -> list[dict]:
@@ -96,7 +96,7 @@ def test_the_smoke_test_accepts_token_counts_for_the_mocker_only(trial_stack, de
 
 
 def test_dashboards_and_alerts_keep_no_gpu_panel_nor_gpu_alert(catalog):
-    stack = build_stack(trial_raw("trial"), catalog, with_hf_token=False, with_api_keys=True)
+    stack = build_stack(trial_raw("trial"), catalog, with_hf_token=False, api_key_clients=["ci"])
     objects = stack.observability.objects
     rules = next(o for o in objects if o["kind"] == "PrometheusRule")
     alerts = {rule["alert"] for group in rules["spec"]["groups"] for rule in group["rules"]}
@@ -116,7 +116,7 @@ def test_dashboards_and_alerts_keep_no_gpu_panel_nor_gpu_alert(catalog):
 
 
 def test_the_report_shows_cpu_costs_only_and_says_the_figures_are_simulated(catalog):
-    stack = build_stack(trial_raw("trial"), catalog, with_hf_token=False, with_api_keys=True)
+    stack = build_stack(trial_raw("trial"), catalog, with_hf_token=False, api_key_clients=["ci"])
     report = stack_report(stack, catalog, ClusterPlan(api_access=""), "us-east-2")
     items = [line["item"] for line in report["cost"]["lines"]]
     assert not any("GPU" in item for item in items) and report["nodePools"] == {}

@@ -225,3 +225,23 @@ def test_an_instance_type_ec2_does_not_offer_where_the_stack_needs_it_is_refused
         assert f"gpt-oss-infra:{key}: EC2 offers {instance_type} in none of this region's availability zones" in str(
             run.error
         )
+
+
+def test_the_pod_identity_roles_are_the_ones_readme_names():
+    """README ("What a created cluster gets", Endpoint): vpc-cni and each CSI driver get their own
+    Pod Identity role, and so does the load balancer controller; nothing else does."""
+    from tests.support import example_entries, run_entries
+
+    run = run_entries(example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": "sk-test"}}, stack="staging")
+    with_roles = sorted(
+        r.inputs["addonName"]
+        for r in run.resources
+        if r.type == "aws:eks/addon:Addon" and r.inputs.get("podIdentityAssociations")
+    )
+    assert with_roles == ["aws-ebs-csi-driver", "aws-efs-csi-driver", "vpc-cni"]
+    associations = [
+        r.inputs["serviceAccount"]
+        for r in run.resources
+        if r.type == "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+    ]
+    assert associations == ["aws-load-balancer-controller"]

@@ -22,7 +22,8 @@ def staging_with_key():
 def test_api_keys_reach_the_gateway_only_as_a_secret():
     run = staging_with_key()
     secret = by_name(run)["gpt-oss-gateway-api-keys"]
-    assert secret.inputs["stringData"] == "[secret]"  # a Pulumi secret: encrypted in the state
+    # Each key a Pulumi secret (encrypted in the state), under its client's name: a valid Secret in the plan.
+    assert secret.inputs["stringData"] == {"ci": "[secret]"}
     assert SENTINEL not in json.dumps([r.as_json() for r in run.resources])
     assert SENTINEL not in json.dumps(run.outputs)
     assert SENTINEL not in "\n".join(run.log)
@@ -85,3 +86,18 @@ def test_the_envoy_namespace_gets_the_readiness_gate_label_before_the_chart_inst
     (release,) = [r for r in run.resources if r.name == "gateway-release"]
     assert release.inputs["namespace"] == "envoy-gateway-system" and release.inputs["createNamespace"] is False
     assert "gateway-namespace" in transitive_waits(run.resources)["gateway-release"]
+
+
+def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the_controllers():
+    """Offline, the order only: Pulumi deletes in reverse of these waits. That the wait then sees the
+    Services go is tests/components/test_destroy_wait.py's, against a stand-in Kubernetes API."""
+    run = staging_with_key()
+    waits = transitive_waits(run.resources)
+    wait = by_name(run)["load-balancers-gone"]
+    assert wait.inputs["wait"]["services"] == ["envoy-gateway-system/gpt-oss-gpt-oss"]
+    assert wait.inputs["kubeconfig"] == "[secret]"
+    assert {"gateway-release", "gptoss-load-balancers-release"} <= waits["load-balancers-gone"]
+    for kind in ("envoyproxy", "gateway", "httproute", "securitypolicy", "backendtrafficpolicy"):
+        assert "load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
+    envoy = by_name(run)["gpt-oss-gateway-envoyproxy"].inputs["spec"]["provider"]["kubernetes"]["envoyService"]
+    assert envoy["name"] == "gpt-oss-gpt-oss"  # the Service the wait watches is the one Envoy Gateway makes

@@ -29,7 +29,7 @@ def release(request, catalog):
 
 def stack_lines(catalog, release_version: str, stack: str) -> list:
     raw = on_release(namespace_config(example_entries(stack)), catalog, release_version)
-    built = build_stack(raw, catalog, with_hf_token=True, with_api_keys=True)
+    built = build_stack(raw, catalog, with_hf_token=True, api_key_clients=["ci"])
     return [
         line
         for serving in built.serving

@@ -94,6 +94,16 @@ def test_the_jobs_environment_changes_only_as_listed(deployments, places):
     assert (local["CONCURRENCY"], local["ISL"], local["OSL"]) == ("8", "8192", "1024")  # the recipe's, unchanged
 
 
+def test_the_smoke_test_checks_the_frontend_only_here_its_gateway_settings_dropped(deployments, places):
+    """No Envoy Gateway or NLB on this machine: the listed substitution, and nothing else of the Job's."""
+    job = deployments["agg"].smoke_test
+    rendered = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert {"GATEWAY_SERVICE", "GATEWAY_PORT", "API_KEY_FILE", "SERVICE_ACCOUNT_DIR"} <= set(rendered)
+    local = local_job_env(rendered, places)
+    assert set(local) == {name for name in rendered if not name.startswith(trial.GATEWAY_ENV)}
+    assert set(local) == {"ENDPOINT", "MODEL", "MAX_TOKENS", "DEADLINE_SECONDS", "PYTHONUNBUFFERED", "SIMULATED"}
+
+
 def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments, places, tmp_path):
     graph = copy.deepcopy(deployments["agg"].graph)
     components = graph_components(graph)

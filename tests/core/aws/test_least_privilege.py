@@ -21,7 +21,7 @@ NARROW = {
 
 @pytest.mark.parametrize("stack", eks_stack_names())
 def test_every_add_on_role_has_its_narrow_policy_and_no_other(stack, catalog):
-    config = build_stack(namespace_config(example_entries(stack)), catalog, with_hf_token=False, with_api_keys=True)
+    config = build_stack(namespace_config(example_entries(stack)), catalog, with_hf_token=False, api_key_clients=["ci"])
     specs, _ = addons(config.config, catalog.addon_versions[config.config.cluster.kubernetes_version])
     roles = {spec.name: spec.managed_policy for spec in specs if spec.managed_policy}
     assert roles == {name: NARROW[name] for name in roles}, "an add-on role with a policy not chosen as narrow"

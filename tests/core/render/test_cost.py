@@ -23,7 +23,7 @@ def report_of(name: str, catalog, region: str | None = "us-east-2", change=None,
     raw = copy.deepcopy(namespace_config(example_entries(name)))
     if change:
         change(raw)
-    stack = build_stack(raw, cat or catalog, with_hf_token=False, with_api_keys=True)
+    stack = build_stack(raw, cat or catalog, with_hf_token=False, api_key_clients=["ci"])
     plan = ClusterPlan(api_access="", blocks={}, warnings=[])
     return stack_report(stack, cat or catalog, plan, region)
 

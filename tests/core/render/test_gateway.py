@@ -25,10 +25,20 @@ def by_kind(rendered: gateway.Gateway) -> dict:
     return {obj["kind"]: obj for obj in rendered.objects}
 
 
+CREATED = gateway.GatewayTarget(namespace="envoy-gateway-system", with_nlb=True, pod_cidr="10.0.0.0/16")
+NO_NLB = gateway.GatewayTarget(namespace="envoy-gateway-system", with_nlb=False, pod_cidr=None)
+
+
+def render(exposure="internal", target=CREATED, clients=("alice", "bob"), **fields) -> gateway.Gateway:
+    return gateway.gateway("chat", "gpt-oss", endpoint(exposure=exposure, **fields), MODEL, target, list(clients))
+
+
+def public(**fields) -> gateway.Gateway:
+    return render("public", hostname="chat.example.com", certificateArn=CERTIFICATE, **fields)
+
+
 def test_a_public_endpoint_is_an_internet_facing_nlb_with_tls_and_api_keys():
-    rendered = gateway.gateway(
-        "chat", "gpt-oss", endpoint(exposure="public", hostname="chat.example.com", certificateArn=CERTIFICATE), MODEL
-    )
+    rendered = public()
     objects = by_kind(rendered)
     service = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
     assert service["loadBalancerClass"] == "service.k8s.aws/nlb"
@@ -58,14 +68,17 @@ def test_a_public_endpoint_is_an_internet_facing_nlb_with_tls_and_api_keys():
     assert auth["credentialRefs"] == [{"group": "", "kind": "Secret", "name": "chat-api-keys"}]
     assert auth["extractFrom"] == [{"headers": ["authorization", "x-api-key"]}]
     assert auth["sanitize"] is True and auth["forwardClientIDHeader"] == "x-client-id"
+    # A valid Secret in the plan: one masked value per client, whose keys the shell sets.
     assert rendered.api_key_secret["metadata"]["name"] == "chat-api-keys" and "data" not in rendered.api_key_secret
+    assert rendered.api_key_secret["stringData"] == {"alice": "[secret]", "bob": "[secret]"}
+    assert service["name"] == "gpt-oss-chat" and "loadBalancerSourceRanges" not in service
     assert rendered.url == "https://chat.example.com"
     assert '-H "Authorization: Bearer $GPT_OSS_API_KEY"' in rendered.curl
     assert json.loads(rendered.curl.split("-d '")[1].rstrip("'"))["model"] == MODEL
 
 
 def test_an_internal_endpoint_without_a_certificate_is_plain_http_on_port_80():
-    objects = by_kind(gateway.gateway("chat", "gpt-oss", endpoint(exposure="internal"), MODEL))
+    objects = by_kind(render())
     annotations = objects["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]["annotations"]
     assert annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
     assert not any("ssl" in key for key in annotations)
@@ -101,9 +114,7 @@ def test_each_client_with_its_own_limit_is_left_out_of_everyone_elses_bucket():
 
 
 def test_every_gateway_object_validates_against_its_vendored_crd(catalog):
-    rendered = gateway.gateway(
-        "chat", "gpt-oss", endpoint(exposure="public", hostname="chat.example.com", certificateArn=CERTIFICATE), MODEL
-    )
+    rendered = public(allowedCidrs=["203.0.113.0/24"])
     dynamo = catalog.dynamo_versions["1.2.1"]
     for obj in [*rendered.objects, gateway.gateway_class(), rendered.api_key_secret]:
         assert object_problems(obj, "1.33", dynamo) == [], obj["kind"]
@@ -111,7 +122,7 @@ def test_every_gateway_object_validates_against_its_vendored_crd(catalog):
 
 def test_a_misplaced_gateway_field_is_refused_by_the_crd_schema(catalog):
     """The API server would prune it silently: the CRD's schema, closed, names it."""
-    policy = copy.deepcopy(by_kind(gateway.gateway("chat", "gpt-oss", endpoint(exposure="internal"), MODEL)))
+    policy = copy.deepcopy(by_kind(render()))
     policy = policy["SecurityPolicy"]
     policy["spec"]["apiKeyAuth"]["forwardClientIdHeader"] = policy["spec"]["apiKeyAuth"].pop("forwardClientIDHeader")
     (line,) = object_problems(policy, "1.33", catalog.dynamo_versions["1.2.1"])
@@ -146,21 +157,106 @@ def test_a_public_endpoint_without_tls_is_refused(catalog):
 
 
 def test_a_gateway_without_api_keys_is_refused(catalog):
-    (problem,) = refused(staging(), catalog, with_api_keys=False).problems
+    (problem,) = refused(staging(), catalog, api_key_clients=[]).problems
     assert problem.key == "gpt-oss-infra:apiKeys"
     assert "pulumi config set --secret --path 'gpt-oss-infra:apiKeys.<client>' <key>" in problem.message
 
 
 def test_gateway_settings_on_a_cluster_endpoint_are_refused(catalog):
     raw = staging()
-    raw["deployments"]["gpt-oss"]["endpoint"] = {"hostname": "chat.example.com"}
-    assert problem_keys(raw, catalog) == ["gpt-oss-infra:deployments.gpt-oss.endpoint.hostname"]
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"hostname": "chat.example.com", "allowedCidrs": ["10.0.0.0/8"]}
+    assert problem_keys(raw, catalog) == [
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.hostname",
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.allowedCidrs",
+    ]
 
 
-def test_a_gateway_on_an_existing_cluster_is_refused(catalog):
+def test_api_key_clients_are_secret_key_names_and_own_the_rate_limits_given_to_them(catalog):
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"]["clientRateLimits"] = {"batch": {"requests": 5}}
+    error = refused(raw, catalog, api_key_clients=("Batch_Jobs", "ci"))
+    assert [str(problem) for problem in error.problems] == [
+        "gpt-oss-infra:apiKeys.Batch_Jobs: not a client name: lower-case letters, digits and '-', at most 63 (it "
+        "names the key in the API-key Secret and reaches the frontend as x-client-id)",
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.clientRateLimits.batch: no such client in apiKeys (clients: "
+        "Batch_Jobs, ci): the limit would never apply",
+    ]
+
+
+def test_a_public_gateway_on_an_existing_cluster_without_the_load_balancer_controller_is_refused(catalog):
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["deployments"]["gpt-oss"]["endpoint"] = {
+        "exposure": "public",
+        "hostname": "chat.example.com",
+        "certificateArn": CERTIFICATE,
+        "allowedCidrs": ["203.0.113.0/24"],
+    }
+    error = refused(raw, catalog)
+    assert [problem.key for problem in error.problems] == [
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.exposure",
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.certificateArn",
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.allowedCidrs",
+    ]
+    assert "public needs an NLB: this existing cluster has no AWS Load Balancer Controller" in str(error)
+    raw["cluster"]["loadBalancerController"] = True  # the user's controller makes the NLB
+    gateway_ = build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"]).serving[0].gateway
+    assert gateway_.front_door.via_nlb is False  # the NAT address need not be in 203.0.113.0/24
+
+
+def test_an_internal_gateway_on_an_existing_cluster_without_an_nlb_is_its_cluster_service(catalog):
     raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
     raw["deployments"]["gpt-oss"]["endpoint"] = {"exposure": "internal"}
-    assert problem_keys(raw, catalog) == ["gpt-oss-infra:deployments.gpt-oss.endpoint.exposure"]
+    stack = build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"])
+    assert stack.gateways.load_balancers is None  # the program installs no NLB controller there
+    rendered = stack.serving[0].gateway
+    service = by_kind(rendered)["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
+    assert service == {"name": "gpt-oss-gpt-oss", "type": "ClusterIP"}
+    assert rendered.url == "http://gpt-oss-gpt-oss.envoy-gateway-system.svc.cluster.local:80"
+    assert "elbv2.k8s.aws/pod-readiness-gate-inject" not in stack.gateways.namespace["metadata"]["labels"]
+
+
+@pytest.mark.parametrize(
+    ("rendered", "via_nlb", "path"),
+    [
+        (render(), True, "its internal NLB, from inside the VPC"),
+        (render(allowedCidrs=["10.0.0.0/8"]), True, "its internal NLB, from inside the VPC"),  # holds the VPC
+        (
+            render(allowedCidrs=["192.168.0.0/16"]),
+            False,
+            "its Envoy Service inside the cluster, not the NLB (the internal NLB admits only 192.168.0.0/16, "
+            "which need not hold the pods' addresses)",
+        ),
+        (public(), True, "its internet-facing NLB, from the cluster through its NAT address"),
+        (public(allowedCidrs=["0.0.0.0/0"]), True, "its internet-facing NLB, from the cluster through its NAT address"),
+        (
+            public(allowedCidrs=["203.0.113.0/24"]),
+            False,
+            "its Envoy Service inside the cluster, not the NLB (the public NLB admits only 203.0.113.0/24, "
+            "which need not hold the cluster's NAT address)",
+        ),
+        (
+            render(target=NO_NLB),
+            False,
+            "its Envoy Service inside the cluster, not the NLB (no NLB: the cluster has no AWS Load Balancer "
+            "Controller)",
+        ),
+    ],
+)
+def test_the_smoke_test_goes_through_the_nlb_where_the_nlb_admits_it(rendered, via_nlb, path):
+    door = rendered.front_door
+    assert (door.via_nlb, door.path) == (via_nlb, path)
+    assert (door.service, door.namespace, door.client) == ("gpt-oss-chat", "envoy-gateway-system", "alice")
+
+
+def test_allowed_cidrs_become_the_nlb_source_ranges():
+    service = by_kind(public(allowedCidrs=["203.0.113.0/24"]))["EnvoyProxy"]["spec"]["provider"]["kubernetes"]
+    assert service["envoyService"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+
+
+def test_a_long_envoy_service_name_stays_a_dns_label():
+    name = gateway.envoy_service_name("n" * 63, "chat")
+    assert len(name) == 63 and name.startswith("n" * 56 + "-")
+    assert gateway.envoy_service_name("gpt-oss", "chat") == "gpt-oss-chat"
 
 
 @pytest.mark.parametrize(
@@ -170,6 +266,7 @@ def test_a_gateway_on_an_existing_cluster_is_refused(catalog):
         ("hostname", "Chat.Example.com"),
         ("exposure", "external"),
         ("clientRateLimits", {f"client-{n}": {"requests": 1} for n in range(16)}),  # 16 + everyone else > 16 rules
+        ("allowedCidrs", []),
     ],
 )
 def test_a_malformed_endpoint_value_is_refused(catalog, field, value):
@@ -178,8 +275,14 @@ def test_a_malformed_endpoint_value_is_refused(catalog, field, value):
     assert problem_keys(raw, catalog) == [f"gpt-oss-infra:deployments.gpt-oss.endpoint.{field}"]
 
 
+def test_a_malformed_allowed_cidr_is_refused_by_its_index(catalog):
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"] |= {"allowedCidrs": ["10.0.0.0/8", "10.0.0.0/33"]}
+    assert problem_keys(raw, catalog) == ["gpt-oss-infra:deployments.gpt-oss.endpoint.allowedCidrs.1"]
+
+
 def test_the_load_balancer_controller_comes_only_with_a_gateway_on_a_created_cluster(catalog):
-    software = build_stack(staging(), catalog, with_hf_token=False, with_api_keys=True).gateways
+    software = build_stack(staging(), catalog, with_hf_token=False, api_key_clients=["ci"]).gateways
     assert software.load_balancers.chart.chart == "aws-load-balancer-controller"
     assert software.load_balancers.values["clusterName"] == "gptoss-staging"
     assert software.load_balancers.values["serviceAccount"] == {"create": True, "name": "aws-load-balancer-controller"}

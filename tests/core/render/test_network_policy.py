@@ -9,6 +9,7 @@ from itertools import permutations, product
 
 import pytest
 
+from core.aws import specs
 from core.dynamo_graph import graph_components
 from core.inputs.config import namespace_config
 from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
@@ -168,3 +169,36 @@ def test_on_an_existing_cluster_the_policies_come_with_a_warning_about_enforceme
     assert stack.network_policies[0]["metadata"]["name"] == "default-deny-ingress"
     warning = "gpt-oss-infra:networkPolicies.enabled: the NetworkPolicies are created"
     assert any(w.startswith(warning) for w in stack.warnings)
+
+
+# --- secure by default: an endpoint reached from outside the cluster gets the policies unless opted out
+
+
+def exposed_without_policy_setting(catalog, enabled=None):
+    raw = copy.deepcopy(namespace_config(example_entries("staging")))
+    del raw["networkPolicies"]
+    if enabled is not None:
+        raw["networkPolicies"] = {"enabled": enabled}
+    return build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"])
+
+
+def test_an_exposed_endpoint_gets_default_deny_policies_without_asking(catalog):
+    stack = exposed_without_policy_setting(catalog)
+    assert "default-deny-ingress" in [policy["metadata"]["name"] for policy in stack.network_policies]
+    vpc_cni = next(addon for addon in specs._addons(stack.config) if addon.name == "vpc-cni")
+    assert vpc_cni.configuration == {"enableNetworkPolicy": "true"}  # and the VPC CNI enforces them
+    assert not any("networkPolicies" in warning for warning in stack.warnings)
+
+
+def test_opting_out_of_policies_with_an_exposed_endpoint_is_warned_about(catalog):
+    stack = exposed_without_policy_setting(catalog, enabled=False)
+    assert stack.network_policies == []
+    (warning,) = [w for w in stack.warnings if w.startswith("gpt-oss-infra:networkPolicies.enabled")]
+    assert warning.startswith(
+        "gpt-oss-infra:networkPolicies.enabled: false, while deployments gpt-oss are reached from outside the cluster"
+    )
+
+
+def test_a_stack_with_cluster_endpoints_only_gets_no_policies_unless_asked(catalog):
+    dev = build_stack(namespace_config(example_entries("dev")), catalog, with_hf_token=False)
+    assert dev.config.network_policies.enabled is None and dev.network_policies == []

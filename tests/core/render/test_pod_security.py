@@ -17,7 +17,7 @@ PSA = "pod-security.kubernetes.io/"
 
 def stack_of(name, catalog):
     raw = copy.deepcopy(namespace_config(example_entries(name)))
-    return build_stack(raw, catalog, with_hf_token=False, with_api_keys=True)
+    return build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"])
 
 
 @pytest.mark.parametrize(("name", "workloads"), [("dev", "baseline"), ("b200-disagg", "privileged")])

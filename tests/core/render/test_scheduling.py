@@ -21,7 +21,7 @@ def stack_config(name):
 
 @pytest.mark.parametrize("name", stack_names())
 def test_every_stack_places_every_pod(name, catalog):
-    stack = build_stack(stack_config(name), catalog, with_hf_token=True, with_ngc_key=True, with_api_keys=True)
+    stack = build_stack(stack_config(name), catalog, with_hf_token=True, with_ngc_key=True, api_key_clients=["ci"])
     assert not [warning for warning in stack.warnings if "image" in warning and "unknown" in warning]
 
 

@@ -95,6 +95,6 @@ def test_graphs_stored_before_an_upgrade_are_ones_the_newest_crd_still_serves(ca
     old = catalog.dynamo_versions["1.2.1"]
     for stack in stack_names_on(catalog, "1.2.1"):
         raw = on_release(namespace_config(example_entries(stack)), catalog, "1.2.1")
-        for serving in build_stack(raw, catalog, with_hf_token=True, with_api_keys=True).serving:
+        for serving in build_stack(raw, catalog, with_hf_token=True, api_key_clients=["ci"]).serving:
             assert serving.graph["apiVersion"] == old.spec.graph_api_version
             assert object_problems(serving.graph, "1.33", newest) == [], stack

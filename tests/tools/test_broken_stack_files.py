@@ -1,0 +1,304 @@
+"""Stack files broken the way users break them, one section at a time, each planned by `make plan`
+(the program on the mock engine, as `pulumi preview` runs it): refused with exit 1, naming the stack
+file, the exact key path and what is allowed, with nothing written and no traceback. The first run
+of these found a retention refused with a bare regular expression (now says what Prometheus takes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tools.test_bad_inputs import FILE, deployment, dev_with, planned
+
+SECURE = {"secure": "v1:AAAA"}  # as `pulumi config set --secret` writes a value
+
+
+def cluster(entries) -> dict:
+    return entries["gpt-oss-infra:cluster"]
+
+
+def pool(entries) -> dict:
+    return entries["gpt-oss-infra:nodePools"]["gpu"]
+
+
+def release(entries) -> dict:
+    return entries["gpt-oss-infra:release"]
+
+
+def with_keys(entries, **endpoint) -> None:
+    """An internal endpoint with the API keys it needs, then `endpoint`'s settings."""
+    entries["gpt-oss-infra:apiKeys"] = {"ci": SECURE}
+    deployment(entries)["endpoint"] = {"exposure": "internal"} | endpoint
+
+
+CAPACITY_BLOCK = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123456789abcdef0"}
+BROKEN = {
+    # cluster
+    "cluster name with capitals": (
+        lambda e: cluster(e).update(name="GptOss"),
+        "cluster.name",
+        "'GptOss' must be a DNS label: lowercase letters, digits and '-', at most 63 characters",
+    ),
+    "a Kubernetes version without pinned add-ons": (
+        lambda e: cluster(e).update(kubernetesVersion="1.20"),
+        "cluster.kubernetesVersion",
+        "EKS add-on versions are pinned for 1.33, 1.34 (configs/eks-addons.yaml); pin them for 1.20 there first",
+    ),
+    "a cluster kind we do not make": (
+        lambda e: cluster(e).update(kind="gke"),
+        "cluster",
+        "Input tag 'gke' found using 'kind' does not match any of the expected tags: 'eks', 'existing'",
+    ),
+    "an old stack file: cluster.create beside kind": (
+        lambda e: cluster(e).update(create=True),
+        "cluster.create",
+        "deprecated and replaced by kind: remove it",
+    ),
+    "a public API endpoint open to nobody in particular": (
+        lambda e: cluster(e).pop("publicAccessCidrs"),
+        "cluster.publicAccessCidrs",
+        "required while endpointPublicAccess is true: the CIDRs allowed to reach the API",
+    ),
+    "no system nodes": (
+        lambda e: cluster(e).update(systemNodes={"nodes": 0}),
+        "cluster.systemNodes.nodes",
+        "Input should be greater than or equal to 1",
+    ),
+    "an instance type EC2 does not have": (
+        lambda e: cluster(e).update(systemNodes={"instanceType": "m7i.huge"}),
+        "cluster.systemNodes.instanceType",
+        "'m7i.huge' is not one of the 1437 EC2 instance types botocore's ec2 model lists (closest: m7i.large,",
+    ),
+    "one availability zone": (
+        lambda e: cluster(e).update(network={"availabilityZones": 1}),
+        "cluster.network.availabilityZones",
+        "Input should be greater than or equal to 2",
+    ),
+    "a VPC CIDR that is no CIDR": (
+        lambda e: cluster(e).update(network={"vpcCidr": "10.0.0.0/33"}),
+        "cluster.network.vpcCidr",
+        "'10.0.0.0/33' is not a CIDR block like 10.0.0.0/16",
+    ),
+    # node pools
+    "hardware the catalog lacks": (
+        lambda e: pool(e).update(hardware="a100"),
+        "nodePools.gpu.hardware",
+        "unknown hardware 'a100'; one of h100, h200, b200, gb200",
+    ),
+    "a negative node count": (
+        lambda e: pool(e).update(nodes=-1),
+        "nodePools.gpu.nodes",
+        "Input should be greater than or equal to 0",
+    ),
+    "a capacity type EKS has not": (
+        lambda e: pool(e).update(capacityType="SPOT_ONLY"),
+        "nodePools.gpu.capacityType",
+        "Input should be 'ON_DEMAND', 'SPOT' or 'CAPACITY_BLOCK'",
+    ),
+    "a Capacity Block without its zone": (
+        lambda e: pool(e).update(CAPACITY_BLOCK),
+        "nodePools.gpu.availabilityZone",
+        "required with capacityType CAPACITY_BLOCK: the reservation's AZ (e.g. us-east-2b)",
+    ),
+    "a Capacity Block in another region's zone": (
+        lambda e: pool(e).update(CAPACITY_BLOCK | {"availabilityZone": "us-west-2a"}),
+        "nodePools.gpu.availabilityZone",
+        "'us-west-2a' is not an availability zone of us-east-2",
+    ),
+    "a root volume too small for the runtime image": (
+        lambda e: pool(e).update(diskSizeGiB=50),
+        "nodePools.gpu.diskSizeGiB",
+        "Input should be greater than or equal to 100",
+    ),
+    "an instance type of other GPUs": (
+        lambda e: pool(e).update(instanceType="p5.48xlarge"),
+        "nodePools.gpu.instanceType",
+        "'p5.48xlarge' does not carry h200; one of p5en.48xlarge, p5e.48xlarge",
+    ),
+    # model cache
+    "a storage kind we do not make": (
+        lambda e: e["gpt-oss-infra:modelCache"].update(storage="s3"),
+        "modelCache.storage",
+        "Input should be 'efs', 'fsx-lustre' or 'existing'",
+    ),
+    "an FSx throughput FSx does not sell": (
+        lambda e: e["gpt-oss-infra:modelCache"].update(storage="fsx-lustre", fsxThroughputPerTiB=300),
+        "modelCache.fsxThroughputPerTiB",
+        "Input should be 125, 250, 500 or 1000",
+    ),
+    "a size in a unit Kubernetes does not read": (
+        lambda e: e["gpt-oss-infra:modelCache"].update(size="400GB"),
+        "modelCache.size",
+        "'400GB' is not a Kubernetes quantity (e.g. 400Gi, 1Ti, 500G)",
+    ),
+    # deployments, and their references to the other sections
+    "a recipe that does not exist": (
+        lambda e: deployment(e).update(recipe="h200-agg-fast"),
+        "deployments.gpt-oss.recipe",
+        "unknown recipe 'h200-agg-fast'; one of b200-agg-low-latency,",
+    ),
+    "a node pool that does not exist": (
+        lambda e: deployment(e).update(nodePool="gpus"),
+        "deployments.gpt-oss.nodePool",
+        "unknown node pool 'gpus'; one of gpu",
+    ),
+    "no replicas": (
+        lambda e: deployment(e).update(replicas=0),
+        "deployments.gpt-oss.replicas",
+        "Input should be greater than 0",
+    ),
+    "a router mode Dynamo has not": (
+        lambda e: deployment(e).update(routerMode="random"),
+        "deployments.gpt-oss.routerMode",
+        "Input should be 'round-robin' or 'kv'",
+    ),
+    "a deployment name Kubernetes refuses": (
+        lambda e: e["gpt-oss-infra:deployments"].update(Chat=e["gpt-oss-infra:deployments"].pop("gpt-oss")),
+        "deployments.Chat",
+        "'Chat' must be a DNS label",
+    ),
+    "no time to become Ready": (
+        lambda e: deployment(e).update(readyTimeoutMinutes=0),
+        "deployments.gpt-oss.readyTimeoutMinutes",
+        "Input should be greater than 0",
+    ),
+    "a misspelt benchmark key": (
+        lambda e: deployment(e).update(benchmark={"enable": True}),
+        "deployments.gpt-oss.benchmark.enable",
+        "unknown key; allowed keys here: concurrencyPerGpu, enabled, inputTokens, outputTokens",
+    ),
+    # endpoints and their API keys
+    "a gateway without API keys": (
+        lambda e: deployment(e).update(endpoint={"exposure": "internal"}),
+        "apiKeys",
+        "required: deployments gpt-oss have a gateway, which admits only API keys",
+    ),
+    "a rate limit for a client without a key": (
+        lambda e: with_keys(e, clientRateLimits={"batch": {"requests": 5}}),
+        "deployments.gpt-oss.endpoint.clientRateLimits.batch",
+        "no such client in apiKeys (clients: ci): the limit would never apply",
+    ),
+    "a rate limit per day": (
+        lambda e: with_keys(e, rateLimit={"requests": 5, "unit": "Day"}),
+        "deployments.gpt-oss.endpoint.rateLimit.unit",
+        "Input should be 'Second', 'Minute' or 'Hour'",
+    ),
+    "an allowed CIDR that is no CIDR": (
+        lambda e: with_keys(e, allowedCidrs=["10.0.0.0/8", "10.0.0.300/32"]),
+        "deployments.gpt-oss.endpoint.allowedCidrs.1",
+        "'10.0.0.300/32' is not a CIDR block like 10.0.0.0/16",
+    ),
+    "a client name that cannot name a Secret key": (
+        lambda e: with_keys(e) or e["gpt-oss-infra:apiKeys"].update({"Batch_Jobs": SECURE}),
+        "apiKeys.Batch_Jobs",
+        "not a client name: lower-case letters, digits and '-', at most 63",
+    ),
+    # release (versions)
+    "a Dynamo release we have not pinned": (
+        lambda e: release(e).update(dynamo="9.9.9"),
+        "release.dynamo",
+        "Dynamo 9.9.9 is not supported; one of 1.0.0, 1.2.1, 1.3.0, 1.4.2, 1.5.1, 1.6.1",
+    ),
+    "a runtime image by a moving tag": (
+        lambda e: release(e).update(runtimeImage="nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:latest"),
+        "release.runtimeImage",
+        "'nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:latest' must be pinned: registry/repository:tag (not latest)",
+    ),
+    "a model revision by branch": (
+        lambda e: release(e).update(modelRevision="main"),
+        "release.modelRevision",
+        "'main' must be a full Hugging Face commit id: 40 lowercase hex characters",
+    ),
+    "a release key promotion does not move": (
+        lambda e: release(e).update(chart="1.6.1"),
+        "release.chart",
+        "unknown key; allowed keys here: dynamo, model, modelRevision, runtimeImage",
+    ),
+    # secrets
+    "a Hugging Face token in plaintext": (
+        lambda e: e.update({"gpt-oss-infra:hfToken": "hf_abc"}),
+        "hfToken",
+        "a secret stored in plaintext in the stack file: remove it and set it with pulumi config set --secret",
+    ),
+    "one API key in plaintext among encrypted ones": (
+        lambda e: e.update({"gpt-oss-infra:apiKeys": {"ci": SECURE, "bob": "sk-plain"}}),
+        "apiKeys.bob",
+        "a secret stored in plaintext in the stack file: remove it and set it with pulumi config set --secret --path",
+    ),
+    # regions
+    "a region that does not exist": (
+        lambda e: e.update({"aws:region": "us-east-9"}),
+        "aws:region",
+        "'us-east-9' is not one of the 46 regions botocore's endpoint data has EKS in (closest: us-east-2,",
+    ),
+    "no region for an EKS cluster": (
+        lambda e: e.pop("aws:region"),
+        "aws:region",
+        "required for a cluster of kind eks: pulumi config set aws:region <region>",
+    ),
+    # names and the other sections
+    "a workloads namespace with capitals": (
+        lambda e: e.update({"gpt-oss-infra:namespace": "GPT"}),
+        "namespace",
+        "'GPT' must be a DNS label",
+    ),
+    "a platform namespace with an underscore": (
+        lambda e: e.update({"gpt-oss-infra:platform": {"namespace": "dynamo_system"}}),
+        "platform.namespace",
+        "'dynamo_system' must be a DNS label",
+    ),
+    "a retention Prometheus does not read": (
+        lambda e: e.update({"gpt-oss-infra:observability": {"enabled": True, "retention": "15 days"}}),
+        "observability.retention",
+        "'15 days' is not a retention Prometheus takes: a whole number of hours, days or weeks (12h, 15d, 2w)",
+    ),
+    "a misspelt top-level key": (
+        lambda e: e.update({"gpt-oss-infra:deployment": e.pop("gpt-oss-infra:deployments")}),
+        "deployment",
+        "unknown key; allowed keys here: cluster, deployments, environment,",
+    ),
+    "no environment": (
+        lambda e: e.pop("gpt-oss-infra:environment"),
+        "environment",
+        "required key is missing",
+    ),
+    "a yes-please boolean": (
+        lambda e: e.update({"gpt-oss-infra:networkPolicies": {"enabled": "yes please"}}),
+        "networkPolicies.enabled",
+        "Input should be a valid boolean",
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "key", "says"), BROKEN.values(), ids=BROKEN.keys())
+def test_a_broken_stack_file_is_refused_naming_the_key_and_what_is_allowed(tmp_path, capsys, change, key, says):
+    code, err = planned(tmp_path, capsys, dev_with(change))
+    assert code == 1, err
+    assert f"invalid stack config in {FILE}:" in err
+    full_key = key if ":" in key else f"gpt-oss-infra:{key}"
+    assert f"\n{full_key}: {says}" in err, err
+
+
+def test_there_are_broken_files_for_every_section():
+    sections = {key.split(".")[0] for _, key, _ in BROKEN.values()}
+    assert sections >= {
+        "cluster",
+        "nodePools",
+        "modelCache",
+        "deployments",
+        "apiKeys",
+        "release",
+        "hfToken",
+        "aws:region",
+        "namespace",
+        "platform",
+        "observability",
+        "environment",
+        "networkPolicies",
+    }
+    assert len(BROKEN) >= 30
+
+
+def test_a_tab_indented_stack_file_is_refused_with_its_line(tmp_path, capsys):
+    code, err = planned(tmp_path, capsys, "config:\n\tgpt-oss-infra:environment: dev\n")
+    assert code == 1
+    assert f"{FILE}:2:1: " in err, err
