@@ -52,7 +52,7 @@ def wait_until_gone(
     cluster.delete_claims(wait["claim_namespaces"])
     deadline = clock() + wait["timeout_seconds"]
     while True:
-        left = cluster.services_left(wait["services"]) + cluster.volumes_left(wait["claim_namespaces"])
+        left = cluster.services_left(wait["nlb_services"]) + cluster.volumes_left(wait["claim_namespaces"])
         if not left:
             return
         if clock() >= deadline:

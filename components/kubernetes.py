@@ -36,14 +36,20 @@ ACCESS_KINDS = {
 
 
 def scripted_job(
-    owner: Component, name: str, scripted: ScriptedJob, depends_on: list[pulumi.Resource], **job_opts: Any
+    owner: Component,
+    name: str,
+    scripted: ScriptedJob,
+    depends_on: list[pulumi.Resource],
+    access_after: list[pulumi.Resource] | None = None,
+    **job_opts: Any,
 ) -> k8s.batch.v1.Job:
-    """A Job's script ConfigMap (`<name>-script`), its API access (`<name>-<kind>`) and the Job
-    (`<name>`), which waits for them and for `depends_on`."""
+    """A Job's script ConfigMap (`<name>-script`), its API access (`<name>-<kind>`, after
+    `access_after`: the namespaces it lives in) and the Job (`<name>`), which waits for them and for
+    `depends_on`."""
     script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
     access = [
         ACCESS_KINDS[obj["kind"]](
-            f"{name}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=depends_on)
+            f"{name}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=access_after or [])
         )
         for obj in scripted.access
     ]

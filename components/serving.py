@@ -76,6 +76,7 @@ class DynamoServing(Component):
                 f"{name}-smoke-test",
                 serving.smoke_test,
                 depends_on=[graph_resource, *(gateway.ready if gateway else [])],
+                access_after=gateway.ready if gateway else None,
             )
             proven = smoke_test.proven(serving.deployment.name, serving.gateway)
             self.check = job.metadata.apply(lambda metadata: f"{proven} (Job {metadata['name']})")

@@ -31,7 +31,7 @@ WAIT_SECONDS = 900
 @dataclass(frozen=True)
 class DestroyWait:
     name: str  # of its Pulumi resource, under the component that holds it
-    services: list[str]  # "namespace/name": Services whose finalizer holds an NLB, to be gone
+    nlb_services: list[str]  # "namespace/name": Services whose finalizer holds an NLB, to be gone
     claim_namespaces: list[str]  # claims left here are deleted; their volumes (reclaim Delete) to be gone
     leftovers: str  # where to look in the AWS account if the wait gives up
     timeout_seconds: int = WAIT_SECONDS
@@ -40,7 +40,7 @@ class DestroyWait:
 def load_balancer_wait(envoy_services: list[str], cluster: str) -> DestroyWait:
     return DestroyWait(
         name="load-balancers-gone",
-        services=envoy_services,
+        nlb_services=envoy_services,
         claim_namespaces=[],
         leftovers=(
             "aws resourcegroupstaggingapi get-resources --tag-filters "
@@ -52,7 +52,7 @@ def load_balancer_wait(envoy_services: list[str], cluster: str) -> DestroyWait:
 def volume_wait(namespaces: list[str]) -> DestroyWait:
     return DestroyWait(
         name="volumes-gone",
-        services=[],
+        nlb_services=[],
         claim_namespaces=namespaces,
         leftovers=(
             "aws ec2 describe-volumes --filters Name=tag:kubernetes.io/created-for/pvc/namespace,Values="

@@ -19,7 +19,7 @@ from tests.support import JsonHandler, serving
 from tools.plan import ROOT
 
 # Both kinds in one wait: a gateway's Service, and the claims of the platform's namespace.
-WAIT = asdict(volume_wait(["dynamo-system"])) | {"services": ["envoy-gateway-system/gpt-oss-chat"]}
+WAIT = asdict(volume_wait(["dynamo-system"])) | {"nlb_services": ["envoy-gateway-system/gpt-oss-chat"]}
 
 
 class FakeCluster:

@@ -29,7 +29,7 @@ def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
     assert efs.inputs["encrypted"] is True and efs.options["protect"] is True
     mount_targets = [r for r in dev_run.resources if r.type == "aws:efs/mountTarget:MountTarget"]
     assert len(mount_targets) == 3  # one per private subnet
-    assert registered(dev_run, "model-cache-hf-token").inputs["stringData"] == "[secret]"
+    assert registered(dev_run, "model-cache-hf-token").inputs["stringData"] == {"HF_TOKEN": "[secret]"}
 
 
 def test_download_job_is_pinned_to_the_revision(dev_run):

@@ -23,7 +23,7 @@ def test_platform_release_is_pinned_with_explicit_values(dev_run):
     assert operator["upgradeCRD"] is True  # its crd-apply init container: the one owner
     assert "nats" not in operator and set(values["nats"]) == {"podTemplate"}
     assert operator["imagePullSecrets"] == [{"name": "ngc-pull"}]
-    assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == "[secret]"
+    assert registered(dev_run, "dynamo-platform-ngc-pull").inputs["stringData"] == {".dockerconfigjson": "[secret]"}
     assert not [r for r in dev_run.resources if r.type.endswith(":CustomResourceDefinition")]
 
 

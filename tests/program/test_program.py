@@ -33,7 +33,7 @@ def test_components_follow_the_conventions(dev_run):
 def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
     by_name = {r.name: r for r in dev_run.resources}
     assert by_name["model-cache-hf-token"].parent == "model-cache"
-    assert by_name["model-cache-hf-token"].inputs["stringData"] == "[secret]"
+    assert by_name["model-cache-hf-token"].inputs["stringData"] == {"HF_TOKEN": "[secret]"}
     pvc_options = by_name["model-cache-pvc"].options
     assert pvc_options["protect"] is pvc_options["retainOnDelete"] is True
     # Serving waits for the cache component, i.e. for every child of it, and so do its children.

@@ -145,7 +145,7 @@ def test_an_encrypted_hf_token_never_reaches_any_output(tmp_path, capfd):
     assert plan.main(["--stack", "token", "--stack-dir", str(tmp_path), "--out", str(out)]) == 0
     resources = json.loads((out / "token" / "resources.json").read_text())
     secret = next(r for r in resources if r["type"] == "kubernetes:core/v1:Secret")
-    assert secret["inputs"]["stringData"] == "[secret]"
+    assert secret["inputs"]["stringData"] == {"HF_TOKEN": "[secret]"}
     graph = next(r for r in resources if r["type"].endswith("DynamoGraphDeployment"))
     assert components_by_name(graph["inputs"])["TrtllmWorker"].env_secret == "hf-token"
 
@@ -156,7 +156,7 @@ def test_encrypted_hf_token_is_shown_as_secret_without_a_warning(tmp_path, capfd
     assert plan.main(["--stack", "enc", "--stack-dir", str(tmp_path), "--out", str(tmp_path / "p")]) == 0
     assert "plaintext" not in capfd.readouterr().err
     resources = (tmp_path / "p" / "enc" / "resources.json").read_text()
-    assert '"stringData": "[secret]"' in resources
+    assert '"HF_TOKEN": "[secret]"' in resources
     assert "ciphertext" not in resources
 
 
