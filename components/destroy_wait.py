@@ -9,7 +9,6 @@ and where to look in the account, when time runs out. Creating and updating it t
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -17,8 +16,8 @@ from typing import Any, Protocol
 
 import pulumi
 import pulumi.dynamic
-import yaml
 
+from components.kubeconfig import api_client
 from core.render.destroy_waits import DestroyWait
 
 POLL_SECONDS = 10
@@ -67,15 +66,9 @@ class KubernetesCluster:
     """The cluster through the Kubernetes Python client."""
 
     def __init__(self, kubeconfig: str | None, context: str | None):
-        from kubernetes import client, config  # imported where the wait runs: the dynamic provider's process
+        from kubernetes import client  # imported where the wait runs: the dynamic provider's process
 
-        if kubeconfig and os.path.exists(kubeconfig):
-            config.load_kube_config(config_file=kubeconfig, context=context)
-        elif kubeconfig:
-            config.load_kube_config_from_dict(yaml.safe_load(kubeconfig), context=context)
-        else:
-            config.load_kube_config(context=context)
-        self.core = client.CoreV1Api()
+        self.core = client.CoreV1Api(api_client(kubeconfig, context))
         self.not_found = client.ApiException
 
     def services_left(self, services: list[str]) -> list[str]:
@@ -117,8 +110,8 @@ class WaitAtDestroyProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CreateResult(id_=props["wait"]["name"], outs=props)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        changed = {key: value for key, value in news.items() if olds.get(key) != value}
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+        changed = any(olds.get(key) != value for key, value in news.items())
+        return pulumi.dynamic.DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
         return pulumi.dynamic.UpdateResult(outs=news)

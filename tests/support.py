@@ -192,9 +192,9 @@ def by_type(run: ProgramRun, type_: str) -> list[Registration]:
 class JsonHandler(BaseHTTPRequestHandler):
     """A request handler that answers JSON and logs nothing (subclasses say what to answer)."""
 
-    def reply(self, payload: Any) -> None:
+    def reply(self, payload: Any, status: int = 200) -> None:
         data = json.dumps(payload).encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -202,6 +202,18 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+def local_kubeconfig(port: int) -> dict[str, Any]:
+    """A kubeconfig for a stand-in Kubernetes API on this machine (plain HTTP, a made-up token)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "me", "user": {"token": "not-a-secret"}}],
+        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "me"}}],
+        "current-context": "lab",
+    }
 
 
 @contextlib.contextmanager

@@ -45,6 +45,7 @@ _Api.do_DELETE
 # Pulumi's dynamic provider process calls this at `pulumi destroy`; the wait's fields reach it by name,
 # in the dict the provider gets (dataclasses.asdict).
 WaitAtDestroyProvider.delete
+DestroyWait.nlb_services
 DestroyWait.claim_namespaces
 DestroyWait.leftovers
 DestroyWait.timeout_seconds

@@ -31,10 +31,10 @@ from typing import Any, Literal, Protocol
 
 import boto3
 import botocore.exceptions
-import yaml
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from components.kubeconfig import api_client
 from core.aws.account import CapacityBlock
 from core.aws.capacity import block_plan
 from core.aws.specs import availability_zone_order
@@ -361,17 +361,9 @@ class KubeCluster:
     """A cluster through the kubernetes client, from a kubeconfig (a path or its contents)."""
 
     def __init__(self, kubeconfig: str | None, context: str | None):
-        import kubernetes  # only preflight needs the client
+        import kubernetes
 
-        # pulumi-kubernetes takes the kubeconfig's contents (YAML or one-line JSON) or its path.
-        if kubeconfig and not Path(kubeconfig).expanduser().exists():
-            contents = yaml.safe_load(kubeconfig)
-            if not isinstance(contents, dict):
-                raise kubernetes.config.ConfigException(f"neither a kubeconfig nor a file: {kubeconfig[:60]}")
-            self._client = kubernetes.config.new_client_from_config_dict(contents, context=context)
-        else:
-            path = str(Path(kubeconfig).expanduser()) if kubeconfig else None
-            self._client = kubernetes.config.new_client_from_config(config_file=path, context=context)
+        self._client = api_client(kubeconfig, context)
         self._kubernetes = kubernetes
 
     def version(self) -> str:

@@ -25,7 +25,6 @@ import socket
 import ssl
 import sys
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -150,12 +149,15 @@ def _wait(problem: str, deadline: float) -> None:
 
 
 def _get(url: str, timeout: float) -> dict:
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        return json.load(response)
+    return _json(*_request("GET", url, timeout, {}, None))
 
 
 def _post(url: str, body: dict, timeout: float, headers: dict[str, str], connect_to: str | None) -> dict:
-    status, text = _request("POST", url, timeout, headers, connect_to, json.dumps(body).encode())
+    return _json(*_request("POST", url, timeout, headers, connect_to, json.dumps(body).encode()))
+
+
+def _json(status: int, text: str) -> dict:
+    """An answer's JSON; an HTTP error is an OSError, retried like a refused connection."""
     if status >= 400:
         raise OSError(f"HTTP {status}: {text[:500]}")
     return json.loads(text)
@@ -182,12 +184,7 @@ def _request(
             method,
             parsed.path,
             body=body,
-            # The name clients use, where one is set: the route matches it (the URL may name the NLB's port).
-            headers={
-                "Host": os.environ.get("GATEWAY_HOST") or parsed.netloc,
-                "Content-Type": "application/json",
-                **headers,
-            },
+            headers={"Host": parsed.netloc, "Content-Type": "application/json", **headers},
         )
         response = connection.getresponse()
         return response.status, response.read().decode(errors="replace")

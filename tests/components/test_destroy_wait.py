@@ -15,7 +15,7 @@ import pytest
 
 from components.destroy_wait import KubernetesCluster, WaitAtDestroyProvider, wait_until_gone
 from core.render.destroy_waits import volume_wait
-from tests.support import JsonHandler, serving
+from tests.support import JsonHandler, local_kubeconfig, serving
 from tools.plan import ROOT
 
 # Both kinds in one wait: a gateway's Service, and the claims of the platform's namespace.
@@ -81,7 +81,7 @@ class _Api(JsonHandler):
         if self.path.startswith("/api/v1/namespaces/envoy-gateway-system/services/gpt-oss-chat"):
             return self.reply({"kind": "Service", "metadata": {"name": "gpt-oss-chat"}})
         if self.path.startswith("/api/v1/namespaces/envoy-gateway-system/services/"):
-            return self.status(404)
+            return self.reply({"kind": "Status", "code": 404}, 404)
         if self.path.startswith("/api/v1/namespaces/dynamo-system/persistentvolumeclaims"):
             claims = [{"metadata": {"name": name}} for name in ("nats-js-0", "gone-meanwhile")]
             return self.reply({"kind": "PersistentVolumeClaimList", "items": claims})
@@ -96,19 +96,12 @@ class _Api(JsonHandler):
                     ],
                 }
             )
-        return self.status(404)
+        return self.reply({"kind": "Status", "code": 404}, 404)
 
     def do_DELETE(self):
         self.deleted.append(self.path.split("?")[0])
-        self.status(404 if self.path.endswith("gone-meanwhile") else 200)
-
-    def status(self, code):
-        body = json.dumps({"kind": "Status", "code": code}).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        code = 404 if self.path.endswith("gone-meanwhile") else 200
+        self.reply({"kind": "Status", "code": code}, code)
 
 
 def volume(name, namespace, policy):
@@ -119,17 +112,7 @@ def volume(name, namespace, policy):
 def test_the_kubernetes_client_reads_services_deletes_claims_and_lists_the_volumes_of_the_namespaces():
     api = type("Api", (_Api,), {"deleted": []})
     with serving(api) as port:
-        kubeconfig = json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-        cluster = KubernetesCluster(kubeconfig, None)
+        cluster = KubernetesCluster(json.dumps(local_kubeconfig(port)), None)  # the contents, as the state holds them
         assert cluster.services_left(["envoy-gateway-system/gpt-oss-chat", "envoy-gateway-system/gone"]) == [
             "Service envoy-gateway-system/gpt-oss-chat"
         ]

@@ -18,7 +18,7 @@ from botocore.stub import Stubber
 
 from core.inputs.config import namespace_config
 from core.stack import build_stack
-from tests.support import JsonHandler, example_entries, serving, write_stack
+from tests.support import JsonHandler, example_entries, local_kubeconfig, serving, write_stack
 from tools import preflight
 from tools.preflight import AwsClients, Finding, Settings, load_quotas
 
@@ -476,14 +476,7 @@ def test_the_kubernetes_client_reads_what_the_checks_expect(tmp_path):
             self.reply(answers[path])
 
     with serving(Api) as port:
-        kubeconfig = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-            "users": [{"name": "me", "user": {"token": "not-a-secret"}}],
-            "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "me"}}],
-            "current-context": "lab",
-        }
+        kubeconfig = local_kubeconfig(port)
         path = tmp_path / "kubeconfig"
         path.write_text(json.dumps(kubeconfig))
         # A path, or the contents: YAML, or one-line JSON (`pulumi stack output kubeconfig`).
