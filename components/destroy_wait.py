@@ -36,7 +36,6 @@ class Cluster(Protocol):
     """What the wait asks of the cluster."""
 
     def services_left(self, services: list[str]) -> list[str]: ...
-    def delete_claims(self, namespaces: list[str]) -> None: ...
     def volumes_left(self, namespaces: list[str]) -> list[str]: ...
 
 
@@ -46,9 +45,9 @@ def wait_until_gone(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
-    """Delete the claims left in the wait's namespaces, then wait for its Services and those claims'
-    volumes to be gone; TimeoutError, naming them, after its timeout."""
-    cluster.delete_claims(wait["claim_namespaces"])
+    """Wait for its Services, and the volumes of the claims of its namespaces, to be gone; TimeoutError,
+    naming them, after its timeout. It deletes nothing: a run of it outside a destroy (the resource
+    renamed, say) can only wait, never take live data."""
     deadline = clock() + wait["timeout_seconds"]
     while True:
         left = cluster.services_left(wait["nlb_services"]) + cluster.volumes_left(wait["claim_namespaces"])
@@ -82,15 +81,6 @@ class KubernetesCluster:
                 if error.status != 404:
                     raise
         return left
-
-    def delete_claims(self, namespaces: list[str]) -> None:
-        for namespace in namespaces:
-            for claim in self.core.list_namespaced_persistent_volume_claim(namespace).items:
-                try:
-                    self.core.delete_namespaced_persistent_volume_claim(claim.metadata.name, namespace)
-                except self.not_found as error:
-                    if error.status != 404:
-                        raise
 
     def volumes_left(self, namespaces: list[str]) -> list[str]:
         return [

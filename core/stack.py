@@ -12,6 +12,7 @@ from core.errors import ConfigError, Problem
 from core.inputs.catalog import Catalog
 from core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, Release, StackConfig
 from core.inputs.rules import aws_problems, loads_weights, parse_stack_config
+from core.inputs.types import is_dns_label
 from core.render import (
     benchmark,
     cost,
@@ -480,7 +481,7 @@ def _gateway_problems(
             "API-key Secret and reaches the frontend as x-client-id)",
         )
         for client in clients
-        if not gateway.CLIENT_NAME.match(client)
+        if not is_dns_label(client)
     ]
     for name, deployment in config.deployments.items():
         problems += [

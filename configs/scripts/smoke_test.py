@@ -76,7 +76,7 @@ def _check_gateway(model: str) -> int:
             status = _status(f"{base}/v1/models", host, connect_to, min(30.0, left))
             if status == 401:
                 key = host | {"Authorization": f"Bearer {_read(os.environ['API_KEY_FILE'])}"}
-                problem = _answer_problem(base, model, deadline, key, connect_to)
+                problem = _answer_problem(base, model, deadline, key, connect_to, retried=RETRIED_STATUSES)
                 if problem:
                     return _fail(f"through the gateway: {problem}")
                 print(f"ok: the gateway at {base} refused a request without an API key (401) and answered with one")
@@ -114,9 +114,15 @@ def _load_balancer_address(service: str, timeout: float) -> str:
 
 
 def _answer_problem(
-    base: str, model: str, deadline: float, headers: dict[str, str], connect_to: str | None = None
+    base: str,
+    model: str,
+    deadline: float,
+    headers: dict[str, str],
+    connect_to: str | None = None,
+    retried: frozenset[int] | set[int] = frozenset(),
 ) -> str | None:
-    """Why one chat completion's answer is not good, or None (and the answer printed)."""
+    """Why one chat completion's answer is not good, or None (and the answer printed). An answer
+    with a status in `retried` is raised (HttpStatus) for the caller to try again."""
     request = {
         "model": model,
         "messages": [{"role": "user", "content": PROMPT}],
@@ -125,6 +131,10 @@ def _answer_problem(
     started = time.monotonic()
     try:
         answer = _post(f"{base}/v1/chat/completions", request, max(deadline - started, 1.0), headers, connect_to)
+    except HttpStatus as error:
+        if error.status in retried:
+            raise
+        return f"POST {base}/v1/chat/completions failed: {error}"
     except (OSError, ValueError) as error:
         return f"POST {base}/v1/chat/completions failed: {error}"
     seconds = time.monotonic() - started
@@ -156,10 +166,17 @@ def _post(url: str, body: dict, timeout: float, headers: dict[str, str], connect
     return _json(*_request("POST", url, timeout, headers, connect_to, json.dumps(body).encode()))
 
 
+class HttpStatus(OSError):
+    """An HTTP error answer: an OSError, retried like a refused connection where the caller retries."""
+
+    def __init__(self, status: int, text: str):
+        super().__init__(f"HTTP {status}: {text[:500]}")
+        self.status = status
+
+
 def _json(status: int, text: str) -> dict:
-    """An answer's JSON; an HTTP error is an OSError, retried like a refused connection."""
     if status >= 400:
-        raise OSError(f"HTTP {status}: {text[:500]}")
+        raise HttpStatus(status, text)
     return json.loads(text)
 
 

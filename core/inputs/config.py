@@ -211,7 +211,7 @@ class EndpointConfig(StrictModel):
     rate_limit: RateLimit = RateLimit(requests=60)
     # A client's own limit instead; at most 15 (the gateway takes 16 rules, one is everyone else's).
     client_rate_limits: Annotated[dict[ClientName, RateLimit], Field(max_length=15)] = {}
-    # Who may reach the NLB (its security group); default: the VPC for internal, anywhere for public.
+    # Who may reach the NLB (its security group); default: for internal, the VPC we create; else anywhere.
     allowed_cidrs: Annotated[list[Cidr], Field(min_length=1)] | None = None
 
 

@@ -443,6 +443,15 @@ def _endpoint_problems(config: StackConfig) -> list[Problem]:
                 )
                 if value is None
             ]
+        elif endpoint.certificate_arn and not endpoint.hostname:
+            # Clients (and the smoke test) check the certificate against the name they call; an ACM
+            # certificate never covers the NLB's own *.elb.amazonaws.com name.
+            problems.append(
+                Problem(
+                    f"{key}.hostname",
+                    "required with certificateArn: the DNS name clients use, which the certificate covers",
+                )
+            )
     return problems
 
 

@@ -16,8 +16,12 @@ from core.inputs.schema import DNS_LABEL
 MAX_DEPLOYMENT_NAME = 40
 
 
+def is_dns_label(value: str) -> bool:
+    return len(value) <= 63 and bool(DNS_LABEL.match(value))
+
+
 def _dns_label(value: str) -> str:
-    if len(value) > 63 or not DNS_LABEL.match(value):
+    if not is_dns_label(value):
         raise ValueError(f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters")
     return value
 
@@ -38,12 +42,15 @@ def _size(value: str) -> str:
     return value
 
 
-def _retention(value: str) -> str:
-    if not re.fullmatch(r"[1-9]\d*[hdw]", value):
-        raise ValueError(
-            f"{value!r} is not a retention Prometheus takes: a whole number of hours, days or weeks (12h, 15d, 2w)"
-        )
-    return value
+def matching(pattern: str, what: str) -> AfterValidator:
+    """A string of this shape, refused with what it should be (a user reads this, not the regex)."""
+
+    def check(value: str) -> str:
+        if not re.fullmatch(pattern, value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+
+    return AfterValidator(check)
 
 
 def _cidr(value: str) -> str:
@@ -71,20 +78,35 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
 Size = Annotated[str, AfterValidator(_size)]  # a Kubernetes quantity of storage, more than zero
 Cidr = Annotated[str, AfterValidator(_cidr)]
-Retention = Annotated[str, AfterValidator(_retention)]
+Retention = Annotated[
+    str,
+    matching(r"[1-9]\d*[hdw]", "a retention Prometheus takes: a whole number of hours, days or weeks (12h, 15d, 2w)"),
+]
 CommitId = Annotated[str, AfterValidator(_commit_id)]
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
-KubernetesVersion = Annotated[str, Field(pattern=r"^1\.\d{2}$")]
-RoleArn = Annotated[str, Field(pattern=r"^arn:aws[\w-]*:iam::\d{12}:role/.+$")]
-SubnetId = Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]
-AvailabilityZone = Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")]
-ReservationId = Annotated[str, Field(pattern=r"^cr-[0-9a-f]{17}$")]
+KubernetesVersion = Annotated[str, matching(r"1\.\d{2}", "a Kubernetes minor version like 1.33")]
+RoleArn = Annotated[
+    str, matching(r"arn:aws[\w-]*:iam::\d{12}:role/.+", "an IAM role ARN: arn:aws:iam::<account>:role/<name>")
+]
+SubnetId = Annotated[str, matching(r"subnet-[0-9a-f]{8,17}", "a subnet id like subnet-0123456789abcdef0")]
+AvailabilityZone = Annotated[str, matching(r"[a-z]{2}(-[a-z]+)+-\d[a-z]", "an availability zone like us-east-2b")]
+ReservationId = Annotated[str, matching(r"cr-[0-9a-f]{17}", "a capacity reservation id like cr-0123456789abcdef0")]
 # An ACM certificate (the NLB terminates TLS with it; ACM certificates cannot leave ACM).
-AcmCertificateArn = Annotated[str, Field(pattern=r"^arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate/[0-9a-f-]{36}$")]
+AcmCertificateArn = Annotated[
+    str,
+    matching(
+        r"arn:aws[\w-]*:acm:[a-z0-9-]+:\d{12}:certificate/[0-9a-f-]{36}",
+        "an ACM certificate ARN: arn:aws:acm:<region>:<account>:certificate/<36-character id>",
+    ),
+]
 # A DNS name of at least two labels, lower case (RFC 1123), e.g. gpt-oss.example.com.
 Hostname = Annotated[
-    str, Field(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$")
+    str,
+    Field(max_length=253),
+    matching(
+        r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+",
+        "a lower-case DNS name of two labels or more, like gpt-oss.example.com",
+    ),
 ]
-# An API client's name: a key of the apiKeys secret map and of the gateway's client-id header.
-CLIENT_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # a DNS label: an API key's name in its Secret
-ClientName = Annotated[str, Field(pattern=CLIENT_NAME_PATTERN)]
+# An API client's name: a key of the apiKeys secret map (so of its Secret) and the gateway's client-id header.
+ClientName = DnsLabel

@@ -11,9 +11,10 @@ the destroy until they are gone, or fails it, bounded, naming what is left.
                   Services to be gone.
   EBS volumes     the EBS CSI driver's, for the claims of the charts' StatefulSets (NATS JetStream in
                   the platform's namespace; Prometheus in the monitoring namespace). Uninstalling a
-                  chart leaves a StatefulSet's claims, and with them the volumes, behind. The wait runs
-                  after the releases, before the nodes and the driver: it deletes the claims left in
-                  those namespaces and waits for their volumes (reclaim policy Delete) to be gone.
+                  chart leaves a StatefulSet's claims behind; deleting the namespace, which Pulumi does
+                  (and waits for) before the wait, deletes them, and the driver then deletes their
+                  volumes (reclaim policy Delete). The wait runs before the nodes and the driver go:
+                  it waits for those volumes to be gone.
 
 Not awaited: the model cache's EFS access point and FSx volume (reclaim policy Retain: the weights stay,
 with the protected file system), and the VPC CNI's network interfaces, released with their nodes.
@@ -32,7 +33,7 @@ WAIT_SECONDS = 900
 class DestroyWait:
     name: str  # of its Pulumi resource, under the component that holds it
     nlb_services: list[str]  # "namespace/name": Services whose finalizer holds an NLB, to be gone
-    claim_namespaces: list[str]  # claims left here are deleted; their volumes (reclaim Delete) to be gone
+    claim_namespaces: list[str]  # the volumes (reclaim Delete) of claims in these namespaces, to be gone
     leftovers: str  # where to look in the AWS account if the wait gives up
     timeout_seconds: int = WAIT_SECONDS
 

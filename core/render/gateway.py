@@ -8,7 +8,7 @@ BackendTrafficPolicy has per-client local rate limits, with no external store [e
 
   EnvoyProxy            its Envoy Service, named by us in Envoy Gateway's namespace: an NLB made by the
                         AWS Load Balancer Controller [lbc-nlb], internal, or internet-facing for
-                        `public`, admitting allowedCidrs (else the VPC, or anywhere for public); TLS
+                        `public`, admitting allowedCidrs (else the VPC we create for internal); TLS
                         ends on the NLB with the ACM certificate (ACM certificates cannot be exported
                         to Envoy). On an existing cluster without the controller: a ClusterIP Service.
   Gateway               one HTTP listener: 443 behind the NLB's TLS, else 80
@@ -23,7 +23,7 @@ BackendTrafficPolicy has per-client local rate limits, with no external store [e
   [eg-apikey]    https://gateway.envoyproxy.io/docs/tasks/security/apikey-auth/
   [eg-ratelimit] https://gateway.envoyproxy.io/docs/tasks/traffic/local-rate-limit/
   [lbc-nlb]      https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/
-                 (Access control: without source ranges, the VPC CIDR for internal, 0.0.0.0/0 for internet-facing)
+                 (Access control: without source ranges the NLB's security group admits 0.0.0.0/0, internal or not)
 """
 
 from __future__ import annotations
@@ -31,14 +31,12 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from core.inputs.catalog import Chart
 from core.inputs.config import EksClusterConfig, EndpointConfig, RateLimit, StackConfig
 from core.inputs.rules import has_load_balancer_controller
-from core.inputs.types import CLIENT_NAME_PATTERN
 from core.render.gpu_software import ChartRelease
 from core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
 from core.render.manifests import FRONTEND_PORT, frontend_service_name
@@ -46,7 +44,6 @@ from core.render.manifests import FRONTEND_PORT, frontend_service_name
 GATEWAY_CLASS = "gpt-oss-infra"
 GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 CLIENT_ID_HEADER = "x-client-id"
-CLIENT_NAME = re.compile(CLIENT_NAME_PATTERN)
 OWNING_GATEWAY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"  # on the Envoy pods of a Gateway
 API_KEY_HEADERS = ["authorization", "x-api-key"]
 NLB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
@@ -101,8 +98,9 @@ def api_key_secret_name(deployment: str) -> str:
 
 def envoy_service_name(namespace: str, deployment: str) -> str:
     """The gateway's Envoy Service, in Envoy Gateway's namespace, which every stack on the cluster
-    shares: named by the workloads namespace too, within Kubernetes' 63 characters."""
-    name = f"{namespace}-{deployment}"
+    shares: named by the workloads namespace too, starting with a letter as a Service name must (a
+    namespace may start with a digit), within Kubernetes' 63 characters."""
+    name = f"envoy-{namespace}-{deployment}"
     return name if len(name) <= 63 else f"{name[:56]}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
 
 
@@ -130,7 +128,7 @@ def gateway(
             "type": "LoadBalancer",
             "loadBalancerClass": "service.k8s.aws/nlb",
             "annotations": _nlb_annotations(endpoint),
-        } | ({"loadBalancerSourceRanges": endpoint.allowed_cidrs} if endpoint.allowed_cidrs else {})
+        } | ({"loadBalancerSourceRanges": ranges} if (ranges := source_ranges(endpoint, target)) else {})
     proxy = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "EnvoyProxy",
@@ -224,7 +222,17 @@ class GatewayTarget:
 
     namespace: str  # Envoy Gateway's, where it runs each gateway's Envoy Deployment and Service
     with_nlb: bool  # the AWS Load Balancer Controller turns the Service into an NLB
-    pod_cidr: str | None  # where the cluster's pods take their addresses, when known (the VPC we create)
+    pod_cidr: str | None  # the VPC we create, where the pods take their addresses; None: not known
+
+
+def source_ranges(endpoint: EndpointConfig, target: GatewayTarget) -> list[str] | None:
+    """Who the NLB's security group admits: allowedCidrs; for an internal NLB without them, the VPC
+    we create. The controller's own default is anywhere, internal or not [lbc-nlb], which would open
+    an internal endpoint to every network routed to the VPC (peerings, Transit Gateway, VPN). None:
+    the controller's default (a public endpoint; an internal one in a VPC we do not know)."""
+    if endpoint.allowed_cidrs:
+        return endpoint.allowed_cidrs
+    return [target.pod_cidr] if endpoint.exposure == "internal" and target.pod_cidr else None
 
 
 def _nlb_annotations(endpoint: EndpointConfig) -> dict[str, str]:
@@ -248,19 +256,20 @@ def front_door(endpoint: EndpointConfig, target: GatewayTarget, service: str, po
     API keys and rate limits, without the NLB), and the reason.
 
     A pod's requests reach an internal NLB from the pod's own address (in the VPC, which the NLB
-    admits by default), and an internet-facing one from the cluster's NAT address, which allowedCidrs
-    may leave out."""
+    admits unless allowedCidrs leave it out), and an internet-facing one from the cluster's NAT
+    address, which allowedCidrs may leave out."""
     tls = endpoint.certificate_arn is not None
-    admitted = ", ".join(endpoint.allowed_cidrs or [])
+    ranges = source_ranges(endpoint, target)
+    admitted = ", ".join(ranges or [])
     path, reason = "", None
     if not target.with_nlb:
         reason = "no NLB: the cluster has no AWS Load Balancer Controller"
     elif endpoint.exposure == "internal":
-        if _admits(endpoint.allowed_cidrs, target.pod_cidr):
+        if _admits(ranges, target.pod_cidr):
             path = "its internal NLB, from inside the VPC"
         else:
             reason = f"the internal NLB admits only {admitted}, which need not hold the pods' addresses"
-    elif _admits(endpoint.allowed_cidrs, None):
+    elif _admits(ranges, None):
         path = "its internet-facing NLB, from the cluster through its NAT address"
     else:
         reason = f"the public NLB admits only {admitted}, which need not hold the cluster's NAT address"

@@ -191,7 +191,8 @@ def service_reader(name: str, namespace: str, door: FrontDoor, labels: dict[str,
         "kind": "ServiceAccount",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
     }
-    role_meta = {"name": name, "namespace": door.namespace, "labels": labels}
+    # In Envoy Gateway's namespace, which every stack shares: named after the Service, unique there.
+    role_meta = {"name": f"{door.service}-reader", "namespace": door.namespace, "labels": labels}
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
@@ -202,7 +203,7 @@ def service_reader(name: str, namespace: str, door: FrontDoor, labels: dict[str,
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": role_meta,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_meta["name"]},
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
     }
     return [account, role, binding]

@@ -33,9 +33,6 @@ class FakeCluster:
         self.polls -= 1
         return [f"Service {s}" for s in services] if self.polls >= 0 else []
 
-    def delete_claims(self, namespaces):
-        self.calls.append(f"delete claims in {','.join(namespaces)}")
-
     def volumes_left(self, namespaces):
         return ["PersistentVolume pvc-1 (claim dynamo-system/nats-js-nats-0)"] if self.polls >= 0 else []
 
@@ -51,10 +48,10 @@ class Clock:
         self.now += seconds
 
 
-def test_the_wait_deletes_the_left_claims_then_returns_once_everything_is_gone():
+def test_the_wait_returns_once_everything_is_gone():
     cluster, clock = FakeCluster(polls=3), Clock()
     wait_until_gone(cluster, WAIT, clock, clock.sleep)
-    assert cluster.calls == ["delete claims in dynamo-system", "services", "services", "services", "services"]
+    assert cluster.calls == ["services", "services", "services", "services"]
     assert clock.now == 30  # three polls 10 s apart
 
 
@@ -72,8 +69,8 @@ def test_the_wait_gives_up_at_its_timeout_naming_what_is_left_and_where_to_look(
 
 
 class _Api(JsonHandler):
-    """The few Kubernetes API paths the wait uses: one Service still there, two claims (one gone
-    meanwhile), three volumes of which one is in the namespace with reclaim policy Delete."""
+    """The few Kubernetes API paths the wait uses: one Service still there, three volumes of which one
+    is in the namespace with reclaim policy Delete; any DELETE is recorded (the wait sends none)."""
 
     deleted: list[str] = []
 
@@ -82,9 +79,6 @@ class _Api(JsonHandler):
             return self.reply({"kind": "Service", "metadata": {"name": "gpt-oss-chat"}})
         if self.path.startswith("/api/v1/namespaces/envoy-gateway-system/services/"):
             return self.reply({"kind": "Status", "code": 404}, 404)
-        if self.path.startswith("/api/v1/namespaces/dynamo-system/persistentvolumeclaims"):
-            claims = [{"metadata": {"name": name}} for name in ("nats-js-0", "gone-meanwhile")]
-            return self.reply({"kind": "PersistentVolumeClaimList", "items": claims})
         if self.path.startswith("/api/v1/persistentvolumes"):
             return self.reply(
                 {
@@ -100,8 +94,7 @@ class _Api(JsonHandler):
 
     def do_DELETE(self):
         self.deleted.append(self.path.split("?")[0])
-        code = 404 if self.path.endswith("gone-meanwhile") else 200
-        self.reply({"kind": "Status", "code": code}, code)
+        self.reply({"kind": "Status", "code": 200})
 
 
 def volume(name, namespace, policy):
@@ -109,21 +102,18 @@ def volume(name, namespace, policy):
     return {"metadata": {"name": name}, "spec": {"claimRef": claim, "persistentVolumeReclaimPolicy": policy}}
 
 
-def test_the_kubernetes_client_reads_services_deletes_claims_and_lists_the_volumes_of_the_namespaces():
+def test_the_kubernetes_client_reads_services_and_lists_the_volumes_of_the_namespaces_deleting_nothing():
     api = type("Api", (_Api,), {"deleted": []})
     with serving(api) as port:
         cluster = KubernetesCluster(json.dumps(local_kubeconfig(port)), None)  # the contents, as the state holds them
         assert cluster.services_left(["envoy-gateway-system/gpt-oss-chat", "envoy-gateway-system/gone"]) == [
             "Service envoy-gateway-system/gpt-oss-chat"
         ]
-        cluster.delete_claims(["dynamo-system"])  # one already gone: not an error
-        assert api.deleted == [
-            "/api/v1/namespaces/dynamo-system/persistentvolumeclaims/nats-js-0",
-            "/api/v1/namespaces/dynamo-system/persistentvolumeclaims/gone-meanwhile",
-        ]
         assert cluster.volumes_left(["dynamo-system"]) == [
             "PersistentVolume pvc-1 (claim dynamo-system/claim-of-pvc-1)"
         ]
+        wait_until_gone(cluster, {**WAIT, "nlb_services": [], "claim_namespaces": ["other-namespace"]})
+    assert api.deleted == []  # a run outside a destroy can only wait
 
 
 def test_pulumi_carries_the_provider_to_a_fresh_process_that_runs_it():

@@ -18,6 +18,12 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     assert wait.inputs["kubeconfig"] == "[secret]"
     # created after the nodes and the EBS CSI driver: deleted before them
     assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits["volumes-gone"]
-    # the releases whose StatefulSets claim volumes are created after it: deleted before it
-    for release in ("dynamo-platform-release", "observability-release"):
-        assert "volumes-gone" in waits[release], release
+    # the releases whose StatefulSets claim volumes, and their namespaces (whose deletion deletes the
+    # claims), are created after it: deleted before it
+    for after in (
+        "dynamo-platform-release",
+        "observability-release",
+        "dynamo-platform-namespace",
+        "observability-namespace",
+    ):
+        assert "volumes-gone" in waits[after], after

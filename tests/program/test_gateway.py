@@ -94,10 +94,10 @@ def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the
     run = staging_with_key()
     waits = transitive_waits(run.resources)
     wait = by_name(run)["load-balancers-gone"]
-    assert wait.inputs["wait"]["nlb_services"] == ["envoy-gateway-system/gpt-oss-gpt-oss"]
+    assert wait.inputs["wait"]["nlb_services"] == ["envoy-gateway-system/envoy-gpt-oss-gpt-oss"]
     assert wait.inputs["kubeconfig"] == "[secret]"
     assert {"gateway-release", "gptoss-load-balancers-release"} <= waits["load-balancers-gone"]
     for kind in ("envoyproxy", "gateway", "httproute", "securitypolicy", "backendtrafficpolicy"):
         assert "load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
     envoy = by_name(run)["gpt-oss-gateway-envoyproxy"].inputs["spec"]["provider"]["kubernetes"]["envoyService"]
-    assert envoy["name"] == "gpt-oss-gpt-oss"  # the Service the wait watches is the one Envoy Gateway makes
+    assert envoy["name"] == "envoy-gpt-oss-gpt-oss"  # the Service the wait watches is the one Envoy Gateway makes

@@ -10,6 +10,7 @@ import pytest
 from tests.tools.test_bad_inputs import FILE, deployment, dev_with, planned
 
 SECURE = {"secure": "v1:AAAA"}  # as `pulumi config set --secret` writes a value
+CERTIFICATE = "arn:aws:acm:us-east-2:123456789012:certificate/00000000-0000-4000-8000-000000000000"
 
 
 def cluster(entries) -> dict:
@@ -181,6 +182,19 @@ BROKEN = {
         lambda e: with_keys(e, rateLimit={"requests": 5, "unit": "Day"}),
         "deployments.gpt-oss.endpoint.rateLimit.unit",
         "Input should be 'Second', 'Minute' or 'Hour'",
+    ),
+    "a certificate without the name it covers": (
+        lambda e: with_keys(e, certificateArn=CERTIFICATE),
+        "deployments.gpt-oss.endpoint.hostname",
+        "required with certificateArn: the DNS name clients use, which the certificate covers",
+    ),
+    "a certificate ARN of another service": (
+        lambda e: with_keys(
+            e, certificateArn="arn:aws:iam::123456789012:server-certificate/chat", hostname="a.example.com"
+        ),
+        "deployments.gpt-oss.endpoint.certificateArn",
+        "'arn:aws:iam::123456789012:server-certificate/chat' is not an ACM certificate ARN: "
+        "arn:aws:acm:<region>:<account>:certificate/<36-character id>",
     ),
     "an allowed CIDR that is no CIDR": (
         lambda e: with_keys(e, allowedCidrs=["10.0.0.0/8", "10.0.0.300/32"]),

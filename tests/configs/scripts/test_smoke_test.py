@@ -129,6 +129,7 @@ class _Gateway(_Frontend):
 
     open = False
     unready = 0
+    busy_answers = 0  # then the first chat completions with the key get 503 (targets settling)
     seen: list[tuple[str, str | None]] = []
 
     def _admitted(self) -> bool:
@@ -146,8 +147,13 @@ class _Gateway(_Frontend):
             super().do_GET()
 
     def do_POST(self):
-        if self._admitted():
-            super().do_POST()
+        if not self._admitted():
+            return
+        if self.busy_answers > 0:
+            type(self).busy_answers -= 1
+            self.send_error(503)
+            return
+        super().do_POST()
 
 
 def key_file(tmp_path, key):
@@ -199,6 +205,15 @@ def test_through_the_gateway_401_without_a_key_then_an_answer_with_it(tmp_path):
     assert [auth for _, auth in handler.seen] == [None, None, None, f"Bearer {KEY}"]
     assert {host for host, _ in handler.seen} == {"api.example.test"}
     assert "refused a request without an API key (401) and answered with one" in done.stdout
+
+
+def test_a_busy_answer_with_the_key_is_tried_again_until_the_gateway_answers(tmp_path):
+    handler = gateway(busy_answers=2)
+    done, _ = run_with_gateway(tmp_path, handler)
+    assert done.returncode == 0, done.stderr
+    # each try: without a key (401), then the chat completion with it; the first two answered 503
+    assert [auth for _, auth in handler.seen] == [None, f"Bearer {KEY}"] * 3
+    assert done.stdout.count("waiting: the gateway: HTTP 503") == 2
 
 
 def test_a_gateway_that_answers_without_a_key_fails_the_smoke_test(tmp_path):

@@ -71,7 +71,7 @@ def test_a_public_endpoint_is_an_internet_facing_nlb_with_tls_and_api_keys():
     # A valid Secret in the plan: one masked value per client, whose keys the shell sets.
     assert rendered.api_key_secret["metadata"]["name"] == "chat-api-keys" and "data" not in rendered.api_key_secret
     assert rendered.api_key_secret["stringData"] == {"alice": "[secret]", "bob": "[secret]"}
-    assert service["name"] == "gpt-oss-chat" and "loadBalancerSourceRanges" not in service
+    assert service["name"] == "envoy-gpt-oss-chat" and "loadBalancerSourceRanges" not in service
     assert rendered.url == "https://chat.example.com"
     assert '-H "Authorization: Bearer $GPT_OSS_API_KEY"' in rendered.curl
     assert json.loads(rendered.curl.split("-d '")[1].rstrip("'"))["model"] == MODEL
@@ -210,8 +210,8 @@ def test_an_internal_gateway_on_an_existing_cluster_without_an_nlb_is_its_cluste
     assert stack.gateways.load_balancers is None  # the program installs no NLB controller there
     rendered = stack.serving[0].gateway
     service = by_kind(rendered)["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
-    assert service == {"name": "gpt-oss-gpt-oss", "type": "ClusterIP"}
-    assert rendered.url == "http://gpt-oss-gpt-oss.envoy-gateway-system.svc.cluster.local:80"
+    assert service == {"name": "envoy-gpt-oss-gpt-oss", "type": "ClusterIP"}
+    assert rendered.url == "http://envoy-gpt-oss-gpt-oss.envoy-gateway-system.svc.cluster.local:80"
     assert "elbv2.k8s.aws/pod-readiness-gate-inject" not in stack.gateways.namespace["metadata"]["labels"]
 
 
@@ -245,7 +245,7 @@ def test_an_internal_gateway_on_an_existing_cluster_without_an_nlb_is_its_cluste
 def test_the_smoke_test_goes_through_the_nlb_where_the_nlb_admits_it(rendered, via_nlb, path):
     door = rendered.front_door
     assert (door.via_nlb, door.path) == (via_nlb, path)
-    assert (door.service, door.namespace, door.client) == ("gpt-oss-chat", "envoy-gateway-system", "alice")
+    assert (door.service, door.namespace, door.client) == ("envoy-gpt-oss-chat", "envoy-gateway-system", "alice")
 
 
 def test_allowed_cidrs_become_the_nlb_source_ranges():
@@ -255,8 +255,22 @@ def test_allowed_cidrs_become_the_nlb_source_ranges():
 
 def test_a_long_envoy_service_name_stays_a_dns_label():
     name = gateway.envoy_service_name("n" * 63, "chat")
-    assert len(name) == 63 and name.startswith("n" * 56 + "-")
-    assert gateway.envoy_service_name("gpt-oss", "chat") == "gpt-oss-chat"
+    assert len(name) == 63 and name.startswith("envoy-" + "n" * 50 + "-")
+    assert gateway.envoy_service_name("gpt-oss", "chat") == "envoy-gpt-oss-chat"
+    assert gateway.envoy_service_name("1team", "chat") == "envoy-1team-chat"  # a Service name starts with a letter
+
+
+def ranges(rendered: gateway.Gateway) -> list[str] | None:
+    service = by_kind(rendered)["EnvoyProxy"]["spec"]["provider"]["kubernetes"]["envoyService"]
+    return service.get("loadBalancerSourceRanges")
+
+
+def test_an_internal_nlb_admits_the_vpc_we_create_not_the_controllers_anywhere():
+    assert ranges(render()) == ["10.0.0.0/16"]
+    assert ranges(render(allowedCidrs=["192.168.0.0/16"])) == ["192.168.0.0/16"]
+    existing_with_controller = gateway.GatewayTarget("envoy-gateway-system", with_nlb=True, pod_cidr=None)
+    assert ranges(render(target=existing_with_controller)) is None  # a VPC we do not know: README says so
+    assert ranges(public()) is None
 
 
 @pytest.mark.parametrize(
@@ -273,6 +287,17 @@ def test_a_malformed_endpoint_value_is_refused(catalog, field, value):
     raw = staging()
     raw["deployments"]["gpt-oss"]["endpoint"] |= {field: value}
     assert problem_keys(raw, catalog) == [f"gpt-oss-infra:deployments.gpt-oss.endpoint.{field}"]
+
+
+def test_a_certificate_needs_the_hostname_it_covers(catalog):
+    """Clients check the certificate against the name they call: never the NLB's own name."""
+    raw = staging()
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"exposure": "internal", "certificateArn": CERTIFICATE}
+    (problem,) = refused(raw, catalog).problems
+    assert str(problem) == (
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.hostname: required with certificateArn: the DNS name clients "
+        "use, which the certificate covers"
+    )
 
 
 def test_a_malformed_allowed_cidr_is_refused_by_its_index(catalog):
