@@ -38,7 +38,7 @@ $(VENV_CHECKOV)/.installed: requirements-checkov.txt
 
 $(VENV_DYNAMO)/.installed: $(VENV)/.installed configs/dynamo/versions.yaml requirements-dynamo-parsers.txt
 	@echo "==> $(VENV_DYNAMO): each Dynamo release's ai-dynamo wheels, whose argument parsers the tests run"
-	$(PY) -m tools.dynamo_parsers install --into $(VENV_DYNAMO)
+	$(PY) -m gpt_oss_infra.tools.dynamo_parsers install --into $(VENV_DYNAMO)
 	@touch $@
 
 $(VENV_TRIAL)/.installed: requirements-trial.txt
@@ -53,39 +53,39 @@ $(VENV_AIC)/.installed:
 	@touch $@
 
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
-	$(PY) -m tools.plan --stack $(STACK)
+	$(PY) -m gpt_oss_infra.tools.plan --stack $(STACK)
 
 plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/
 	for file in Pulumi.*.yaml configs/examples/Pulumi.*.yaml; do \
-	  stack=$$(basename $$file .yaml); $(PY) -m tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
+	  stack=$$(basename $$file .yaml); $(PY) -m gpt_oss_infra.tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
 	done
 
 plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
-	@$(PY) -m tools.plan_diff --stack $(STACK) --base $(BASE)
+	@$(PY) -m gpt_oss_infra.tools.plan_diff --stack $(STACK) --base $(BASE)
 
 promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1]: copy the release block (STEP: one Dynamo minor at a time)
-	$(PY) -m tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
+	$(PY) -m gpt_oss_infra.tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
 
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
-	$(PY) -m tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
+	$(PY) -m gpt_oss_infra.tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial)
 	$(PY) -m pytest
 
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
-	$(PY) -m tools.trial
+	$(PY) -m gpt_oss_infra.tools.trial
 
 mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
-	$(PY) -m tools.mocker_timing --aic-python $(VENV_AIC)/bin/python
+	$(PY) -m gpt_oss_infra.tools.mocker_timing --aic-python $(VENV_AIC)/bin/python
 
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
-	$(PY) -m tools.preflight --stack $(STACK)
+	$(PY) -m gpt_oss_infra.tools.preflight --stack $(STACK)
 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
-	$(PY) -m tools.check_versions
+	$(PY) -m gpt_oss_infra.tools.check_versions
 
 bench: $(VENV)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments
-	$(PY) -m tools.bench
+	$(PY) -m gpt_oss_infra.tools.bench
 
 lint: $(VENV)/.installed  ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .

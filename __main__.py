@@ -6,14 +6,14 @@ config -> functional core (validate, resolve recipes, render objects) -> the clu
 
 import pulumi
 
-from components.destroy_wait import WaitAtDestroy
-from components.gateway import GatewayController, GatewayControllerArgs
-from components.gpu_software import GpuSoftware, GpuSoftwareArgs
-from components.model_cache import ModelCache, ModelCacheArgs
-from components.observability import Observability, ObservabilityArgs
-from components.platform import DynamoPlatform, DynamoPlatformArgs
-from components.serving import DynamoServing, DynamoServingArgs
-from components.stack_config import (
+from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
+from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
+from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
+from gpt_oss_infra.components.observability import Observability, ObservabilityArgs
+from gpt_oss_infra.components.platform import DynamoPlatform, DynamoPlatformArgs
+from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
+from gpt_oss_infra.components.stack_config import (
     api_key_clients,
     raw_namespace_config,
     refuse_what_aws_would_refuse,
@@ -21,11 +21,11 @@ from components.stack_config import (
     secret_config,
     secret_map_config,
 )
-from components.targets import KINDS
-from components.workloads import Workloads, WorkloadsArgs
-from core.inputs.catalog import load_catalog
-from core.render.report import stack_report
-from core.stack import build_stack, defer_serving
+from gpt_oss_infra.components.targets import KINDS
+from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render.report import stack_report
+from gpt_oss_infra.core.stack import build_stack, defer_serving
 
 catalog = load_catalog()
 hf_token, ngc_api_key = secret_config("hfToken"), secret_config("ngcApiKey")

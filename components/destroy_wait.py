@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import pulumi
 import pulumi.dynamic
 
-from components.kubeconfig import api_client
-from core.render.destroy_waits import DestroyWait
+from gpt_oss_infra.components.kubeconfig import api_client
+from gpt_oss_infra.core.render.destroy_waits import DestroyWait
 
 POLL_SECONDS = 10
 

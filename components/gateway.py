@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.destroy_wait import ClusterAccess, WaitAtDestroy
-from components.kubernetes import chart_release, custom_resource, resource_args
-from core.render.destroy_waits import DestroyWait
-from core.render.gateway import Gateway, GatewaySoftware
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.destroy_wait import ClusterAccess, WaitAtDestroy
+from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, resource_args
+from gpt_oss_infra.core.render.destroy_waits import DestroyWait
+from gpt_oss_infra.core.render.gateway import Gateway, GatewaySoftware
 
 
 @dataclass(frozen=True)

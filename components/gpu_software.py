@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.base import Component
-from components.kubernetes import chart_release
-from core.render.gpu_software import ChartRelease
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import chart_release
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from core.render.gpu_software import ChartRelease
-from core.render.scripts import ScriptedJob
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.scripts import ScriptedJob
 
 
 def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.kubernetes import resource_args, scripted_job
-from components.targets.target import FileSystemRef
-from core.render import manifests
-from core.stack import ModelCacheObjects
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
+from gpt_oss_infra.components.targets.target import FileSystemRef
+from gpt_oss_infra.core.render import manifests
+from gpt_oss_infra.core.stack import ModelCacheObjects
 
 
 @dataclass(frozen=True)

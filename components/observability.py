@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.kubernetes import chart_release, custom_resource, resource_args
-from core.render.observability import ObservabilityObjects
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, resource_args
+from gpt_oss_infra.core.render.observability import ObservabilityObjects
 
 
 @dataclass(frozen=True)

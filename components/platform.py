@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.kubernetes import resource_args
-from core.dynamo import CHART
-from core.stack import PlatformObjects
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import resource_args
+from gpt_oss_infra.core.dynamo import CHART
+from gpt_oss_infra.core.stack import PlatformObjects
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.gateway import DeploymentGateway, DeploymentGatewayArgs
-from components.kubernetes import custom_resource, resource_args, scripted_job
-from core.dynamo_graph import other_graph_types
-from core.render import manifests, smoke_test
-from core.stack import Serving
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.gateway import DeploymentGateway, DeploymentGatewayArgs
+from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
+from gpt_oss_infra.core.dynamo_graph import other_graph_types
+from gpt_oss_infra.core.render import manifests, smoke_test
+from gpt_oss_infra.core.stack import Serving
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,15 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from components.pulumi_internals import SECRET, all_config, on_mock_engine, secret_config_keys, stored_encrypted
-from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config
+from gpt_oss_infra.components.pulumi_internals import (
+    SECRET,
+    all_config,
+    on_mock_engine,
+    secret_config_keys,
+    stored_encrypted,
+)
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config
 
 T = TypeVar("T")
 
@@ -131,7 +137,7 @@ def refuse_what_aws_would_refuse() -> None:
     given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "tools.plan", "--check", "--stack", pulumi.get_stack()],
+            [sys.executable, "-m", "gpt_oss_infra.tools.plan", "--check", "--stack", pulumi.get_stack()],
             input=json.dumps(given),
             capture_output=True,
             text=True,

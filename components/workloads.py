@@ -9,9 +9,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.kubernetes import resource_args
-from components.platform import docker_config_json
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import resource_args
+from gpt_oss_infra.components.platform import docker_config_json
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from core.aws.capacity import BlockPlan
-    from core.aws.specs import EksPlan
+    from gpt_oss_infra.core.aws.capacity import BlockPlan
+    from gpt_oss_infra.core.aws.specs import EksPlan
 
 
 @dataclass(frozen=True)

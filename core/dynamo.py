@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.dynamo_graph import API_VERSIONS
-from core.inputs.schema import StrictModel
-from core.mappings import deep_merge
-from core.yaml_files import load_yaml, read_yaml
+from gpt_oss_infra.core.dynamo_graph import API_VERSIONS
+from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.yaml_files import load_yaml, read_yaml
 
 CHART = "dynamo-platform"
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}

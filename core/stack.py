@@ -6,14 +6,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from core.aws import specs
-from core.dynamo import DynamoVersion, undeclared_values
-from core.errors import ConfigError, Problem
-from core.inputs.catalog import Catalog
-from core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, Release, StackConfig
-from core.inputs.rules import aws_problems, loads_weights, parse_stack_config
-from core.inputs.types import is_dns_label
-from core.render import (
+from gpt_oss_infra.core.aws import specs
+from gpt_oss_infra.core.dynamo import DynamoVersion, undeclared_values
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, Release, StackConfig
+from gpt_oss_infra.core.inputs.rules import aws_problems, loads_weights, parse_stack_config
+from gpt_oss_infra.core.inputs.types import is_dns_label
+from gpt_oss_infra.core.render import (
     benchmark,
     cost,
     destroy_waits,
@@ -29,11 +29,11 @@ from core.render import (
     smoke_test,
     storage,
 )
-from core.render.labels import POOL_LABEL
-from core.render.scripts import Script, ScriptedJob
-from core.render.validation import DGD_KIND, object_problems
-from core.resolve import efa, sizing
-from core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
+from gpt_oss_infra.core.render.labels import POOL_LABEL
+from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
+from gpt_oss_infra.core.render.validation import DGD_KIND, object_problems
+from gpt_oss_infra.core.resolve import efa, sizing
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pulumi_policy import (
 # Graphs are read through the project's graph accessor (standard library only), which knows each
 # DynamoGraphDeployment apiVersion's shape: the pack runs from this repository, whose root goes on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from core.dynamo_graph import GRAPH_TYPES, image_release, resource_components
+from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES, image_release, resource_components
 
 Report = Callable[[str, str | None], None]
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from core.inputs.catalog import Catalog, load_catalog
-from core.inputs.config import namespace_config
-from core.stack import Stack, build_stack
+from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import Stack, build_stack
+from gpt_oss_infra.tools.mock_engine import ProgramRun
 from tests.support import example_entries, stack_entries, successful_run
-from tools.mock_engine import ProgramRun
 
 
 @pytest.fixture(scope="session")

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 import yaml
 
-from core.aws.account import CapacityBlock
-from core.errors import ConfigError
-from core.inputs.catalog import load_catalog
-from core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
-from core.inputs.rules import parse_stack_config
-from core.stack import Serving, build_stack
-from core.yaml_files import YamlFileError
-from tools.mock_engine import ProgramRun, Registration, mock_account, run_program
-from tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
+from gpt_oss_infra.core.aws.account import CapacityBlock
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
+from gpt_oss_infra.core.inputs.rules import parse_stack_config
+from gpt_oss_infra.core.stack import Serving, build_stack
+from gpt_oss_infra.core.yaml_files import YamlFileError
+from gpt_oss_infra.tools.mock_engine import ProgramRun, Registration, mock_account, run_program
+from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
 
 # --- stack configs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tools.plan import ROOT
+from gpt_oss_infra.tools.plan import ROOT
 
 CODE = ["__main__.py", "core", "components", "tools", "policy", "tests", "configs/scripts"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.plan import ROOT
+from gpt_oss_infra.tools.plan import ROOT
 
 
 def test_readme_lists_every_version_that_could_not_be_verified(catalog):

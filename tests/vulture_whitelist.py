@@ -5,16 +5,16 @@ Vulture reads this file as code that uses these names; nothing runs it.
 
 import http.client
 
-from components.destroy_wait import WaitAtDestroyProvider
-from core.dynamo import DynamoVersionSpec
-from core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
-from core.inputs.schema import StrictModel
-from core.render.destroy_waits import DestroyWait
-from core.render.observability import ObservabilitySettings
+from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.core.dynamo import DynamoVersionSpec
+from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
+from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.render.destroy_waits import DestroyWait
+from gpt_oss_infra.core.render.observability import ObservabilitySettings
+from gpt_oss_infra.tools.mock_engine import _Mocks
 from tests.components.test_destroy_wait import _Api
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
-from tools.mock_engine import _Mocks
 
 # Citations the data must carry (validated as present, shown to reviewers, read by no code).
 DynamoVersionSpec.sources

@@ -28,9 +28,9 @@ from typing import Any
 from botocore.exceptions import UnknownServiceError
 from botocore.model import OperationModel, OperationNotFoundError, Shape
 
-from core.inputs.aws_values import service_model
-from core.yaml_files import read_yaml
-from tools.mock_engine import SECRET, UNKNOWN
+from gpt_oss_infra.core.inputs.aws_values import service_model
+from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.mock_engine import SECRET, UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPPING_FILE = ROOT / "configs" / "aws-api" / "mapping.yaml"

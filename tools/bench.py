@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from tools.plan import EXAMPLES, ROOT, load_stack_files
+from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files
 
 REPEATS = 5
 FLOOR_TARGET = 1.3
@@ -38,7 +38,17 @@ def median_seconds(command: list[str]) -> float:
 
 
 def plan_command(stack: str, stack_dir: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "tools.plan", "--stack", stack, "--stack-dir", str(stack_dir), "--out", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "gpt_oss_infra.tools.plan",
+        "--stack",
+        stack,
+        "--stack-dir",
+        str(stack_dir),
+        "--out",
+        str(out),
+    ]
 
 
 def sdk_class(resource_type: str) -> tuple[str, str] | None:

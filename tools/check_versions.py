@@ -29,11 +29,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from core.dynamo import CHART, DynamoVersion, merged_chart_defaults, undeclared_values
-from core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
-from core.inputs.config import PlatformConfig
-from core.render.platform import platform_values
-from core.yaml_files import load_yaml
+from gpt_oss_infra.core.dynamo import CHART, DynamoVersion, merged_chart_defaults, undeclared_values
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
+from gpt_oss_infra.core.inputs.config import PlatformConfig
+from gpt_oss_infra.core.render.platform import platform_values
+from gpt_oss_infra.core.yaml_files import load_yaml
 
 # Where NGC serves each dynamo-platform chart as a plain archive (Dynamo's install guide).
 NGC_CHARTS = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts"

@@ -16,9 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from core.dynamo_graph import GRAPH_TYPES
-from tools.dependencies import direct_waits
-from tools.mock_engine import Registration
+from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.dependencies import direct_waits
+from gpt_oss_infra.tools.mock_engine import Registration
 
 DURATIONS = Path(__file__).resolve().parents[1] / "configs" / "durations.yaml"
 COMPONENT_LABEL = "app.kubernetes.io/component"

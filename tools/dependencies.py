@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from core.dynamo_graph import GRAPH_TYPES
-from tools.mock_engine import Registration
+from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.mock_engine import Registration
 
 COMPONENT_PREFIX = "gpt-oss-infra:"
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.dynamo import DynamoVersion
-from core.dynamo_graph import graph_components
-from core.inputs.catalog import CONFIG_DIR, load_catalog
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 VENVS = ROOT / ".venv-dynamo"

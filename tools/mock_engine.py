@@ -21,8 +21,14 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 
-from components.pulumi_internals import SECRET, MockMonitor, construction_order, run_program_function, wait_for
-from core.inputs.aws_values import enum
+from gpt_oss_infra.components.pulumi_internals import (
+    SECRET,
+    MockMonitor,
+    construction_order,
+    run_program_function,
+    wait_for,
+)
+from gpt_oss_infra.core.inputs.aws_values import enum
 
 UNKNOWN = "[unknown]"
 # Markers of the Pulumi RPC property format (pulumi/sdk/proto, rpc.py).
@@ -128,7 +134,7 @@ def mock_account(config: dict[str, str]) -> MockAccount:
 
 @functools.cache
 def _catalog():
-    from core.inputs.catalog import load_catalog
+    from gpt_oss_infra.core.inputs.catalog import load_catalog
 
     return load_catalog()
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
-from core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
-from core.resolve.imitation import ImitatedWorker, imitated_worker
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
+from gpt_oss_infra.core.resolve.imitation import ImitatedWorker, imitated_worker
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING_DIR = CONFIG_DIR / "mocker-timing"

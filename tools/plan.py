@@ -30,14 +30,14 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.stack_config import decode
-from core.errors import ConfigError, Problem
-from core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
-from core.render.report import render_summary
-from core.yaml_files import YamlFileError, read_stack_yaml
-from tools import critical_path
-from tools.aws_contract import resource_problems
-from tools.mock_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
+from gpt_oss_infra.components.stack_config import decode
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
+from gpt_oss_infra.core.render.report import render_summary
+from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
+from gpt_oss_infra.tools import critical_path
+from gpt_oss_infra.tools.aws_contract import resource_problems
+from gpt_oss_infra.tools.mock_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"

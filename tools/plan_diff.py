@@ -16,7 +16,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from tools.plan import ROOT
+from gpt_oss_infra.tools.plan import ROOT
 
 COMPARED = ("resources.json", "manifests/")
 # Vendored CRDs run to thousands of lines of schema: one whose file comes or goes is named, not
@@ -27,7 +27,7 @@ CRD_MANIFEST = "manifests/customresourcedefinition_"
 def render(tree: Path, stack: str, out: Path) -> dict[str, str]:
     """Plan `stack` with the code and stack files of `tree`; the compared files by relative path."""
     result = subprocess.run(
-        [sys.executable, "-m", "tools.plan", "--stack", stack, "--out", str(out)],
+        [sys.executable, "-m", "gpt_oss_infra.tools.plan", "--stack", stack, "--out", str(out)],
         cwd=tree,
         capture_output=True,
         text=True,

@@ -41,13 +41,13 @@ from typing import Any
 
 import yaml
 
-from core.dynamo_graph import graph_components
-from core.inputs.catalog import ModelSpec, load_catalog
-from core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
-from core.render.model_cache import SCRATCH_MOUNT
-from core.render.scripts import SCRIPT_MOUNT
-from core.render.validation import DGD_KIND
-from tools.plan import ROOT, plan_files
+from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.inputs.catalog import ModelSpec, load_catalog
+from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
+from gpt_oss_infra.core.render.model_cache import SCRATCH_MOUNT
+from gpt_oss_infra.core.render.scripts import SCRIPT_MOUNT
+from gpt_oss_infra.core.render.validation import DGD_KIND
+from gpt_oss_infra.tools.plan import ROOT, plan_files
 
 VENV = ROOT / ".venv-trial"
 USERBASE = VENV / "userbase"  # where benchmark.sh's `pip install --user aiperf` lands, kept between runs
@@ -496,7 +496,7 @@ def rerun_in_private_network(argv: list[str]) -> int | None:
         return None
     install_aiperf()
     rerun = subprocess.Popen(
-        [*PRIVATE_NETWORK, sys.executable, "-m", "tools.trial", *argv],
+        [*PRIVATE_NETWORK, sys.executable, "-m", "gpt_oss_infra.tools.trial", *argv],
         env=os.environ | {IN_PRIVATE_NETWORK: "1"},
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.mock_engine import Registration
+from gpt_oss_infra.tools.mock_engine import Registration
 
 PROJECT = "gpt-oss-infra"
 

@@ -14,10 +14,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.iam import role_with_managed_policies
-from components.base import Component
-from core.aws import specs as aws_specs
-from core.inputs.config import EksClusterConfig
+from gpt_oss_infra.components.aws.iam import role_with_managed_policies
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.inputs.config import EksClusterConfig
 
 
 @dataclass(frozen=True)

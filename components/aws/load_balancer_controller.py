@@ -15,11 +15,11 @@ from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.iam import pod_identity_role
-from components.base import Component
-from components.kubernetes import chart_release
-from core.render.gateway import LOAD_BALANCER_SERVICE_ACCOUNT
-from core.render.gpu_software import ChartRelease
+from gpt_oss_infra.components.aws.iam import pod_identity_role
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import chart_release
+from gpt_oss_infra.core.render.gateway import LOAD_BALANCER_SERVICE_ACCOUNT
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
 
 POLICY_DIR = Path(__file__).resolve().parents[2] / "configs" / "aws-iam"
 

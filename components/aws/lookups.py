@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 
 import pulumi_aws as aws
 
-from core.aws.account import AccountFacts, CapacityBlock
-from core.errors import ConfigError, Problem
-from core.inputs.catalog import Ec2InstanceFacts
-from core.inputs.config import KEY_PREFIX
-from core.stack import Stack
+from gpt_oss_infra.core.aws.account import AccountFacts, CapacityBlock
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.stack import Stack
 
 
 def account_facts(stack: Stack) -> AccountFacts:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.base import Component
-from core.inputs.config import ModelCacheConfig
-from core.render import model_cache
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.inputs.config import ModelCacheConfig
+from gpt_oss_infra.core.render import model_cache
 
 NFS_PORT = 2049
 LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports [fsx-sg]

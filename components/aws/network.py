@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.base import Component
-from core.aws import specs as aws_specs
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.iam import role_with_managed_policies
-from components.base import Component
-from core.aws import specs as aws_specs
+from gpt_oss_infra.components.aws.iam import role_with_managed_policies
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from components.targets import eks, existing
+from gpt_oss_infra.components.targets import eks, existing
 
 KINDS: dict[str, ModuleType] = {"eks": eks, "existing": existing}

@@ -10,25 +10,25 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.eks import EksAddons, EksCluster, EksClusterArgs
-from components.aws.load_balancer_controller import LoadBalancerController, LoadBalancerControllerArgs
-from components.aws.lookups import account_facts
-from components.aws.model_storage import ModelStorage, ModelStorageArgs
-from components.aws.network import Network, NetworkArgs
-from components.aws.node_groups import NodeGroups, NodeGroupsArgs
-from components.base import Component
-from components.destroy_wait import ClusterAccess
-from components.kubernetes import resource_args
-from components.targets.target import ClusterTarget, FileSystemRef
-from core.aws import specs as aws_specs
-from core.cluster_plan import ClusterPlan
-from core.errors import ConfigError, Problem
-from core.inputs.catalog import Catalog
-from core.inputs.config import StackConfig
-from core.inputs.rules import REGION_KEY
-from core.render.gpu_software import ChartRelease
-from core.render.labels import HARDWARE_LABEL, POOL_LABEL
-from core.stack import Stack
+from gpt_oss_infra.components.aws.eks import EksAddons, EksCluster, EksClusterArgs
+from gpt_oss_infra.components.aws.load_balancer_controller import LoadBalancerController, LoadBalancerControllerArgs
+from gpt_oss_infra.components.aws.lookups import account_facts
+from gpt_oss_infra.components.aws.model_storage import ModelStorage, ModelStorageArgs
+from gpt_oss_infra.components.aws.network import Network, NetworkArgs
+from gpt_oss_infra.components.aws.node_groups import NodeGroups, NodeGroupsArgs
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.destroy_wait import ClusterAccess
+from gpt_oss_infra.components.kubernetes import resource_args
+from gpt_oss_infra.components.targets.target import ClusterTarget, FileSystemRef
+from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import StackConfig
+from gpt_oss_infra.core.inputs.rules import REGION_KEY
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.labels import HARDWARE_LABEL, POOL_LABEL
+from gpt_oss_infra.core.stack import Stack
 
 
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.base import Component
-from components.destroy_wait import ClusterAccess
-from components.targets.target import ClusterTarget
-from core.cluster_plan import ClusterPlan, existing_cluster_plan
-from core.inputs.catalog import Catalog
-from core.stack import Stack
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.destroy_wait import ClusterAccess
+from gpt_oss_infra.components.targets.target import ClusterTarget
+from gpt_oss_infra.core.cluster_plan import ClusterPlan, existing_cluster_plan
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.stack import Stack
 
 
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.destroy_wait import ClusterAccess
+from gpt_oss_infra.components.destroy_wait import ClusterAccess
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.inputs.catalog import Ec2InstanceFacts
+from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
 
 # EC2 Capacity Block reservation states [ec2-cb]: blocks not yet started, and blocks that can
 # no longer run instances. Anything else is "active".

@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.aws.account import CapacityBlock
-from core.errors import Problem
-from core.inputs.config import KEY_PREFIX
-from core.resolve.recipes import NodePool
+from gpt_oss_infra.core.aws.account import CapacityBlock
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.resolve.recipes import NodePool
 
 EKS_SCALEDOWN_BEFORE_END = timedelta(minutes=40)  # [eks-cb]
 # EKS's 40 minutes are EC2's 30-minute reclaim plus 10 to drain: the same margin before an earlier reclaim.

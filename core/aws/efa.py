@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import Problem
-from core.inputs.catalog import Ec2InstanceFacts
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
 
 
 def efa_network_interfaces(

@@ -21,16 +21,23 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.aws import capacity
-from core.aws.account import AccountFacts
-from core.aws.capacity import BlockPlan, ScheduledScaling
-from core.aws.efa import efa_network_interfaces
-from core.cluster_plan import ClusterPlan
-from core.errors import ConfigError, Problem
-from core.inputs.catalog import AddonVersion
-from core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
-from core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL, common_labels
-from core.resolve.recipes import NodePool
+from gpt_oss_infra.core.aws import capacity
+from gpt_oss_infra.core.aws.account import AccountFacts
+from gpt_oss_infra.core.aws.capacity import BlockPlan, ScheduledScaling
+from gpt_oss_infra.core.aws.efa import efa_network_interfaces
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import AddonVersion
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.render.labels import (
+    GPU_NODE_LABEL,
+    GPU_TAINT,
+    HARDWARE_LABEL,
+    POOL_LABEL,
+    SYSTEM_POOL,
+    common_labels,
+)
+from gpt_oss_infra.core.resolve.recipes import NodePool
 
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 CONTROL_PLANE_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
-from core.errors import Problem
-from core.inputs.schema import StrictModel
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.schema import StrictModel
 
 
 class BackendEfa(StrictModel):
@@ -94,7 +94,7 @@ class Backend(Protocol):
 
 
 def load_backends(config_dir: Path) -> dict[str, Backend]:
-    from core.backends import mocker, trtllm  # the backends' modules need this module's types
+    from gpt_oss_infra.core.backends import mocker, trtllm  # the backends' modules need this module's types
 
     makers = {"trtllm": trtllm.TrtllmBackend, "mocker": mocker.MockerBackend}
     return {name: make.load(config_dir) for name, make in makers.items()}

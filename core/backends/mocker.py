@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.backends import BackendSpec, EngineView
-from core.errors import ConfigError, Problem
-from core.inputs.schema import problems_from
-from core.npz import npz_bytes
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.backends import BackendSpec, EngineView
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.schema import problems_from
+from gpt_oss_infra.core.npz import npz_bytes
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 _TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool, "profile": str}
 TIMING_FLAG = "planner_profile_data"  # the field whose value is a timing profile's name

@@ -19,10 +19,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from core.backends import BackendSpec, EngineView
-from core.errors import ConfigError, Problem
-from core.inputs.schema import problems_from
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.backends import BackendSpec, EngineView
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.schema import problems_from
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 TOP_LEVEL_CLASS = "TorchLlmArgs"
 # KvCacheConfig.free_gpu_memory_fraction's default (the field list gives it as 0.9).

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import botocore.model
 import botocore.session
 
-from core.errors import Problem
+from gpt_oss_infra.core.errors import Problem
 
 
 @functools.cache

@@ -10,13 +10,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
-from core.backends import Backend, load_backends
-from core.dynamo import DynamoVersion, DynamoVersionSpec
-from core.errors import ConfigError, Problem
-from core.inputs import aws_values
-from core.inputs.schema import StrictModel, problems_from
-from core.mappings import deep_merge
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.backends import Backend, load_backends
+from gpt_oss_infra.core.dynamo import DynamoVersion, DynamoVersionSpec
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs import aws_values
+from gpt_oss_infra.core.inputs.schema import StrictModel, problems_from
+from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 

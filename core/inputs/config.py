@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt
 
-from core.inputs.catalog import CapacityType
-from core.inputs.schema import StrictModel
-from core.inputs.types import (
+from gpt_oss_infra.core.inputs.catalog import CapacityType
+from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.inputs.types import (
     AcmCertificateArn,
     AvailabilityZone,
     Cidr,

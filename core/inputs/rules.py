@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.dynamo import DynamoVersion
-from core.dynamo_graph import image_release
-from core.errors import ConfigError, Problem
-from core.inputs import aws_values
-from core.inputs.catalog import Catalog
-from core.inputs.config import (
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.dynamo_graph import image_release
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs import aws_values
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
     DeploymentConfig,
     EksClusterConfig,
@@ -27,8 +27,8 @@ from core.inputs.config import (
     Release,
     StackConfig,
 )
-from core.inputs.quantity import gibibytes
-from core.inputs.schema import problems_from
+from gpt_oss_infra.core.inputs.quantity import gibibytes
+from gpt_oss_infra.core.inputs.schema import problems_from
 
 CLUSTER_KINDS = ("eks", "existing")
 REGION_KEY = "aws:region"

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from core.errors import Problem
+from gpt_oss_infra.core.errors import Problem
 
 # RFC 1123 label: what Kubernetes accepts as a namespace, a Service name or a label value.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

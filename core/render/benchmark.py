@@ -10,13 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 
-from core.inputs.catalog import BenchmarkSettings
-from core.inputs.config import Release
-from core.render.labels import DEPLOYMENT_LABEL
-from core.render.manifests import FRONTEND_PORT, MODEL_CACHE_MOUNT, frontend_service_name, model_snapshot_path
-from core.render.model_cache import cache_job
-from core.render.scripts import Script, ScriptedJob
-from core.resolve.recipes import ResolvedDeployment
+from gpt_oss_infra.core.inputs.catalog import BenchmarkSettings
+from gpt_oss_infra.core.inputs.config import Release
+from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL
+from gpt_oss_infra.core.render.manifests import (
+    FRONTEND_PORT,
+    MODEL_CACHE_MOUNT,
+    frontend_service_name,
+    model_snapshot_path,
+)
+from gpt_oss_infra.core.render.model_cache import cache_job
+from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
 SCRIPT = "benchmark.sh"  # configs/scripts/
 

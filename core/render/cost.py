@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.inputs.catalog import Catalog, Prices, RegionPrices
-from core.inputs.config import KEY_PREFIX, EksClusterConfig
-from core.inputs.quantity import gibibytes
-from core.render.model_cache import fsx_capacity_gib
-from core.resolve.recipes import NodePool, ResolvedDeployment
+from gpt_oss_infra.core.inputs.catalog import Catalog, Prices, RegionPrices
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
+from gpt_oss_infra.core.inputs.quantity import gibibytes
+from gpt_oss_infra.core.render.model_cache import fsx_capacity_gib
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
 
 PRICES = "configs/prices.yaml"
 

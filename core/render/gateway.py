@@ -34,12 +34,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from core.inputs.catalog import Chart
-from core.inputs.config import EksClusterConfig, EndpointConfig, RateLimit, StackConfig
-from core.inputs.rules import has_load_balancer_controller
-from core.render.gpu_software import ChartRelease
-from core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
-from core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.inputs.catalog import Chart
+from gpt_oss_infra.core.inputs.config import EksClusterConfig, EndpointConfig, RateLimit, StackConfig
+from gpt_oss_infra.core.inputs.rules import has_load_balancer_controller
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
+from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
 
 GATEWAY_CLASS = "gpt-oss-infra"
 GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.dynamo import undeclared_values
-from core.errors import Problem
-from core.inputs.catalog import Chart
-from core.inputs.config import EksClusterConfig, ExistingClusterConfig
-from core.render.labels import GPU_NODE_LABEL, GPU_TAINT
+from gpt_oss_infra.core.dynamo import undeclared_values
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import Chart
+from gpt_oss_infra.core.inputs.config import EksClusterConfig, ExistingClusterConfig
+from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT
 
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
 

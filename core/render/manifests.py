@@ -13,11 +13,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from core.dynamo import DynamoVersion
-from core.dynamo_graph import GraphComponent, ModelVolume, render_graph
-from core.inputs.config import Release
-from core.render import pod_security
-from core.render.labels import (
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.dynamo_graph import GraphComponent, ModelVolume, render_graph
+from gpt_oss_infra.core.inputs.config import Release
+from gpt_oss_infra.core.render import pod_security
+from gpt_oss_infra.core.render.labels import (
     DEPLOYMENT_LABEL,
     FRONTEND_ROLE,
     GPU_TAINT,
@@ -26,7 +26,7 @@ from core.render.labels import (
     common_labels,
     worker_labels,
 )
-from core.resolve.recipes import ResolvedDeployment, Worker
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
 
 MODEL_CACHE_PVC = "model-cache"
 MODEL_CACHE_MOUNT = "/opt/models"  # HF_HOME of every worker, as in the upstream recipes

@@ -12,12 +12,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from core.inputs.catalog import ModelDownload
-from core.inputs.config import ModelCacheConfig, Release
-from core.inputs.quantity import gibibytes
-from core.render.labels import REPLACE_UNREADY, SIMULATED_LABEL, SYSTEM_POOL_AFFINITY, common_labels
-from core.render.manifests import HF_TOKEN_KEY, HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
-from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
+from gpt_oss_infra.core.inputs.catalog import ModelDownload
+from gpt_oss_infra.core.inputs.config import ModelCacheConfig, Release
+from gpt_oss_infra.core.inputs.quantity import gibibytes
+from gpt_oss_infra.core.render.labels import REPLACE_UNREADY, SIMULATED_LABEL, SYSTEM_POOL_AFFINITY, common_labels
+from gpt_oss_infra.core.render.manifests import HF_TOKEN_KEY, HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
+from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
 # Values AWS computes when it creates the file system: the manifests name them, and the model-cache
 # component (components/model_cache.py) puts the file system's outputs in their place.

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, ROLE_LABEL, common_labels, worker_labels
-from core.render.manifests import FRONTEND_PORT
+from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, ROLE_LABEL, common_labels, worker_labels
+from gpt_oss_infra.core.render.manifests import FRONTEND_PORT
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on every namespace
 COMPONENT_LABEL = "app.kubernetes.io/component"  # the key common_labels(component) sets

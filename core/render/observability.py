@@ -25,13 +25,19 @@ from typing import Annotated, Any, get_args
 
 from pydantic import Field, PositiveFloat, model_validator
 
-from core.inputs.catalog import CONFIG_DIR, Chart, Recipe
-from core.inputs.config import ObservabilityConfig
-from core.inputs.schema import StrictModel
-from core.render import manifests, pod_security
-from core.render.gpu_software import ChartRelease
-from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, ROLE_LABEL, SYSTEM_POOL_AFFINITY, common_labels
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, Recipe
+from gpt_oss_infra.core.inputs.config import ObservabilityConfig
+from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.render import manifests, pod_security
+from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.labels import (
+    DEPLOYMENT_LABEL,
+    FRONTEND_ROLE,
+    ROLE_LABEL,
+    SYSTEM_POOL_AFFINITY,
+    common_labels,
+)
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 MONITORING = "monitoring.coreos.com/v1"
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar loads (values below)

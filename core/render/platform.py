@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.dynamo import DynamoVersion
-from core.inputs.config import PlatformConfig
-from core.mappings import deep_merge
-from core.render.labels import SYSTEM_POOL_AFFINITY
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.inputs.config import PlatformConfig
+from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY
 
 NGC_PULL_SECRET = "ngc-pull"
 

@@ -7,19 +7,19 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from core.aws.capacity import BlockPlan
-from core.backends import EngineView
-from core.cluster_plan import ClusterPlan
-from core.inputs.catalog import Catalog, Performance
-from core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
-from core.inputs.rules import loads_weights
-from core.render import cost
-from core.render.gateway import ENVOY_REPLICAS, Gateway
-from core.render.manifests import FRONTEND_PORT, frontend_service_name
-from core.resolve.efa import crosses_nodes
-from core.resolve.recipes import ResolvedDeployment, Worker
-from core.resolve.sizing import WorkerFit
-from core.stack import Serving, Stack
+from gpt_oss_infra.core.aws.capacity import BlockPlan
+from gpt_oss_infra.core.backends import EngineView
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.inputs.catalog import Catalog, Performance
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
+from gpt_oss_infra.core.inputs.rules import loads_weights
+from gpt_oss_infra.core.render import cost
+from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, Gateway
+from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.resolve.efa import crosses_nodes
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
+from gpt_oss_infra.core.resolve.sizing import WorkerFit
+from gpt_oss_infra.core.stack import Serving, Stack
 
 
 def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: str | None) -> dict[str, Any]:

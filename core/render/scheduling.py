@@ -25,13 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.dynamo import ChartPod, DynamoVersion
-from core.dynamo_graph import KIND, graph_components
-from core.errors import Problem
-from core.inputs.catalog import Catalog, InstanceFacts, NodeFacts, NodePods
-from core.inputs.quantity import parse_quantity
-from core.mappings import deep_merge, value_at
-from core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
+from gpt_oss_infra.core.dynamo import ChartPod, DynamoVersion
+from gpt_oss_infra.core.dynamo_graph import KIND, graph_components
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog, InstanceFacts, NodeFacts, NodePods
+from gpt_oss_infra.core.inputs.quantity import parse_quantity
+from gpt_oss_infra.core.mappings import deep_merge, value_at
+from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
 
 GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"

@@ -27,12 +27,12 @@ import hashlib
 import json
 from typing import Any
 
-from core.inputs.catalog import SmokeTestSettings
-from core.inputs.config import Release
-from core.render.gateway import FrontDoor, Gateway, api_key_secret_name
-from core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
-from core.render.manifests import FRONTEND_PORT, frontend_service_name
-from core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
+from gpt_oss_infra.core.inputs.catalog import SmokeTestSettings
+from gpt_oss_infra.core.inputs.config import Release
+from gpt_oss_infra.core.render.gateway import FrontDoor, Gateway, api_key_secret_name
+from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
+from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
 SCRIPT = "smoke_test.py"  # configs/scripts/
 WAIT_FOR_READY = "condition=Ready"

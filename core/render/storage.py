@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.dynamo import DynamoVersion
-from core.errors import Problem
-from core.mappings import deep_merge, value_at
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.mappings import deep_merge, value_at
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 

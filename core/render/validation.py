@@ -19,9 +19,9 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 
-from core.dynamo import DynamoVersion
-from core.dynamo_graph import KIND
-from core.yaml_files import load_yaml_documents
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.dynamo_graph import KIND
+from gpt_oss_infra.core.yaml_files import load_yaml_documents
 
 VENDORED_CRDS = Path(__file__).resolve().parents[2] / "configs" / "crds"
 

@@ -19,12 +19,12 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from core.backends import BackendEfa
-from core.dynamo import DynamoVersion
-from core.inputs.catalog import EfaPodSettings
-from core.inputs.config import KEY_PREFIX
-from core.mappings import deep_merge
-from core.resolve.recipes import NodePool, ResolvedDeployment
+from gpt_oss_infra.core.backends import BackendEfa
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.inputs.catalog import EfaPodSettings
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
 
 
 @dataclass(frozen=True)

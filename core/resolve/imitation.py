@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.backends import EngineView
-from core.inputs.catalog import Catalog, Hardware
-from core.inputs.config import NodePoolConfig
-from core.resolve import sizing
-from core.resolve.recipes import NodePool, Worker, recipe_engine
+from gpt_oss_infra.core.backends import EngineView
+from gpt_oss_infra.core.inputs.catalog import Catalog, Hardware
+from gpt_oss_infra.core.inputs.config import NodePoolConfig
+from gpt_oss_infra.core.resolve import sizing
+from gpt_oss_infra.core.resolve.recipes import NodePool, Worker, recipe_engine
 
 # TensorRT-LLM's KV cache block (KvCacheConfig.tokens_per_block's default); the mocker's own block size
 # with --engine-type trtllm is the same (its start-up log: block_size 32).

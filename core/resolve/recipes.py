@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.backends import Backend
-from core.errors import ConfigError, Problem
-from core.inputs.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
-from core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
-from core.mappings import deep_merge
+from gpt_oss_infra.core.backends import Backend
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
+from gpt_oss_infra.core.mappings import deep_merge
 
 if TYPE_CHECKING:
-    from core.resolve.efa import WorkerEfa
+    from gpt_oss_infra.core.resolve.efa import WorkerEfa
 
 
 @dataclass(frozen=True)

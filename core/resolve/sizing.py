@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.backends import EngineView
-from core.errors import Problem
-from core.inputs.catalog import ModelSpec, Traffic
-from core.inputs.config import KEY_PREFIX
-from core.resolve.recipes import NodePool, ResolvedDeployment, Worker
+from gpt_oss_infra.core.backends import EngineView
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import ModelSpec, Traffic
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, Worker
 
 GIB = 2**30
 GB = 10**9

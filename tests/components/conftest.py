@@ -12,13 +12,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.targets import eks as eks_target
-from core.cluster_plan import ClusterPlan
-from core.inputs.catalog import Catalog
-from core.inputs.config import namespace_config
-from core.stack import Stack, build_stack
+from gpt_oss_infra.components.targets import eks as eks_target
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import Stack, build_stack
+from gpt_oss_infra.tools.mock_engine import OFFERINGS_TOKEN, instance_type_offerings
 from tests.support import example_entries
-from tools.mock_engine import OFFERINGS_TOKEN, instance_type_offerings
 
 PROJECT, STACK = "gpt-oss-infra", "test"
 REGION = "us-east-2"

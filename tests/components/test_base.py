@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.base import Component
+from gpt_oss_infra.components.base import Component
 
 PROBE = "gpt-oss-infra:test:Probe"
 

@@ -13,10 +13,10 @@ from dataclasses import asdict
 
 import pytest
 
-from components.destroy_wait import KubernetesCluster, WaitAtDestroyProvider, wait_until_gone
-from core.render.destroy_waits import volume_wait
+from gpt_oss_infra.components.destroy_wait import KubernetesCluster, WaitAtDestroyProvider, wait_until_gone
+from gpt_oss_infra.core.render.destroy_waits import volume_wait
+from gpt_oss_infra.tools.plan import ROOT
 from tests.support import JsonHandler, local_kubeconfig, serving
-from tools.plan import ROOT
 
 # Both kinds in one wait: a gateway's Service, and the claims of the platform's namespace.
 WAIT = asdict(volume_wait(["dynamo-system"])) | {"nlb_services": ["envoy-gateway-system/gpt-oss-chat"]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.gpu_software import GpuSoftware, GpuSoftwareArgs
+from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
 from tests.components.conftest import assert_on_the_cluster, on_stand_in_cluster
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"

@@ -8,8 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.base import Component
-from components.kubernetes import resource_args, scripted_job
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 
 MODULES = {
     "v1": k8s.core.v1,

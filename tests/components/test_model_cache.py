@@ -5,9 +5,9 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.model_cache import ModelCache, ModelCacheArgs
-from components.targets.target import FileSystemRef
-from core.render import manifests, model_cache
+from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
+from gpt_oss_infra.components.targets.target import FileSystemRef
+from gpt_oss_infra.core.render import manifests, model_cache
 from tests.components.conftest import (
     SYSTEM_READY,
     assert_on_the_cluster,

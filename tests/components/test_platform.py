@@ -7,8 +7,8 @@ import json
 import pulumi
 import pytest
 
-from components.platform import DynamoPlatform, DynamoPlatformArgs, docker_config_json
-from core.dynamo import CHART
+from gpt_oss_infra.components.platform import DynamoPlatform, DynamoPlatformArgs, docker_config_json
+from gpt_oss_infra.core.dynamo import CHART
 from tests.components.conftest import (
     SYSTEM_READY,
     assert_on_the_cluster,

@@ -13,8 +13,8 @@ import pulumi
 import pulumi.resource
 from pulumi.runtime import config as runtime_config
 
-from components import pulumi_internals
-from tools.plan import ROOT
+from gpt_oss_infra.components import pulumi_internals
+from gpt_oss_infra.tools.plan import ROOT
 
 SDK_CHANGED = "the Pulumi SDK changed: re-check components/pulumi_internals.py against it"
 

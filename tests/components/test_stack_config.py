@@ -8,13 +8,13 @@ import logging
 import pulumi
 import pytest
 
-from components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.plan import engine_config
 from tests.components.conftest import STACK, is_secret
 from tests.support import refused as config_error
 from tests.support import stack_entries
-from tools.plan import engine_config
 
 HF_TOKEN = "hf_component_test_token"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.workloads import Workloads, WorkloadsArgs
+from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from tests.components.conftest import (
     SYSTEM_READY,
     assert_on_the_cluster,

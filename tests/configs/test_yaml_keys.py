@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from core.inputs.catalog import CONFIG_DIR
-from core.yaml_files import load_strict_yaml
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.yaml_files import load_strict_yaml
 
 OWN_SIZE_LIMIT = 200_000  # bytes: vendored CRD bundles and chart values are larger (and upstream's)
 

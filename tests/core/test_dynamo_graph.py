@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from core import dynamo_graph
-from core.dynamo_graph import API_VERSIONS, GraphComponent, ModelVolume, graph_components, render_graph
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core import dynamo_graph
+from gpt_oss_infra.core.dynamo_graph import API_VERSIONS, GraphComponent, ModelVolume, graph_components, render_graph
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.plan import ROOT
 from tests.support import example_entries, stack_names
-from tools.plan import ROOT
 
 WORKER = GraphComponent(
     name="TrtllmDecodeWorker",

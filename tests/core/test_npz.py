@@ -7,8 +7,8 @@ import subprocess
 import zipfile
 from io import BytesIO
 
-from core.npz import npz_bytes
-from tools.trial import VENV
+from gpt_oss_infra.core.npz import npz_bytes
+from gpt_oss_infra.tools.trial import VENV
 
 READ_BACK = """
 import io, json, sys

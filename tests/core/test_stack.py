@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.stack import build_stack
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import refused
 
 

@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from core.cluster_plan import ClusterPlan
-from core.dynamo_graph import graph_components
-from core.inputs.config import namespace_config
-from core.render.report import stack_report
-from core.stack import build_stack
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.report import stack_report
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release, refused
 
 TRIAL_STACKS = ["trial", "trial-local"]

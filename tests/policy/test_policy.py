@@ -14,7 +14,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
+from gpt_oss_infra.core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
 from policy.gpt_oss_policies import POLICIES
 from tests.support import example_entries, run_entries, stack_entries
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.dynamo_graph import components_by_name
 from tests.support import by_type, example_entries, run_entries, run_in_account
 
 AWS_STACKS = {

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import pytest
 
-import core.inputs.catalog as catalog_module
-from core.inputs.catalog import CONFIG_DIR
+import gpt_oss_infra.core.inputs.catalog as catalog_module
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.tools.aws_contract import Problem, load_mapping, resource_problems
+from gpt_oss_infra.tools.mock_engine import ProgramRun, run_program
+from gpt_oss_infra.tools.plan import as_preview
 from tests.support import ROOT, eks_stack_names, engine_config, example_entries, run_entries, stack_names
-from tools.aws_contract import Problem, load_mapping, resource_problems
-from tools.mock_engine import ProgramRun, run_program
-from tools.plan import as_preview
 
 # The stacks whose cluster, network and node groups the program creates in AWS.
 EKS_STACKS = eks_stack_names()

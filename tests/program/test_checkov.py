@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gpt_oss_infra.tools.plan import ROOT, manifests
 from tests.support import example_entries, run_entries, stack_entries, stack_names
-from tools.plan import ROOT, manifests
 
 CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
 CONFIG = ROOT / ".checkov.yaml"

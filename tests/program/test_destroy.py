@@ -4,8 +4,8 @@ is run here; the wait itself is tests/components/test_destroy_wait.py's."""
 
 from __future__ import annotations
 
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import by_name, example_entries, run_entries
-from tools.dependencies import transitive_waits
 
 
 def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():

@@ -7,7 +7,7 @@ import pulumi
 import pytest
 import yaml
 
-from core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.dynamo_graph import components_by_name
 from tests.support import by_name, example_entries, run_in_account
 
 

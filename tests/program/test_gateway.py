@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from components.aws.load_balancer_controller import controller_policy
+from gpt_oss_infra.components.aws.load_balancer_controller import controller_policy
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import by_name, example_entries, run_entries
-from tools.dependencies import transitive_waits
 
 SENTINEL = "sk-SENTINEL-api-key-0123456789abcdef"
 

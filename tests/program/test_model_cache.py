@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from core.dynamo_graph import ModelVolume, components_by_name
-from core.render.model_cache import completion_marker
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import ModelVolume, components_by_name
+from gpt_oss_infra.core.render.model_cache import completion_marker
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import example_entries, registered, run_entries, stack_entries
-from tools.dependencies import transitive_waits
 
 
 def test_efs_storage_class_and_protected_rwx_pvc(dev_run):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import registered
-from tools.dependencies import transitive_waits
 
 
 def test_platform_release_is_pinned_with_explicit_values(dev_run):

@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.dependencies import readiness_problems, transitive_waits
 from tests.support import eks_stack_names, example_entries, run_entries, stack_entries, stack_names
-from tools.dependencies import readiness_problems, transitive_waits
 
 # The stacks whose cluster the program creates: their node groups are its to order.
 EKS_STACKS = eks_stack_names()

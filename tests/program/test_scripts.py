@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from core.inputs.catalog import CONFIG_DIR
-from core.render.scripts import SCRIPT_DIGEST
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.render.scripts import SCRIPT_DIGEST
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import kubernetes_validate
 
-from core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import run_entries, stack_entries
-from tools.dependencies import transitive_waits
 
 
 def test_every_graph_is_awaited_until_the_operator_reports_it_ready(dev_run):

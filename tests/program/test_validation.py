@@ -5,8 +5,8 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
+from gpt_oss_infra.tools import plan
 from tests.support import example_entries, run_entries
-from tools import plan
 
 
 @pytest.mark.parametrize("stack", ["dev", "b200", "gb200", "h100", "h200", "existing-cluster"])

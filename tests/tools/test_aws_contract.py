@@ -4,8 +4,8 @@ found, named by resource, input, member, value and what the API allows; the mapp
 
 from __future__ import annotations
 
-from tools import aws_contract
-from tools.aws_contract import (
+from gpt_oss_infra.tools import aws_contract
+from gpt_oss_infra.tools.aws_contract import (
     MAPPING_FILE,
     OMIT,
     TRANSFORMS,
@@ -15,7 +15,7 @@ from tools.aws_contract import (
     mapping_errors,
     resource_problems,
 )
-from tools.mock_engine import SECRET, UNKNOWN, Registration
+from gpt_oss_infra.tools.mock_engine import SECRET, UNKNOWN, Registration
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"

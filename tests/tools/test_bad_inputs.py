@@ -8,10 +8,10 @@ import copy
 import pytest
 import yaml
 
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools import plan
 from tests.support import example_entries, refused, stack_entries
-from tools import plan
 
 FILE = "Pulumi.broken.yaml"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.inputs.catalog import CONFIG_DIR, Chart
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart
+from gpt_oss_infra.tools.check_versions import check_chart, check_dynamo_chart, check_image, release_images
 from tests.support import serving
-from tools.check_versions import check_chart, check_dynamo_chart, check_image, release_images
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@ dependency graph and the durations AWS and NVIDIA publish (configs/durations.yam
 
 from __future__ import annotations
 
+from gpt_oss_infra.tools.critical_path import critical_path, load_phases, render
+from gpt_oss_infra.tools.plan import ROOT
 from tests.support import example_entries, successful_run
-from tools.critical_path import critical_path, load_phases, render
-from tools.plan import ROOT
 
 
 def steps(run):

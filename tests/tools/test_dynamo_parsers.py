@@ -9,11 +9,11 @@ import subprocess
 
 import pytest
 
-from core.inputs.catalog import load_catalog
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.dynamo_parsers import graph_command_lines, parse, python_of
 from tests.support import example_entries, on_release, stack_names_on
-from tools.dynamo_parsers import graph_command_lines, parse, python_of
 
 RELEASES = sorted(load_catalog().dynamo_versions)
 

@@ -1,5 +1,5 @@
 """The command line explains itself: `make` (= `make help`) lists every target with its
-description, and every `python -m tools.<name>` has a --help naming what it does and each option."""
+description, and every `python -m gpt_oss_infra.tools.<name>` has a --help naming what it does and each option."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tools.plan import ROOT
+from gpt_oss_infra.tools.plan import ROOT
 
 MAKEFILE = (ROOT / "Makefile").read_text()
 TOOLS = sorted(path.stem for path in (ROOT / "tools").glob("*.py") if "\ndef main(" in path.read_text())
@@ -50,7 +50,7 @@ def parser_of(tool: str, monkeypatch) -> argparse.ArgumentParser:
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
     with pytest.raises(Parsed) as parsed:
-        importlib.import_module(f"tools.{tool}").main([])
+        importlib.import_module(f"gpt_oss_infra.tools.{tool}").main([])
     return parsed.value.args[0]
 
 
@@ -60,7 +60,9 @@ def words(text: str) -> str:
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_every_tool_has_help_with_a_description_and_each_options_help(tool, monkeypatch):
-    result = subprocess.run([sys.executable, "-m", f"tools.{tool}", "--help"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", f"gpt_oss_infra.tools.{tool}", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     parser = parser_of(tool, monkeypatch)
     assert parser.description and words(parser.description) in words(result.stdout)

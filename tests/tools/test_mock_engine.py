@@ -6,9 +6,9 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from gpt_oss_infra.tools.mock_engine import AVAILABILITY_ZONES, _Mocks, mock_account
+from gpt_oss_infra.tools.plan import engine_config
 from tests.support import stack_entries
-from tools.mock_engine import AVAILABILITY_ZONES, _Mocks, mock_account
-from tools.plan import engine_config
 
 
 @pytest.fixture(scope="module")

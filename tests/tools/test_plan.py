@@ -10,9 +10,9 @@ import sys
 import pytest
 import yaml
 
-from core.dynamo_graph import components_by_name, pulumi_type
+from gpt_oss_infra.core.dynamo_graph import components_by_name, pulumi_type
+from gpt_oss_infra.tools import plan
 from tests.support import stack_entries, write_stack
-from tools import plan
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_two_plans_of_a_stack_are_byte_identical(tmp_path):
     assert first == second
     for run in ("a", "b"):
         subprocess.run(
-            [sys.executable, "-m", "tools.plan", "--stack", "dev", "--out", str(tmp_path / run)],
+            [sys.executable, "-m", "gpt_oss_infra.tools.plan", "--stack", "dev", "--out", str(tmp_path / run)],
             cwd=plan.ROOT,
             check=True,
             capture_output=True,

@@ -16,11 +16,11 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools import preflight
+from gpt_oss_infra.tools.preflight import AwsClients, Finding, Settings, load_quotas
 from tests.support import JsonHandler, example_entries, local_kubeconfig, serving, write_stack
-from tools import preflight
-from tools.preflight import AwsClients, Finding, Settings, load_quotas
 
 REGION = "us-east-2"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.inputs.catalog import load_catalog
-from tools import promote
-from tools.plan import ROOT
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.tools import promote
+from gpt_oss_infra.tools.plan import ROOT
 
 NEW_REVISION = "0123456789abcdef0123456789abcdef01234567"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.reachability import External, Pod, allowed, matrix
+from gpt_oss_infra.tools.reachability import External, Pod, allowed, matrix
 
 APP = Pod("shop", "app", {"app": "web", "tier": "front"})
 DB = Pod("shop", "db", {"app": "db"})

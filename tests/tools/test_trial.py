@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core.dynamo_graph import graph_components, render_graph
-from core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT
-from tools import trial
-from tools.trial import DISCOVERY_FLAGS, Places, TrialError, local_command, local_env, local_job_env
+from gpt_oss_infra.core.dynamo_graph import graph_components, render_graph
+from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT
+from gpt_oss_infra.tools import trial
+from gpt_oss_infra.tools.trial import DISCOVERY_FLAGS, Places, TrialError, local_command, local_env, local_job_env
 
 
 @pytest.fixture(scope="module")

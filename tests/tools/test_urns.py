@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.urns import transition
 from tests.support import stack_entries, successful_run
-from tools.urns import transition
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tools.plan import ROOT
+from gpt_oss_infra.tools.plan import ROOT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent

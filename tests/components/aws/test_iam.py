@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from components.aws.iam import role_with_managed_policies
-from components.base import Component
-from core.aws import specs as aws_specs
+from gpt_oss_infra.components.aws.iam import role_with_managed_policies
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.aws import specs as aws_specs
 
 
 def test_a_role_gets_its_trust_policy_and_each_managed_policy(engine):

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from components.aws.lookups import account_facts
-from core.errors import ConfigError
+from gpt_oss_infra.components.aws.lookups import account_facts
+from gpt_oss_infra.core.errors import ConfigError
 from tests.components.conftest import (
     BLOCK_END,
     BLOCK_START,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
-from core.render import model_cache
+from gpt_oss_infra.components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
+from gpt_oss_infra.core.render import model_cache
 
 SUBNETS = ["subnet-pinned", "subnet-a", "subnet-c"]
 MODEL_STORAGE = "gpt-oss-infra:aws:ModelStorage"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.targets import eks as eks_target
-from components.targets.eks import AwsCluster, AwsClusterArgs
-from core.errors import ConfigError
-from core.stack import build_stack
+from gpt_oss_infra.components.targets import eks as eks_target
+from gpt_oss_infra.components.targets.eks import AwsCluster, AwsClusterArgs
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.stack import build_stack
 from tests.components.conftest import (
     CAPACITY_BLOCK_TOKEN,
     INSTANCE_TYPE_TOKEN,

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from core.inputs.catalog import CONFIG_DIR
-from tools.plan import ROOT
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.tools.plan import ROOT
 
 SHELL_SCRIPTS = sorted((CONFIG_DIR / "scripts").glob("*.sh"))
 

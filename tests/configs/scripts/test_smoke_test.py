@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
 from tests.support import JsonHandler, serving
 
 SCRIPT = CONFIG_DIR / "scripts" / "smoke_test.py"

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from core.aws.capacity import block_plan
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.aws.capacity import block_plan
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import BLOCK_END, BLOCK_START, block, example_entries
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.aws.efa import efa_network_interfaces
+from gpt_oss_infra.core.aws.efa import efa_network_interfaces
 
 
 @pytest.mark.parametrize(

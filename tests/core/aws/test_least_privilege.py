@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws.load_balancer_controller import controller_policy
-from core.aws.specs import addons, wildcard_actions
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.components.aws.load_balancer_controller import controller_policy
+from gpt_oss_infra.core.aws.specs import addons, wildcard_actions
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import eks_stack_names, example_entries
 
 # AWS-managed policies scoped to what the add-on does (each add-on's EKS page recommends it).

@@ -8,9 +8,9 @@ import shutil
 import pytest
 import yaml
 
-from core.errors import ConfigError
-from core.inputs.catalog import CONFIG_DIR, load_catalog
-from core.inputs.types import MAX_DEPLOYMENT_NAME
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, load_catalog
+from gpt_oss_infra.core.inputs.types import MAX_DEPLOYMENT_NAME
 
 
 def test_every_recipe_names_a_known_backend(catalog):

@@ -10,10 +10,10 @@ from io import BytesIO
 
 import pytest
 
-from core.backends.mocker import TIMING_FLAG
-from core.inputs.catalog import CONFIG_DIR
-from core.yaml_files import read_yaml
-from tools.dynamo_parsers import python_of
+from gpt_oss_infra.core.backends.mocker import TIMING_FLAG
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.dynamo_parsers import python_of
 
 # Run in the 1.6.1 parser venv: the options and destinations of dynamo.mocker's own parser.
 MOCKER_OPTIONS = """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ConfigError
-from core.stack import build_stack
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import existing, problem_keys, refused
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from core.stack import build_stack
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, existing, on_release, problem_keys, refused
 
 
@@ -66,8 +66,8 @@ def test_an_unpinned_kubernetes_version_is_refused(dev_raw, catalog):
 
 
 def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog):
-    from core.inputs.config import namespace_config
-    from core.stack import build_stack
+    from gpt_oss_infra.core.inputs.config import namespace_config
+    from gpt_oss_infra.core.stack import build_stack
 
     raw = namespace_config(copy.deepcopy(example_entries("h200")))
     raw["cluster"] |= {"endpointPublicAccess": False, "publicAccessCidrs": []}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.stack import build_stack
+from gpt_oss_infra.core.stack import build_stack
 
 
 def test_benchmark_can_use_the_dynamo_guide_long_context_shape(dev_raw, catalog):

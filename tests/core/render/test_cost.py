@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from core.cluster_plan import ClusterPlan
-from core.inputs.catalog import PublishedThroughput
-from core.inputs.config import namespace_config
-from core.render.report import render_summary, stack_report
-from core.stack import build_stack
+from gpt_oss_infra.core.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.inputs.catalog import PublishedThroughput
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.report import render_summary, stack_report
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.plan import ROOT
 from tests.support import example_entries, run_entries, stack_names
-from tools.plan import ROOT
 
 
 def report_of(name: str, catalog, region: str | None = "us-east-2", change=None, cat=None):

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from core.inputs.config import EndpointConfig, namespace_config
-from core.render import gateway
-from core.render.validation import object_problems
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.config import EndpointConfig, namespace_config
+from gpt_oss_infra.core.render import gateway
+from gpt_oss_infra.core.render.validation import object_problems
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, problem_keys, refused
 
 CERTIFICATE = "arn:aws:acm:us-east-2:123456789012:certificate/00000000-0000-4000-8000-000000000000"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import yaml
 
-from core.inputs.catalog import Chart
-from core.inputs.config import EksClusterConfig
-from core.render.gpu_software import ChartRelease, chart_problems, gpu_software
+from gpt_oss_infra.core.inputs.catalog import Chart
+from gpt_oss_infra.core.inputs.config import EksClusterConfig
+from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems, gpu_software
 
 
 def test_the_pinned_efa_plugin_runs_on_every_efa_instance_type_of_the_catalog(catalog):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.dynamo_graph import ModelVolume, components_by_name
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import ModelVolume, components_by_name
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release, resolve
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from core.stack import build_stack
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, run_entries, stack_entries
 
 

@@ -9,14 +9,14 @@ from itertools import permutations, product
 
 import pytest
 
-from core.aws import specs
-from core.dynamo_graph import graph_components
-from core.inputs.config import namespace_config
-from core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
-from core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
-from core.stack import build_stack
+from gpt_oss_infra.core.aws import specs
+from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
+from gpt_oss_infra.core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.reachability import External, Pod, allowed
 from tests.support import example_entries
-from tools.reachability import External, Pod, allowed
 
 NAMESPACE, GATEWAY, MONITORING = "gpt-oss", "envoy-gateway-system", "monitoring"
 DEPLOYMENTS = ["gpt-oss", "other"]

@@ -9,17 +9,17 @@ import re
 import jsonschema
 import pytest
 
-from core.inputs.config import ObservabilityConfig
-from core.render.gpu_software import ChartRelease, chart_problems
-from core.render.labels import GPU_TAINT, SYSTEM_POOL_AFFINITY
-from core.render.observability import (
+from gpt_oss_infra.core.inputs.config import ObservabilityConfig
+from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems
+from gpt_oss_infra.core.render.labels import GPU_TAINT, SYSTEM_POOL_AFFINITY
+from gpt_oss_infra.core.render.observability import (
     DeploymentMetrics,
     default_ttft_p95_seconds,
     dollars_per_million_tokens_expr,
     load_settings,
     observability,
 )
-from core.render.validation import vendored_validators
+from gpt_oss_infra.core.render.validation import vendored_validators
 
 # Every metric name a dashboard may query, as /work/research/issue12/observability/FINDINGS.md found
 # them: Dynamo 1.2.1 (section 2, from the ai-dynamo-runtime 1.2.1 wheel's prometheus_names.py),

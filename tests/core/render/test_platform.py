@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from core.dynamo import undeclared_values
-from core.render.labels import SYSTEM_POOL_AFFINITY
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo import undeclared_values
+from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import existing, on_release, refused
 
 

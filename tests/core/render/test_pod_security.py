@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from core.dynamo_graph import components_by_name, graph_components
-from core.inputs.config import namespace_config
-from core.render import pod_security
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import components_by_name, graph_components
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render import pod_security
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
 
 PSA = "pod-security.kubernetes.io/"

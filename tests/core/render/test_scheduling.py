@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
-from core.inputs.config import namespace_config
-from core.render import scheduling
-from core.render.scheduling import Amounts, Pod, Pool
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render import scheduling
+from gpt_oss_infra.core.render.scheduling import Amounts, Pod, Pool
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused, stack_names
 
 

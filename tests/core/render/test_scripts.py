@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from core.stack import build_stack
+from gpt_oss_infra.core.stack import build_stack
 
 
 def test_a_changed_script_changes_the_jobs_pod_template(dev_raw, catalog):

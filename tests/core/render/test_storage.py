@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from core.dynamo import ChartVolumeClaim
-from core.inputs.config import namespace_config
-from core.render.storage import DEFAULT_CLASS_ANNOTATION, VolumeClaim, chart_claims, storage_problems
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo import ChartVolumeClaim
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.storage import DEFAULT_CLASS_ANNOTATION, VolumeClaim, chart_claims, storage_problems
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused
 
 

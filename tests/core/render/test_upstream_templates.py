@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from core.dynamo_graph import graph_components
-from core.stack import build_stack
-from core.yaml_files import read_yaml
+from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.plan import ROOT
 from tests.support import on_release
-from tools.plan import ROOT
 
 TEMPLATES = ROOT / "configs" / "dynamo" / "1.6.1" / "templates"
 

@@ -9,10 +9,10 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
-from core.dynamo_graph import graph_components, render_graph
-from core.inputs.config import namespace_config
-from core.render.validation import object_problems
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import graph_components, render_graph
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.validation import object_problems
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release, refused, stack_names_on
 
 

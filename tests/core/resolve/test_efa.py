@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release
 
 

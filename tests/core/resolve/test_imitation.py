@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from core.resolve.imitation import imitated_worker
-from core.yaml_files import read_yaml
-from tools.mocker_timing import TIMING_DIR, limit_problems
+from gpt_oss_infra.core.resolve.imitation import imitated_worker
+from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.mocker_timing import TIMING_DIR, limit_problems
 
 PROFILES = read_yaml(TIMING_DIR / "profiles.yaml")
 

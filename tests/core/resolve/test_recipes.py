@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
-from core.dynamo_graph import components_by_name
-from core.inputs.catalog import Recipe
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.inputs.catalog import Recipe
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import refused, resolve
 
 

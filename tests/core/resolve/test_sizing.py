@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from core.dynamo_graph import components_by_name
-from core.errors import ConfigError
-from core.inputs.catalog import Recipe
-from core.inputs.config import namespace_config
-from core.stack import build_stack
+from gpt_oss_infra.core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.catalog import Recipe
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused
 
 
