@@ -7,12 +7,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pulumi
 
+import gpt_oss_infra
 from gpt_oss_infra.components.pulumi_internals import (
     SECRET,
     all_config,
@@ -25,7 +26,9 @@ from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMA
 
 T = TypeVar("T")
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Where `python -m gpt_oss_infra` finds this package's own code: the folder gpt_oss_infra/ is in
+# (a clone's root, or site-packages).
+PACKAGE_PARENT = Path(gpt_oss_infra.__file__).resolve().parent.parent
 OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 2 cores
 
 
@@ -124,16 +127,30 @@ def decode(value: Any) -> Any:
     return value
 
 
-def refuse_what_aws_would_refuse() -> None:
-    """Before a real `pulumi preview` or `up` registers anything: this program planned offline on
-    the mock engine with the same config (`python -m tools.plan --check`, what `make plan` runs),
-    and every AWS request in that plan checked against botocore's models. Secrets never reach that
-    run: their values are replaced by "[secret]". On the mock engine itself (make plan, unit tests)
-    the plan's own caller checks it."""
+def refuse_what_aws_would_refuse(args: Mapping[str, Any]) -> None:
+    """Before a real `pulumi preview` or `up` registers anything: GptOssStack with these args (a
+    GptOssStackArgs) planned offline on the mock engine (`python -m gpt_oss_infra.tools.plan --check`,
+    what `make plan` runs), and every AWS request in that plan checked against botocore's models.
+    Secrets never reach that run: it is told only which are set, as "[secret]". On the mock engine
+    itself (make plan, unit tests) the plan's own caller checks it."""
     if on_mock_engine():
         return
-    secret_keys = secret_config_keys()
-    config = {key: masked(value) if key in secret_keys else value for key, value in all_config().items()}
+    # The providers' keys (aws:region, kubernetes:context, ...) as the stack has them, theirs masked too.
+    provider_secrets = [key for key in secret_config_keys() if not key.startswith(KEY_PREFIX)]
+    config = {
+        key: masked(value) if key in provider_secrets else value
+        for key, value in all_config().items()
+        if not key.startswith(KEY_PREFIX)
+    }
+    config |= {
+        f"{KEY_PREFIX}{key}": value if isinstance(value, str) else json.dumps(value)
+        for key, value in args["config"].items()
+    }
+    secrets = {"hfToken": SECRET if args.get("hf_token") is not None else None}
+    secrets["ngcApiKey"] = SECRET if args.get("ngc_api_key") is not None else None
+    secrets["apiKeys"] = json.dumps(dict.fromkeys(args["api_keys"], SECRET)) if args.get("api_keys") else None
+    config |= {f"{KEY_PREFIX}{key}": value for key, value in secrets.items() if value is not None}
+    secret_keys = sorted([*provider_secrets, *(f"{KEY_PREFIX}{key}" for key, value in secrets.items() if value)])
     given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
     try:
         done = subprocess.run(
@@ -141,7 +158,7 @@ def refuse_what_aws_would_refuse() -> None:
             input=json.dumps(given),
             capture_output=True,
             text=True,
-            cwd=PROJECT_ROOT,
+            cwd=PACKAGE_PARENT,
             env={key: value for key, value in os.environ.items() if not key.startswith("PULUMI_")},
             timeout=OFFLINE_PLAN_TIMEOUT_SECONDS,
             check=False,

@@ -1,5 +1,6 @@
 """gpt-oss-infra: Pulumi components that run OpenAI's gpt-oss-120b on Kubernetes with NVIDIA Dynamo
-and TensorRT-LLM."""
+and TensorRT-LLM. The public API is what this module exports (`__all__`); README, "Use the components
+in your own program", shows it, and CHANGELOG.md records every change to it."""
 
 from pathlib import Path
 
@@ -11,3 +12,10 @@ __version__ = "0.1.0"
 _source_tree = Path(__file__).resolve().parent.parent
 if not (Path(__file__).parent / "core").is_dir() and (_source_tree / "core" / "__init__.py").is_file():
     __path__.append(str(_source_tree))
+
+from gpt_oss_infra.components.gpt_oss_stack import GptOssStack, GptOssStackArgs, stack_config_args  # noqa: E402
+
+PACKAGE = "gpt-oss-infra"  # the Pulumi package: its components' tokens are gpt-oss-infra:index:<Class>
+COMPONENTS = [GptOssStack]  # what provider/ hosts for every Pulumi language
+
+__all__ = ["COMPONENTS", "PACKAGE", "GptOssStack", "GptOssStackArgs", "__version__", "stack_config_args"]

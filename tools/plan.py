@@ -30,6 +30,7 @@ from typing import Any
 import pulumi
 import yaml
 
+import gpt_oss_infra
 from gpt_oss_infra.components.stack_config import decode
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
@@ -42,6 +43,8 @@ from gpt_oss_infra.tools.mock_engine import SECRET, UNKNOWN, ProgramRun, Registr
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 EXAMPLES = ROOT / "configs" / "examples"
+# What --check plans: GptOssStack from the stack's config (never imported: running it is the program).
+STACK_PROGRAM = Path(gpt_oss_infra.__file__).parent / "stack_program.py"
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,10 @@ def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str
     return planned(load_stack_files(stack, stack_dir), stack)
 
 
-def planned(files: StackFiles, stack: str) -> tuple[dict[str, str], ProgramRun]:
-    """The plan of a stack's config; the program's error, or ConfigError when AWS would refuse a
-    request the program makes."""
-    run = run_program(ROOT / "__main__.py", files.project, stack, files.config, files.secret_keys)
+def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py") -> tuple[dict[str, str], ProgramRun]:
+    """The plan of a stack's config by `program` (the repository's own by default); the program's
+    error, or ConfigError when AWS would refuse a request the program makes."""
+    run = run_program(program, files.project, stack, files.config, files.secret_keys)
     if run.error is not None:
         raise run.error
     refused = aws_request_problems(run, files.config)
@@ -279,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check:
             given = json.load(sys.stdin)
-            planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack)
+            planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack, STACK_PROGRAM)
             return 0
         files, run = plan_files(args.stack, args.stack_dir)
     except (pulumi.RunError, YamlFileError) as error:

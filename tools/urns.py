@@ -10,6 +10,7 @@ from one to the other would create and delete, before any cluster sees it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from gpt_oss_infra.tools.mock_engine import Registration
@@ -29,12 +30,39 @@ def urns(resources: list[Registration], stack: str) -> dict[str, str]:
 
 
 def alias_urns(resources: list[Registration], stack: str) -> dict[str, list[str]]:
-    """Each resource's URNs under its type aliases (same name and parents)."""
-    own = urns(resources, stack)
-    return {
-        r.name: [own[r.name].replace(f"{r.type}::{r.name}", f"{alias}::{r.name}") for alias in r.alias_types]
-        for r in resources
-    }
+    """Each resource's earlier URNs, as Pulumi's engine matches them: under its type aliases, under
+    each move it declares (another name, parent or the stack's root), and under every earlier URN of
+    its parent (a child inherits its parent's aliases)."""
+    by_name = {resource.name: resource for resource in resources}
+
+    @functools.cache
+    def chains(name: str) -> tuple[str, ...]:
+        """Every `parent types$...$type` the resource had or has, its current one first (a URN's
+        chain holds types only: a move to another name changes no child's chain)."""
+        resource = by_name[name]
+        parents = [chain for parent in [resource.parent, *moved_parents(resource)] for chain in parent_chains(parent)]
+        types = [resource.type, *resource.alias_types]
+        return tuple(dict.fromkeys(_chain(parent, type_) for parent in parents for type_ in types))
+
+    def moved_parents(resource: Registration) -> list[str | None]:
+        """The parents its moves name (None: the stack's root)."""
+        parents = {"(stack)": None, "(same parent)": resource.parent}
+        return [parents.get(move["parent"], move["parent"]) for move in resource.options.get("aliases", [])]
+
+    def parent_chains(parent: str | None) -> tuple[str, ...]:
+        return chains(parent) if parent else ("",)
+
+    def earlier(resource: Registration) -> list[str]:
+        names = [resource.name, *(move["name"] for move in resource.options.get("aliases", []))]
+        names = [name for name in dict.fromkeys(names) if name != "(same name)"]
+        urns = [f"urn:pulumi:{stack}::{PROJECT}::{chain}::{name}" for name in names for chain in chains(resource.name)]
+        return urns[1:]  # the first is its URN now
+
+    return {resource.name: earlier(resource) for resource in resources}
+
+
+def _chain(parent_chain: str, type_: str) -> str:
+    return f"{parent_chain}${type_}" if parent_chain else type_
 
 
 @dataclass(frozen=True)
@@ -48,18 +76,24 @@ class Transition:
 def transition(before: list[Registration], after: list[Registration], stack: str) -> Transition:
     old = urns(before, stack)
     retained = {old[r.name] for r in before if r.options.get("retainOnDelete")}
-    old_urns = set(old.values())
+    return transition_from(list(old.values()), retained, after, stack)
+
+
+def transition_from(old_urns: list[str], retained: set[str], after: list[Registration], stack: str) -> Transition:
+    """What a `pulumi up` of `after` does to a stack whose state holds `old_urns` (`retained`: those
+    that are retainOnDelete)."""
+    known = set(old_urns)
     new = urns(after, stack)
     aliases = alias_urns(after, stack)
     kept, created, matched = [], [], set()
     for name, urn in new.items():
-        previous = next((u for u in [urn, *aliases[name]] if u in old_urns), None)
+        previous = next((u for u in [urn, *aliases[name]] if u in known), None)
         if previous is None:
             created.append(urn)
         else:
             kept.append((previous, urn))
             matched.add(previous)
-    gone = [urn for urn in old.values() if urn not in matched]
+    gone = [urn for urn in old_urns if urn not in matched]
     return Transition(
         kept=kept,
         created=created,

@@ -47,11 +47,13 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
     )
 
 
-def build(stack: Stack, cluster_plan: ClusterPlan) -> ClusterTarget:
+def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions) -> ClusterTarget:
     region = pulumi.Config("aws").require("region")
     load_balancers = stack.gateways.load_balancers if stack.gateways else None
     cluster = AwsCluster(
-        "gptoss", AwsClusterArgs(stack.config, cluster_plan, region, stack.block_storage_class, load_balancers)
+        "gptoss",
+        AwsClusterArgs(stack.config, cluster_plan, region, stack.block_storage_class, load_balancers),
+        opts=opts,
     )
     return cluster.target
 

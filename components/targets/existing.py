@@ -18,8 +18,8 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
     return existing_cluster_plan()
 
 
-def build(stack: Stack, cluster_plan: ClusterPlan) -> ClusterTarget:
-    return ExistingCluster("existing-cluster").target
+def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions) -> ClusterTarget:
+    return ExistingCluster("existing-cluster", opts).target
 
 
 class ExistingCluster(Component):

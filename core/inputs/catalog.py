@@ -370,7 +370,8 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         smoke_test=_parse(
             SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
         ),
-        scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir())},
+        # Files only: an installed package compiles smoke_test.py into scripts/__pycache__/.
+        scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir()) if path.is_file()},
         nodes=_parse(NodeFacts, _read_yaml(config_dir / "nodes.yaml"), f"{config_dir / 'nodes.yaml'}: "),
         image_platforms=_read_yaml(config_dir / "images.yaml"),
         dynamo_versions=dynamo_versions,

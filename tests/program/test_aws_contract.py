@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import gpt_oss_infra.core.inputs.catalog as catalog_module
+from gpt_oss_infra.components import gpt_oss_stack
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
 from gpt_oss_infra.tools.aws_contract import Problem, load_mapping, resource_problems
 from gpt_oss_infra.tools.mock_engine import ProgramRun, run_program
@@ -169,7 +170,8 @@ def test_a_catalog_entry_no_stack_uses_is_checked_before_anything_is_registered(
     shutil.copytree(CONFIG_DIR, configs)
     hardware = configs / "hardware.yaml"
     hardware.write_text(hardware.read_text().replace(written, mistake))
-    monkeypatch.setattr(catalog_module, "load_catalog", functools.partial(catalog_module.load_catalog, configs))
+    # Where the program loads it: GptOssStack.
+    monkeypatch.setattr(gpt_oss_stack, "load_catalog", functools.partial(catalog_module.load_catalog, configs))
     run = run_program(ROOT / "__main__.py", "gpt-oss-infra", "dev", *engine_config(example_entries("dev")))
     assert run.resources == []
     assert str(run.error).startswith(f"{hardware}: {key}: {mistake.rstrip(':')!r} is not one of the ")

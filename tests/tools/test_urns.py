@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
-from gpt_oss_infra.tools.urns import transition
-from tests.support import stack_entries, successful_run
+from gpt_oss_infra.tools.urns import transition, transition_from, urns
+from tests.support import example_entries, stack_entries, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
 
@@ -28,7 +30,9 @@ def runs():
 
 def graph_urn(run: list) -> str:
     (graph,) = [r for r in run if r.type in GRAPH_TYPES]
-    return f"urn:pulumi:dev::gpt-oss-infra::gpt-oss-infra:serving:DynamoServing${graph.type}::{graph.name}"
+    urn = urns(run, "dev")[graph.name]
+    assert urn.endswith(f"DynamoServing${graph.type}::{graph.name}")
+    return urn
 
 
 def test_the_two_releases_render_two_graph_types(runs):
@@ -58,3 +62,29 @@ def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_l
     moved = transition(runs["1.2.1"], naive, "dev")
     assert moved.created == [graph_urn(runs["1.6.1"])]
     assert moved.deleted == [graph_urn(runs["1.2.1"])]
+
+
+BEFORE_GPT_OSS_STACK = Path(__file__).resolve().parents[1] / "data" / "urns-before-gpt-oss-stack"
+
+
+@pytest.mark.parametrize("stack", sorted(path.stem for path in BEFORE_GPT_OSS_STACK.glob("*.json")))
+def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(stack):
+    """0.1.0 moved every component under GptOssStack, which changes every URN: each moved component's
+    alias (and its children's, inherited) keeps the resources. The URNs before are those of commit
+    3882a1a's program (tests/data/urns-before-gpt-oss-stack/<stack>.json, one file per shipped stack)."""
+    before = json.loads((BEFORE_GPT_OSS_STACK / f"{stack}.json").read_text())
+    after = successful_run(example_entries(stack), stack).resources
+    moved = transition_from(
+        [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
+    )
+    assert moved.created == [f"urn:pulumi:{stack}::gpt-oss-infra::gpt-oss-infra:index:GptOssStack::gpt-oss-infra"]
+    assert moved.deleted == [] and moved.forgotten == []
+    assert len(moved.kept) == len(before) and all(old != new for old, new in moved.kept)
+
+
+def test_without_the_aliases_moving_into_gpt_oss_stack_would_replace_everything():
+    before = json.loads((BEFORE_GPT_OSS_STACK / "dev.json").read_text())
+    after = successful_run(stack_entries("dev"), "dev").resources
+    unaliased = [dataclasses.replace(r, options={k: v for k, v in r.options.items() if k != "aliases"}) for r in after]
+    moved = transition_from([entry["urn"] for entry in before], set(), unaliased, "dev")
+    assert len(moved.created) == len(after) and len(moved.deleted) == len(before)

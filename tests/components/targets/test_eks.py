@@ -83,7 +83,7 @@ def test_build_makes_the_gptoss_cluster_in_the_configured_region(engine, example
     made = {}
 
     def program():
-        made["target"] = target = eks_target.build(example_stack("dev"), eks_plan("dev"))
+        made["target"] = target = eks_target.build(example_stack("dev"), eks_plan("dev"), pulumi.ResourceOptions())
         return {"hint": target.exports["kubectlHint"]}
 
     values = engine.run(program)

@@ -16,7 +16,9 @@ def build_existing(engine, example_stack):
     made = {}
 
     def program():
-        made["target"] = target = existing.build(example_stack("existing-cluster"), existing_cluster_plan())
+        made["target"] = target = existing.build(
+            example_stack("existing-cluster"), existing_cluster_plan(), pulumi.ResourceOptions()
+        )
         return {"provider": target.provider.urn}
 
     values = engine.run(program)

@@ -1,0 +1,196 @@
+"""GptOssStack: the whole product as one component, from the stack config (what a stack file's
+`gpt-oss-infra:` keys say). This module is analyzed for the component schema: no postponed
+annotations here (the SDK's analyzer reads them as types)."""
+
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+
+from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
+from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
+from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
+from gpt_oss_infra.components.observability import Observability, ObservabilityArgs
+from gpt_oss_infra.components.platform import DynamoPlatform, DynamoPlatformArgs
+from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
+from gpt_oss_infra.components.stack_config import (
+    api_key_clients,
+    raw_namespace_config,
+    refuse_what_aws_would_refuse,
+    refused,
+    secret_config,
+    secret_map_config,
+)
+from gpt_oss_infra.components.targets import KINDS
+from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render.report import stack_report
+from gpt_oss_infra.core.stack import build_stack, defer_serving
+
+# Before 0.1.0 the stack's components were the program's own, at the stack's root: each keeps its
+# URN (and so its live resources) by this alias; their children inherit it.
+FROM_STACK_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+
+
+class GptOssStackArgs(TypedDict):
+    config: dict[str, Any]
+    """The stack config: every `gpt-oss-infra:` key of a stack file, without the prefix (release,
+    cluster, nodePools, modelCache, deployments, ...), as README's "Stack config" describes it."""
+    hf_token: NotRequired[pulumi.Input[str] | None]
+    """A Hugging Face token for the model download (a secret); none for a public model."""
+    ngc_api_key: NotRequired[pulumi.Input[str] | None]
+    """An NGC API key: pull secrets for nvcr.io (a secret); none where images pull anonymously."""
+    api_keys: NotRequired[dict[str, pulumi.Input[str]] | None]
+    """The gateways' API keys by client name (each value a secret), for internal or public endpoints."""
+    region: NotRequired[str | None]
+    """The AWS region (prices, a created cluster); default: the stack's `aws:region`."""
+
+
+def stack_config_args() -> GptOssStackArgs:
+    """GptOssStackArgs from this Pulumi stack's config (Pulumi.<stack>.yaml), each key checked as
+    `pulumi up` reads it: a misspelt namespace, a secret stored in plaintext, refused with its key."""
+    secrets = secret_map_config("apiKeys")
+    return GptOssStackArgs(
+        config=refused(raw_namespace_config),
+        hf_token=secret_config("hfToken"),
+        ngc_api_key=secret_config("ngcApiKey"),
+        api_keys={client: secrets[client] for client in api_key_clients()} if secrets is not None else None,
+        region=pulumi.Config("aws").get("region"),
+    )
+
+
+class GptOssStack(pulumi.ComponentResource):
+    """gpt-oss-120b served by NVIDIA Dynamo and TensorRT-LLM, everything a stack config says: the
+    cluster (EKS with its GPU node groups, or an existing one), the Dynamo platform, the model cache,
+    one serving graph per deployment and their gateways. Its children keep the names the config gives
+    them (the cluster's, each deployment's): one GptOssStack per Pulumi stack."""
+
+    endpoints: pulumi.Output[dict[str, str]]
+    """Each deployment's in-cluster OpenAI-compatible URL."""
+    serving_checks: pulumi.Output[dict[str, str]]
+    """Each deployment's proof of service once `up` ends (its smoke test), or why it is not checked yet."""
+    report: pulumi.Output[dict[str, Any]]
+    """Pools, GPUs, costs and figures (each measured, published or modelled) and the warnings."""
+
+    def __init__(self, name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None = None):
+        catalog = load_catalog()
+        hf_token, ngc_api_key = args.get("hf_token"), args.get("ngc_api_key")
+        api_keys = args.get("api_keys")
+        region = args.get("region")
+        stack = refused(
+            lambda: build_stack(
+                args["config"],
+                catalog,
+                with_hf_token=hf_token is not None,
+                with_ngc_key=ngc_api_key is not None,
+                api_key_clients=sorted(api_keys or {}),
+                region=region,
+            )
+        )
+        # The cluster: what its kind decides before anything exists, then its one component.
+        kind = KINDS[stack.config.cluster.kind]
+        cluster_plan = refused(lambda: kind.plan(stack, catalog))
+        refuse_what_aws_would_refuse(args)
+        # Registered only now: arguments refused above leave nothing behind, not even this component.
+        super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, aliases=FROM_STACK_ROOT)
+        stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
+        target = kind.build(stack, cluster_plan, child)
+        on_cluster = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(providers=[target.provider], depends_on=target.system_ready)
+        )
+        # Destroy deletes the charts that make volume claims, then this wait (their volumes gone), then the nodes.
+        volumes_gone = WaitAtDestroy(stack.volumes_gone, target.access, on_cluster)
+        with_volumes = pulumi.ResourceOptions.merge(
+            child,
+            pulumi.ResourceOptions(providers=[target.provider], depends_on=[*target.system_ready, volumes_gone]),
+        )
+        observability = (
+            Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
+            if stack.observability
+            else None
+        )
+        GpuSoftware(
+            "gpu-software",
+            GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
+            opts=on_cluster,
+        )
+        dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
+        workloads = Workloads(
+            "workloads",
+            WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
+            opts=on_cluster,
+        )
+        cache = ModelCache(
+            "model-cache",
+            ModelCacheArgs(
+                objects=stack.model_cache,
+                file_system=target.file_system,
+                hf_token=hf_token,
+                download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
+            ),
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    providers=[target.provider], depends_on=[*target.system_ready, *target.storage_ready, workloads]
+                ),
+            ),
+        )
+        gateways = (
+            GatewayController(
+                "gateway",
+                GatewayControllerArgs(
+                    stack.gateways, target.load_balancers_ready, stack.load_balancers_gone, target.access
+                ),
+                opts=on_cluster,
+            )
+            if stack.gateways
+            else None
+        )
+        key_map = pulumi.Output.secret(pulumi.Output.all(**api_keys)) if api_keys else None
+        servings = {
+            serving.deployment.name: DynamoServing(
+                serving.deployment.name,
+                DynamoServingArgs(
+                    serving=serving,
+                    gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
+                    api_keys=key_map,
+                    gateway_ready=gateways.ready if gateways else [],
+                ),
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(providers=[target.provider], depends_on=[cache, dynamo])
+                ),
+            )
+            for serving in stack.serving
+        }
+
+        report = stack_report(stack, catalog, cluster_plan, region)
+        for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
+            pulumi.log.warn(warning)
+        self.endpoints = pulumi.Output.all(**{name: s.endpoint for name, s in servings.items()})
+        self.serving_checks = pulumi.Output.all(**{name: s.check for name, s in servings.items()})
+        self.report = pulumi.Output.from_input(report)
+        exposed = {name: serving.outputs for name, serving in servings.items() if "url" in serving.outputs}
+        # What the stack exports (stack_outputs), in the order the program always exported it.
+        self._stack_outputs: dict[str, Any] = {
+            **target.exports,
+            "nodePools": sorted(stack.pools),
+            # What is live after this `up`: the next one may move at most one Dynamo minor release from it.
+            "dynamoRelease": stack.config.release.dynamo,
+            "report": report,
+            "endpoints": {name: serving.endpoint for name, serving in servings.items()},
+            "servingChecks": {name: serving.check for name, serving in servings.items()},
+        }
+        if exposed:  # how a client calls each internal or public endpoint
+            self._stack_outputs["gateways"] = {
+                name: {key: outputs[key] for key in ("url", "curl")} for name, outputs in exposed.items()
+            }
+        self.register_outputs(
+            {"endpoints": self.endpoints, "servingChecks": self.serving_checks, "report": self.report}
+        )
+
+    def export_stack_outputs(self) -> None:
+        """Export what a stack of this component shows after `up` (pulumi stack output): the
+        cluster's outputs, nodePools, dynamoRelease, report, endpoints, servingChecks, gateways."""
+        for name, value in self._stack_outputs.items():
+            pulumi.export(name, value)

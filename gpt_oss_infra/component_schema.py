@@ -1,0 +1,49 @@
+"""The Pulumi package schema of the public components (gpt_oss_infra.COMPONENTS), derived offline by
+the Pulumi SDK's own component analyzer: what `pulumi package add` generates every language's SDK from."""
+
+from typing import Any
+
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.schema import generate_schema
+
+import gpt_oss_infra
+
+
+def component_schema() -> dict[str, Any]:
+    analyzed = Analyzer(gpt_oss_infra.PACKAGE).analyze(gpt_oss_infra.COMPONENTS)
+    schema = generate_schema(
+        gpt_oss_infra.PACKAGE,
+        gpt_oss_infra.__version__,
+        None,
+        analyzed["component_definitions"],
+        analyzed["type_definitions"],
+        sorted(analyzed["dependencies"], key=lambda dependency: f"{dependency.name}{dependency.version}"),
+    )
+    return schema.to_json()
+
+
+def api_summary(schema: dict[str, Any]) -> dict[str, Any]:
+    """The contract a change to the public API must own up to (CHANGELOG.md, a version bump): each
+    component's inputs with their types, which are required and which must be plain values, and its
+    outputs."""
+
+    def type_of(spec: dict[str, Any]) -> str:
+        if "$ref" in spec:
+            return spec["$ref"].rsplit("/", 1)[-1]
+        if spec.get("type") == "array":
+            return f"list[{type_of(spec['items'])}]"
+        if spec.get("type") == "object" and "additionalProperties" in spec:
+            return f"dict[str, {type_of(spec['additionalProperties'])}]"
+        return spec["type"]
+
+    return {
+        token: {
+            "inputs": {
+                name: type_of(spec) + (" (plain)" if spec.get("plain") else "")
+                for name, spec in sorted(resource["inputProperties"].items())
+            },
+            "required": sorted(resource.get("requiredInputs", [])),
+            "outputs": {name: type_of(spec) for name, spec in sorted(resource["properties"].items())},
+        }
+        for token, resource in sorted(schema["resources"].items())
+    }
