@@ -6,6 +6,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
 from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
@@ -59,7 +60,7 @@ def stack_config_args() -> GptOssStackArgs:
     )
 
 
-class GptOssStack(pulumi.ComponentResource):
+class GptOssStack(Component):
     """gpt-oss-120b served by NVIDIA Dynamo and TensorRT-LLM, everything a stack config says: the
     cluster (EKS with its GPU node groups, or an existing one), the Dynamo platform, the model cache,
     one serving graph per deployment and their gateways. Its children keep the names the config gives
@@ -93,18 +94,18 @@ class GptOssStack(pulumi.ComponentResource):
         refuse_what_aws_would_refuse(args)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, aliases=FROM_STACK_ROOT)
         stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
-        target = kind.build(stack, cluster_plan, child)
-        on_cluster = pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(providers=[target.provider], depends_on=target.system_ready)
-        )
+        target = kind.build(stack, cluster_plan, self.child_opts(aliases=FROM_STACK_ROOT))
+
+        def on_cluster(*depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+            """A child that goes through the cluster's provider, after what every child waits for."""
+            return self.child_opts(
+                providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=FROM_STACK_ROOT
+            )
+
         # Destroy deletes the charts that make volume claims, then this wait (their volumes gone), then the nodes.
-        volumes_gone = WaitAtDestroy(stack.volumes_gone, target.access, on_cluster)
-        with_volumes = pulumi.ResourceOptions.merge(
-            child,
-            pulumi.ResourceOptions(providers=[target.provider], depends_on=[*target.system_ready, volumes_gone]),
-        )
+        volumes_gone = WaitAtDestroy(stack.volumes_gone, target.access, on_cluster())
+        with_volumes = on_cluster(volumes_gone)
         observability = (
             Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
             if stack.observability
@@ -113,13 +114,13 @@ class GptOssStack(pulumi.ComponentResource):
         GpuSoftware(
             "gpu-software",
             GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
-            opts=on_cluster,
+            opts=on_cluster(),
         )
         dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
         workloads = Workloads(
             "workloads",
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
-            opts=on_cluster,
+            opts=on_cluster(),
         )
         cache = ModelCache(
             "model-cache",
@@ -129,12 +130,7 @@ class GptOssStack(pulumi.ComponentResource):
                 hf_token=hf_token,
                 download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
             ),
-            opts=pulumi.ResourceOptions.merge(
-                child,
-                pulumi.ResourceOptions(
-                    providers=[target.provider], depends_on=[*target.system_ready, *target.storage_ready, workloads]
-                ),
-            ),
+            opts=on_cluster(*target.storage_ready, workloads),
         )
         gateways = (
             GatewayController(
@@ -142,7 +138,7 @@ class GptOssStack(pulumi.ComponentResource):
                 GatewayControllerArgs(
                     stack.gateways, target.load_balancers_ready, stack.load_balancers_gone, target.access
                 ),
-                opts=on_cluster,
+                opts=on_cluster(),
             )
             if stack.gateways
             else None
@@ -157,9 +153,8 @@ class GptOssStack(pulumi.ComponentResource):
                     api_keys=key_map,
                     gateway_ready=gateways.ready if gateways else [],
                 ),
-                opts=pulumi.ResourceOptions.merge(
-                    child, pulumi.ResourceOptions(providers=[target.provider], depends_on=[cache, dynamo])
-                ),
+                # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.
+                opts=self.child_opts(providers=[target.provider], depends_on=[cache, dynamo], aliases=FROM_STACK_ROOT),
             )
             for serving in stack.serving
         }
@@ -167,8 +162,10 @@ class GptOssStack(pulumi.ComponentResource):
         report = stack_report(stack, catalog, cluster_plan, region)
         for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
             pulumi.log.warn(warning)
-        self.endpoints = pulumi.Output.all(**{name: s.endpoint for name, s in servings.items()})
-        self.serving_checks = pulumi.Output.all(**{name: s.check for name, s in servings.items()})
+        endpoints = {name: serving.endpoint for name, serving in servings.items()}
+        checks = {name: serving.check for name, serving in servings.items()}
+        self.endpoints = pulumi.Output.all(**endpoints)
+        self.serving_checks = pulumi.Output.all(**checks)
         self.report = pulumi.Output.from_input(report)
         exposed = {name: serving.outputs for name, serving in servings.items() if "url" in serving.outputs}
         # What the stack exports (stack_outputs), in the order the program always exported it.
@@ -178,8 +175,8 @@ class GptOssStack(pulumi.ComponentResource):
             # What is live after this `up`: the next one may move at most one Dynamo minor release from it.
             "dynamoRelease": stack.config.release.dynamo,
             "report": report,
-            "endpoints": {name: serving.endpoint for name, serving in servings.items()},
-            "servingChecks": {name: serving.check for name, serving in servings.items()},
+            "endpoints": endpoints,
+            "servingChecks": checks,
         }
         if exposed:  # how a client calls each internal or public endpoint
             self._stack_outputs["gateways"] = {

@@ -146,11 +146,20 @@ def refuse_what_aws_would_refuse(args: Mapping[str, Any]) -> None:
         f"{KEY_PREFIX}{key}": value if isinstance(value, str) else json.dumps(value)
         for key, value in args["config"].items()
     }
-    secrets = {"hfToken": SECRET if args.get("hf_token") is not None else None}
-    secrets["ngcApiKey"] = SECRET if args.get("ngc_api_key") is not None else None
-    secrets["apiKeys"] = json.dumps(dict.fromkeys(args["api_keys"], SECRET)) if args.get("api_keys") else None
-    config |= {f"{KEY_PREFIX}{key}": value for key, value in secrets.items() if value is not None}
-    secret_keys = sorted([*provider_secrets, *(f"{KEY_PREFIX}{key}" for key, value in secrets.items() if value)])
+    # The component's secrets: only whether each is set, and an API-key map's client names.
+    # An API-key map with no client is none (api_key_clients refuses an empty one).
+    secrets = {
+        "hfToken": args.get("hf_token"),
+        "ngcApiKey": args.get("ngc_api_key"),
+        "apiKeys": args.get("api_keys") or None,
+    }
+    given_secrets = {
+        f"{KEY_PREFIX}{key}": json.dumps(dict.fromkeys(value, SECRET)) if isinstance(value, dict) else SECRET
+        for key, value in secrets.items()
+        if value is not None
+    }
+    config |= given_secrets
+    secret_keys = sorted([*provider_secrets, *given_secrets])
     given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
     try:
         done = subprocess.run(
