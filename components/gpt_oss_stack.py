@@ -10,9 +10,9 @@ from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
 from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
-from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
+from gpt_oss_infra.components.model_cache import ModelCacheArgs, StackModelCache
 from gpt_oss_infra.components.observability import Observability, ObservabilityArgs
-from gpt_oss_infra.components.platform import DynamoPlatform, DynamoPlatformArgs
+from gpt_oss_infra.components.platform import DynamoPlatformArgs, StackPlatform
 from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.components.stack_config import (
     api_key_clients,
@@ -116,13 +116,13 @@ class GptOssStack(Component):
             GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
             opts=on_cluster(),
         )
-        dynamo = DynamoPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
+        dynamo = StackPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
         workloads = Workloads(
             "workloads",
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
             opts=on_cluster(),
         )
-        cache = ModelCache(
+        cache = StackModelCache(
             "model-cache",
             ModelCacheArgs(
                 objects=stack.model_cache,

@@ -23,62 +23,69 @@ class ModelCacheArgs:
     download_timeout: str  # how long `pulumi up` waits for the download Job
 
 
-class ModelCache(Component):
-    """`download` is the Job; depend on it (or on this component) to wait for a full cache."""
+class StackModelCache(Component):
+    """GptOssStack's model cache. Its type keeps the token of the program before 0.1.0, so that live
+    stacks keep their URNs; the public ModelCache makes the same resources. `download` is the Job;
+    depend on it (or on this component) to wait for a full cache."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:model:ModelCache", name, None, opts)
-        objects = args.objects
-        # The weights outlive every workload change: never deleted, never replaced by accident.
-        keep = {"protect": True, "retain_on_delete": True}
-        storage = []
-        if objects.storage_class is not None:
-            storage_class = objects.storage_class
-            if storage_class["provisioner"] == "efs.csi.aws.com":
-                storage_class = storage_class | {
-                    "parameters": storage_class["parameters"] | {"fileSystemId": args.file_system.id}
-                }
-            storage.append(
-                k8s.storage.v1.StorageClass(
-                    f"{name}-storage-class", **resource_args(storage_class), opts=self.child_opts()
-                )
-            )
-        if objects.persistent_volume is not None:
-            volume = objects.persistent_volume
-            csi = volume["spec"]["csi"] | {
-                "volumeHandle": args.file_system.id,
-                "volumeAttributes": {
-                    "dnsname": args.file_system.dns_name,
-                    "mountname": args.file_system.mount_name,
-                },
-            }
-            storage.append(
-                k8s.core.v1.PersistentVolume(
-                    f"{name}-pv",
-                    **resource_args(volume | {"spec": volume["spec"] | {"csi": csi}}),
-                    opts=self.child_opts(depends_on=storage, **keep),
-                )
-            )
-        secrets = []
-        if objects.hf_token_secret is not None:
-            secrets.append(
-                k8s.core.v1.Secret(
-                    f"{name}-hf-token",
-                    **resource_args(objects.hf_token_secret),
-                    string_data={manifests.HF_TOKEN_KEY: args.hf_token},
-                    opts=self.child_opts(),
-                )
-            )
-        pvc = k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-pvc", **resource_args(objects.pvc), opts=self.child_opts(depends_on=storage, **keep)
-        )
-        # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
-        # on it starts only with a complete cache.
-        self.download = scripted_job(
-            self,
-            f"{name}-download",
-            objects.download,
-            depends_on=[pvc, *secrets],
-            custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
-        )
+        self.download = add_model_cache(self, name, args)
         self.register_outputs({"downloadJob": self.download.metadata["name"]})
+
+
+def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> k8s.batch.v1.Job:
+    """The cache's resources, children of `owner`; the download Job is complete once `up` passes it."""
+    objects = args.objects
+    # The weights outlive every workload change: never deleted, never replaced by accident.
+    keep = {"protect": True, "retain_on_delete": True}
+    storage = []
+    if objects.storage_class is not None:
+        storage_class = objects.storage_class
+        if storage_class["provisioner"] == "efs.csi.aws.com":
+            storage_class = storage_class | {
+                "parameters": storage_class["parameters"] | {"fileSystemId": args.file_system.id}
+            }
+        storage.append(
+            k8s.storage.v1.StorageClass(
+                f"{name}-storage-class", **resource_args(storage_class), opts=owner.child_opts()
+            )
+        )
+    if objects.persistent_volume is not None:
+        volume = objects.persistent_volume
+        csi = volume["spec"]["csi"] | {
+            "volumeHandle": args.file_system.id,
+            "volumeAttributes": {
+                "dnsname": args.file_system.dns_name,
+                "mountname": args.file_system.mount_name,
+            },
+        }
+        storage.append(
+            k8s.core.v1.PersistentVolume(
+                f"{name}-pv",
+                **resource_args(volume | {"spec": volume["spec"] | {"csi": csi}}),
+                opts=owner.child_opts(depends_on=storage, **keep),
+            )
+        )
+    secrets = []
+    if objects.hf_token_secret is not None:
+        secrets.append(
+            k8s.core.v1.Secret(
+                f"{name}-hf-token",
+                **resource_args(objects.hf_token_secret),
+                string_data={manifests.HF_TOKEN_KEY: args.hf_token},
+                opts=owner.child_opts(),
+            )
+        )
+    pvc = k8s.core.v1.PersistentVolumeClaim(
+        f"{name}-pvc", **resource_args(objects.pvc), opts=owner.child_opts(depends_on=storage, **keep)
+    )
+    # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
+    # on it starts only with a complete cache.
+    return scripted_job(
+        owner,
+        f"{name}-download",
+        objects.download,
+        depends_on=[pvc, *secrets],
+        custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
+    )

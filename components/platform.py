@@ -30,50 +30,57 @@ def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
     )
 
 
-class DynamoPlatform(Component):
+class StackPlatform(Component):
+    """GptOssStack's Dynamo platform. Its type keeps the token of the program before 0.1.0, so that
+    live stacks keep their URNs; the public DynamoPlatform makes the same resources."""
+
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
-        objects = args.objects
-        # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
-        # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
-        # updates them before the operator and the graphs; the operator patches spec.conversion (its
-        # conversion webhook) at run time, which Pulumi leaves to it. From 1.3 the list is empty: the
-        # operator's crd-apply init container applies its own. Deleting a CRD deletes every object of
-        # its kind: removing one from the program (or handing it to the operator) leaves it in the cluster.
-        crds = [
-            k8s.apiextensions.v1.CustomResourceDefinition(
-                f"{name}-crd-{crd['spec']['names']['plural']}",
-                **resource_args(crd),
-                opts=self.child_opts(ignore_changes=["spec.conversion"], retain_on_delete=True),
-            )
-            for crd in objects.crds
-        ]
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace", **resource_args(objects.namespace), opts=self.child_opts()
-        )
-        waits_for = [namespace]
-        if objects.pull_secret is not None and args.ngc_api_key is not None:
-            waits_for.append(
-                k8s.core.v1.Secret(
-                    f"{name}-ngc-pull",
-                    **resource_args(objects.pull_secret),
-                    string_data={".dockerconfigjson": docker_config_json(args.ngc_api_key)},
-                    opts=self.child_opts(depends_on=[namespace]),
-                )
-            )
-        # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness
-        # wait covers the operator's init containers. The chart's crds/ folder is always skipped
-        # (skipCrds); its crd-apply init container is on only where the operator owns the CRDs.
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=CHART,
-            chart=objects.dynamo.chart_reference,
-            version=objects.dynamo.version,
-            namespace=objects.namespace["metadata"]["name"],
-            values=objects.values,
-            skip_crds=True,
-            timeout=900,
-            max_history=10,
-            opts=self.child_opts(depends_on=[*crds, *waits_for]),
-        )
+        self.release = add_dynamo_platform(self, name, args.objects, args.ngc_api_key)
         self.register_outputs({"release": self.release.name})
+
+
+def add_dynamo_platform(
+    owner: Component, name: str, objects: PlatformObjects, ngc_api_key: pulumi.Output[str] | None
+) -> k8s.helm.v3.Release:
+    """The platform's resources, children of `owner`: its Helm release is Ready once the operator is."""
+    # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
+    # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
+    # updates them before the operator and the graphs; the operator patches spec.conversion (its
+    # conversion webhook) at run time, which Pulumi leaves to it. From 1.3 the list is empty: the
+    # operator's crd-apply init container applies its own. Deleting a CRD deletes every object of
+    # its kind: removing one from the program (or handing it to the operator) leaves it in the cluster.
+    crds = [
+        k8s.apiextensions.v1.CustomResourceDefinition(
+            f"{name}-crd-{crd['spec']['names']['plural']}",
+            **resource_args(crd),
+            opts=owner.child_opts(ignore_changes=["spec.conversion"], retain_on_delete=True),
+        )
+        for crd in objects.crds
+    ]
+    namespace = k8s.core.v1.Namespace(f"{name}-namespace", **resource_args(objects.namespace), opts=owner.child_opts())
+    waits_for = [namespace]
+    if objects.pull_secret is not None and ngc_api_key is not None:
+        waits_for.append(
+            k8s.core.v1.Secret(
+                f"{name}-ngc-pull",
+                **resource_args(objects.pull_secret),
+                string_data={".dockerconfigjson": docker_config_json(ngc_api_key)},
+                opts=owner.child_opts(depends_on=[namespace]),
+            )
+        )
+    # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness
+    # wait covers the operator's init containers. The chart's crds/ folder is always skipped
+    # (skipCrds); its crd-apply init container is on only where the operator owns the CRDs.
+    return k8s.helm.v3.Release(
+        f"{name}-release",
+        name=CHART,
+        chart=objects.dynamo.chart_reference,
+        version=objects.dynamo.version,
+        namespace=objects.namespace["metadata"]["name"],
+        values=objects.values,
+        skip_crds=True,
+        timeout=900,
+        max_history=10,
+        opts=owner.child_opts(depends_on=[*crds, *waits_for]),
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
+from gpt_oss_infra.components.model_cache import ModelCacheArgs, StackModelCache
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.render import manifests, model_cache
 from tests.components.conftest import (
@@ -24,7 +24,7 @@ FILE_SYSTEM_ID, DNS_NAME, MOUNT_NAME = "fs-0123456789abcdef0", "fs-0123.fsx.exam
 def build_cache(engine, objects, file_system: FileSystemRef | None, hf_token: str | None):
     def program():
         token = pulumi.Output.secret(hf_token) if hf_token else None
-        cache = ModelCache(
+        cache = StackModelCache(
             "model-cache", ModelCacheArgs(objects, file_system, token, "14400s"), opts=on_stand_in_cluster()
         )
         return {
