@@ -55,10 +55,11 @@ $(VENV_AIC)/.installed:
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
 	$(PY) -m gpt_oss_infra.tools.plan --stack $(STACK)
 
-plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/
+plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/, and examples/own-cluster
 	for file in Pulumi.*.yaml configs/examples/Pulumi.*.yaml; do \
 	  stack=$$(basename $$file .yaml); $(PY) -m gpt_oss_infra.tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
 	done
+	$(PY) -m gpt_oss_infra.tools.plan --program-dir examples/own-cluster --stack dev --out build/plan/examples/own-cluster > /dev/null
 
 plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
 	@$(PY) -m gpt_oss_infra.tools.plan_diff --stack $(STACK) --base $(BASE)

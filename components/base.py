@@ -10,8 +10,9 @@ import pulumi
 class Component(pulumi.ComponentResource):
     """A ComponentResource whose children wait for what the component waits for.
 
-    Pulumi does not pass a component's `depends_on` to its children, so a node group inside a
-    component that depends on the add-ons would not wait for them; `child_opts` does.
+    A child is created after its parent's dependencies (it waits for the parent's URN, which waits
+    for them), but the engine does not record them as the child's: a destroy could delete the
+    add-ons before a node group inside a component that depends on them. `child_opts` records them.
     """
 
     def __init__(self, t: str, name: str, props: Any, opts: pulumi.ResourceOptions | None):

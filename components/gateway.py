@@ -20,7 +20,7 @@ class GatewayControllerArgs:
     software: GatewaySoftware
     load_balancers_ready: list[pulumi.Resource]  # the NLB controller, where the target installs one
     load_balancers_gone: DestroyWait | None  # with an NLB: destroy waits for it before the controllers go
-    access: ClusterAccess
+    access: ClusterAccess | None  # how that wait reaches the cluster; None without one
 
 
 class GatewayController(Component):

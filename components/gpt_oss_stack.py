@@ -6,6 +6,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
 from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
@@ -41,8 +42,11 @@ class GptOssStackArgs(TypedDict):
     """A Hugging Face token for the model download (a secret); none for a public model."""
     ngc_api_key: NotRequired[pulumi.Input[str] | None]
     """An NGC API key: pull secrets for nvcr.io (a secret); none where images pull anonymously."""
-    api_keys: NotRequired[dict[str, pulumi.Input[str]] | None]
+    api_keys: NotRequired[pulumi.Input[dict[str, pulumi.Input[str]]] | None]
     """The gateways' API keys by client name (each value a secret), for internal or public endpoints."""
+    api_clients: NotRequired[list[str] | None]
+    """The client names of api_keys, where api_keys is an output (another resource's, or from another
+    Pulumi language): they name the gateways' keys and rate limits before anything is registered."""
     region: NotRequired[str | None]
     """The AWS region (prices, a created cluster); default: the stack's `aws:region`."""
 
@@ -76,7 +80,7 @@ class GptOssStack(Component):
     def __init__(self, name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None = None):
         catalog = load_catalog()
         hf_token, ngc_api_key = args.get("hf_token"), args.get("ngc_api_key")
-        api_keys = args.get("api_keys")
+        keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         region = args.get("region")
         stack = refused(
             lambda: build_stack(
@@ -84,14 +88,14 @@ class GptOssStack(Component):
                 catalog,
                 with_hf_token=hf_token is not None,
                 with_ngc_key=ngc_api_key is not None,
-                api_key_clients=sorted(api_keys or {}),
+                api_key_clients=keys.clients,
                 region=region,
             )
         )
         # The cluster: what its kind decides before anything exists, then its one component.
         kind = KINDS[stack.config.cluster.kind]
         cluster_plan = refused(lambda: kind.plan(stack, catalog))
-        refuse_what_aws_would_refuse(args)
+        refuse_what_aws_would_refuse(args, keys.clients)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
         stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
@@ -143,14 +147,13 @@ class GptOssStack(Component):
             if stack.gateways
             else None
         )
-        key_map = pulumi.Output.secret(pulumi.Output.all(**api_keys)) if api_keys else None
         servings = {
             serving.deployment.name: DynamoServing(
                 serving.deployment.name,
                 DynamoServingArgs(
                     serving=serving,
                     gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
-                    api_keys=key_map,
+                    api_keys=keys.values,
                     gateway_ready=gateways.ready if gateways else [],
                 ),
                 # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.

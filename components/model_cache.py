@@ -30,12 +30,18 @@ class StackModelCache(Component):
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:model:ModelCache", name, None, opts)
-        self.download = add_model_cache(self, name, args)
+        self.download = add_model_cache(self, name, args).download
         self.register_outputs({"downloadJob": self.download.metadata["name"]})
 
 
-def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> k8s.batch.v1.Job:
-    """The cache's resources, children of `owner`; the download Job is complete once `up` passes it."""
+@dataclass(frozen=True)
+class CacheResources:
+    claim: k8s.core.v1.PersistentVolumeClaim
+    download: k8s.batch.v1.Job  # complete once `up` passes it
+
+
+def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheResources:
+    """The cache's resources, children of `owner`."""
     objects = args.objects
     # The weights outlive every workload change: never deleted, never replaced by accident.
     keep = {"protect": True, "retain_on_delete": True}
@@ -82,10 +88,11 @@ def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> k8s.ba
     )
     # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
     # on it starts only with a complete cache.
-    return scripted_job(
+    download = scripted_job(
         owner,
         f"{name}-download",
         objects.download,
         depends_on=[pvc, *secrets],
         custom_timeouts=pulumi.CustomTimeouts(create=args.download_timeout, update=args.download_timeout),
     )
+    return CacheResources(pvc, download)

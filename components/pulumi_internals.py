@@ -10,6 +10,8 @@ fails loudly when an upgrade changes them. Nothing else in the repository import
 - The mock engine (tools/mock_engine.py) runs a program to completion synchronously, records
   resources in the order the program constructs them, and subclasses the mock monitor to keep
   every registration request.
+- The tests hand a public component its inputs as the SDK's provider host does for a program in
+  another Pulumi language (as_a_provider_receives).
 """
 
 from __future__ import annotations
@@ -80,3 +82,14 @@ def construction_order() -> Iterator[dict[tuple[str, str], int]]:
         yield order
     finally:
         pulumi.resource.register_resource = register
+
+
+async def as_a_provider_receives(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Component inputs as the SDK's provider host hands them to a component constructed for another
+    Pulumi language: serialized as the engine sends them, then deserialized by the host (a map with a
+    secret in it arrives as one secret Output, numbers as floats)."""
+    from pulumi.provider.server import ProviderServicer
+    from pulumi.runtime import rpc
+
+    wire = await rpc.serialize_properties(inputs, {})
+    return await ProviderServicer._construct_inputs(wire, {})

@@ -127,7 +127,7 @@ def decode(value: Any) -> Any:
     return value
 
 
-def refuse_what_aws_would_refuse(args: Mapping[str, Any]) -> None:
+def refuse_what_aws_would_refuse(args: Mapping[str, Any], api_clients: list[str]) -> None:
     """Before a real `pulumi preview` or `up` registers anything: GptOssStack with these args (a
     GptOssStackArgs) planned offline on the mock engine (`python -m gpt_oss_infra.tools.plan --check`,
     what `make plan` runs), and every AWS request in that plan checked against botocore's models.
@@ -146,12 +146,12 @@ def refuse_what_aws_would_refuse(args: Mapping[str, Any]) -> None:
         f"{KEY_PREFIX}{key}": value if isinstance(value, str) else json.dumps(value)
         for key, value in args["config"].items()
     }
-    # The component's secrets: only whether each is set, and an API-key map's client names.
+    # The component's secrets: only whether each is set, and the API keys' client names.
     # An API-key map with no client is none (api_key_clients refuses an empty one).
     secrets = {
         "hfToken": args.get("hf_token"),
         "ngcApiKey": args.get("ngc_api_key"),
-        "apiKeys": args.get("api_keys") or None,
+        "apiKeys": dict.fromkeys(api_clients) or None,
     }
     given_secrets = {
         f"{KEY_PREFIX}{key}": json.dumps(dict.fromkeys(value, SECRET)) if isinstance(value, dict) else SECRET

@@ -115,6 +115,11 @@ class Stack:
             namespaces.append(self.observability.namespace["metadata"]["name"])
         return destroy_waits.volume_wait(namespaces)
 
+    def deployment_network_policies(self, deployment: str) -> list[dict[str, Any]]:
+        """The NetworkPolicies of one deployment's graph pods, among the namespace's."""
+        names = network_policy.deployment_policy_names(deployment)
+        return [policy for policy in self.network_policies if policy["metadata"]["name"] in names]
+
     @property
     def deployments(self) -> list[ResolvedDeployment]:
         return [serving.deployment for serving in self.serving]

@@ -25,25 +25,35 @@ def component_schema() -> dict[str, Any]:
 def api_summary(schema: dict[str, Any]) -> dict[str, Any]:
     """The contract a change to the public API must own up to (CHANGELOG.md, a version bump): each
     component's inputs with their types, which are required and which must be plain values, and its
-    outputs."""
-
-    def type_of(spec: dict[str, Any]) -> str:
-        if "$ref" in spec:
-            return spec["$ref"].rsplit("/", 1)[-1]
-        if spec.get("type") == "array":
-            return f"list[{type_of(spec['items'])}]"
-        if spec.get("type") == "object" and "additionalProperties" in spec:
-            return f"dict[str, {type_of(spec['additionalProperties'])}]"
-        return spec["type"]
-
+    outputs; and the fields of the object types its inputs take."""
     return {
-        token: {
-            "inputs": {
-                name: type_of(spec) + (" (plain)" if spec.get("plain") else "")
-                for name, spec in sorted(resource["inputProperties"].items())
-            },
-            "required": sorted(resource.get("requiredInputs", [])),
-            "outputs": {name: type_of(spec) for name, spec in sorted(resource["properties"].items())},
-        }
-        for token, resource in sorted(schema["resources"].items())
+        "resources": {
+            token: {
+                "inputs": _typed(resource["inputProperties"]),
+                "required": sorted(resource.get("requiredInputs", [])),
+                "outputs": {name: _type_of(spec) for name, spec in sorted(resource["properties"].items())},
+            }
+            for token, resource in sorted(schema["resources"].items())
+        },
+        "types": {
+            token: {"fields": _typed(type_["properties"]), "required": sorted(type_.get("required", []))}
+            for token, type_ in sorted(schema.get("types", {}).items())
+        },
     }
+
+
+def _typed(properties: dict[str, Any]) -> dict[str, str]:
+    """Each property's type, and whether it must be a plain value."""
+    return {
+        name: _type_of(spec) + (" (plain)" if spec.get("plain") else "") for name, spec in sorted(properties.items())
+    }
+
+
+def _type_of(spec: dict[str, Any]) -> str:
+    if "$ref" in spec:
+        return spec["$ref"].rsplit("/", 1)[-1]
+    if spec.get("type") == "array":
+        return f"list[{_type_of(spec['items'])}]"
+    if spec.get("type") == "object" and "additionalProperties" in spec:
+        return f"dict[str, {_type_of(spec['additionalProperties'])}]"
+    return spec["type"]

@@ -31,6 +31,11 @@ def test_the_schema_has_every_public_component_with_described_inputs_and_outputs
         for name, spec in [*resource["inputProperties"].items(), *resource["properties"].items()]:
             assert spec.get("description"), f"{token}.{name} has no description (a docstring under its annotation)"
             described += 1
+    for token, type_ in schema["types"].items():  # the object types inputs take (GptOssDeployment's endpoint)
+        assert type_["properties"], token
+        for name, spec in type_["properties"].items():
+            assert spec.get("description"), f"{token}.{name} has no description"
+            described += 1
     assert described >= 8
 
 
@@ -46,7 +51,7 @@ def test_the_public_api_is_the_pinned_one(schema):
     current = {
         "version": gpt_oss_infra.__version__,
         "names": sorted(gpt_oss_infra.__all__),
-        "resources": api_summary(schema),
+        **api_summary(schema),
     }
     pinned = json.loads(PINNED.read_text())
     changed = {key for key in current if current[key] != pinned[key]} - {"version"}
@@ -70,4 +75,4 @@ def test_a_changed_input_is_caught_by_the_pin(schema):
     renamed = json.loads(json.dumps(schema))
     inputs = renamed["resources"]["gpt-oss-infra:index:GptOssStack"]["inputProperties"]
     inputs["huggingFaceToken"] = inputs.pop("hfToken")
-    assert api_summary(renamed) != json.loads(PINNED.read_text())["resources"]
+    assert api_summary(renamed)["resources"] != json.loads(PINNED.read_text())["resources"]

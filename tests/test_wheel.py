@@ -1,15 +1,19 @@
 """The package as a user gets it: the wheel built from this tree, installed with its dependencies in a
-fresh venv (nothing of the repository on its path), plans a stack through GptOssStack offline."""
+fresh venv (nothing of the repository on its path), plans a stack through GptOssStack offline, and the
+example program that adds the public building blocks to a cluster of its own."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
 from pathlib import Path
 
 import yaml
+
+import gpt_oss_infra
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +24,7 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack(tmp_path):
+def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_example_program(tmp_path):
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "dist"), str(ROOT)], tmp_path)
     (wheel,) = (tmp_path / "dist").glob("gpt_oss_infra-*.whl")
     venv.create(tmp_path / "venv", with_pip=True)
@@ -43,7 +47,7 @@ def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack(tmp_path):
             / "gpt_oss_infra"
             / "__init__.py"
         ),
-        "0.1.0",
+        gpt_oss_infra.__version__,
     ]
     # The offline plan GptOssStack runs before registering anything, from the installed package alone:
     # an example stack's config as the engine hands it over, and a broken one refused with its key.
@@ -60,3 +64,12 @@ def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack(tmp_path):
     )
     assert refused.returncode == 1
     assert "gpt-oss-infra:deployments.gpt-oss.recipe" in refused.stdout, refused.stdout + refused.stderr
+
+    # The example program, copied out of the repository, planned with the installed package alone.
+    example = shutil.copytree(ROOT / "examples" / "own-cluster", tmp_path / "own-cluster")
+    plan = [python, "-m", "gpt_oss_infra.tools.plan", "--program-dir", example, "--stack", "dev", "--out", "out"]
+    assert run(plan, tmp_path).stdout.startswith("# Plan: gpt-oss-own-cluster / dev")
+    resources = json.loads((tmp_path / "out" / "dev" / "resources.json").read_text())
+    assert [r["type"] for r in resources if r["type"].startswith("gpt-oss-infra:")] == [
+        f"gpt-oss-infra:index:{block}" for block in ("GpuNodePool", "DynamoPlatform", "ModelCache", "GptOssDeployment")
+    ]

@@ -5,6 +5,13 @@ Vulture reads this file as code that uses these names; nothing runs it.
 
 import http.client
 
+from gpt_oss_infra.components.building_blocks import (
+    DynamoPlatformArgs,
+    Endpoint,
+    GptOssDeploymentArgs,
+    GpuNodePoolArgs,
+    ModelCacheArgs,
+)
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
@@ -53,3 +60,16 @@ DestroyWait.timeout_seconds
 # http.client calls connect() and reads sock on the smoke test's TLS connection (configs/scripts/smoke_test.py).
 http.client.HTTPSConnection.connect
 http.client.HTTPSConnection.sock
+
+# The building blocks' Args are TypedDicts read by key (core/inputs/building_blocks.py: args.get("...")),
+# which vulture does not count as a use; the component schema every language's SDK gets is made from them.
+GpuNodePoolArgs.node_role_arn
+DynamoPlatformArgs.dynamo_release
+ModelCacheArgs.fsx_dns_name
+ModelCacheArgs.fsx_mount_name
+ModelCacheArgs.dynamo_release
+Endpoint.requests_per_minute
+Endpoint.client_requests_per_minute
+GptOssDeploymentArgs.recipe_definition
+GptOssDeploymentArgs.pool_nodes
+GptOssDeploymentArgs.dynamo_release

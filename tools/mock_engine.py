@@ -139,6 +139,19 @@ def _catalog():
     return load_catalog()
 
 
+def subnets_in_zones(filters: list[dict[str, Any]], zones_of: dict[str, str]) -> dict[str, Any]:
+    """aws:ec2/getSubnets' answer to a subnet-id and availability-zone filter: the subnets in those zones
+    (a subnet the program did not make, whose zone the mock cannot know, is taken as in them)."""
+    values = {given["name"]: given["values"] for given in filters}
+    zones = values["availability-zone"]
+    return {"ids": [subnet for subnet in values["subnet-id"] if zones_of.get(subnet, zones[0]) in zones]}
+
+
+def cluster_network(name: str) -> dict[str, Any]:
+    """aws:eks/getCluster's answer: the network the mock's own clusters get (_extra_outputs)."""
+    return {"name": name, "vpcConfig": {"clusterSecurityGroupId": f"{name}-sg-id", "vpcId": f"{name}-vpc-id"}}
+
+
 def instance_type_offerings(instance_types: list[str], zones: list[str]) -> dict[str, Any]:
     """aws:ec2/getInstanceTypeOfferings' answer: each type botocore's ec2 model lists, in every zone."""
     offered = [(name, zone) for name in instance_types if name in enum("ec2", "InstanceType") for zone in zones]
@@ -154,10 +167,13 @@ class _Mocks(pulumi.runtime.Mocks):
 
     def __init__(self, account: MockAccount):
         self.account = account
+        self.subnet_zones: dict[str, str] = {}  # the program's own subnets, by id
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         if args.typ in _UNREAD_STATE:
             return f"{args.name}-id", {}
+        if args.typ == "aws:ec2/subnet:Subnet":
+            self.subnet_zones[f"{args.name}-id"] = args.inputs.get("availabilityZone")
         return f"{args.name}-id", dict(args.inputs) | _extra_outputs(args.typ, args.name, args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict | tuple[dict, list[tuple[str, str]]]:
@@ -167,6 +183,10 @@ class _Mocks(pulumi.runtime.Mocks):
             return self.account.instance_types[args.args["instanceType"]]
         if args.token == OFFERINGS_TOKEN:
             return instance_type_offerings(args.args["filters"][0]["values"], self.account.zones)
+        if args.token == SUBNETS_TOKEN:
+            return subnets_in_zones(args.args["filters"], self.subnet_zones)
+        if args.token == CLUSTER_TOKEN:
+            return cluster_network(args.args["name"])
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
@@ -349,6 +369,8 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
 # The only lookups the program makes, answered as AWS would for the mock account: a new lookup in
 # the program must be answered here on purpose, not get an empty result that plans anything.
 OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
+SUBNETS_TOKEN = "aws:ec2/getSubnets:getSubnets"
+CLUSTER_TOKEN = "aws:eks/getCluster:getCluster"
 AVAILABILITY_ZONES = {
     "names": ["us-east-2a", "us-east-2b", "us-east-2c"],
     "zoneIds": ["use2-az1", "use2-az2", "use2-az3"],

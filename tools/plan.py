@@ -23,6 +23,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ import gpt_oss_infra
 from gpt_oss_infra.components.stack_config import decode
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
-from gpt_oss_infra.core.render.report import render_summary
+from gpt_oss_infra.core.render.report import render_program_summary, render_summary
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
 from gpt_oss_infra.tools.aws_contract import resource_problems
@@ -54,11 +55,13 @@ class StackFiles:
     secret_keys: list[str]
 
 
-def load_stack_files(stack: str, stack_dir: Path | None = None) -> StackFiles:
-    """Pulumi.yaml (project, config defaults) + Pulumi.<stack>.yaml from `stack_dir`, else from
-    the project root or configs/examples/."""
-    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    entries = stack_config_entries(find_stack_file(stack, stack_dir))
+def load_stack_files(stack: str, stack_dir: Path | None = None, project_dir: Path = ROOT) -> StackFiles:
+    """Pulumi.yaml (project, config defaults) from `project_dir` + Pulumi.<stack>.yaml from
+    `stack_dir`, else from the project's folder (and, for this repository's program, configs/examples/)."""
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+    if stack_dir is None and project_dir != ROOT:
+        stack_dir = project_dir
+    entries = stack_config_entries(find_stack_file(stack, stack_dir), project_dir)
     plaintext = [
         Problem(path, f"a secret stored in plaintext in the stack file: remove it and set it with {command}")
         for key, command in SECRET_COMMANDS.items()
@@ -80,9 +83,9 @@ def find_stack_file(stack: str, stack_dir: Path | None = None) -> Path:
     return stack_file
 
 
-def stack_config_entries(stack_file: Path) -> dict[str, Any]:
-    """Pulumi.yaml's config defaults, overridden by the stack file's `config:`, as written."""
-    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+def stack_config_entries(stack_file: Path, project_dir: Path = ROOT) -> dict[str, Any]:
+    """The project's Pulumi.yaml config defaults, overridden by the stack file's `config:`, as written."""
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
     return _project_defaults(project) | read_stack_yaml(stack_file)
 
 
@@ -121,9 +124,12 @@ def _without_ciphertext(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def plan_files(stack: str, stack_dir: Path | None = None) -> tuple[dict[str, str], ProgramRun]:
-    """Run the program for `stack` and return the plan's files (relative path -> text)."""
-    return planned(load_stack_files(stack, stack_dir), stack)
+def plan_files(
+    stack: str, stack_dir: Path | None = None, program_dir: Path = ROOT
+) -> tuple[dict[str, str], ProgramRun]:
+    """Run the program of `program_dir` (this repository's by default) for `stack` and return the
+    plan's files (relative path -> text)."""
+    return planned(load_stack_files(stack, stack_dir, program_dir), stack, program_dir / "__main__.py")
 
 
 def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py") -> tuple[dict[str, str], ProgramRun]:
@@ -136,22 +142,30 @@ def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py")
     if refused:
         raise ConfigError(refused)
     resources = [_abridged(registration.as_json()) for registration in run.resources]
+    types = [r["type"] for r in resources]
+    order = _critical_path(run.resources)
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
         "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
-        "summary.md": render_summary(
-            files.project,
-            stack,
-            run.outputs["report"],
-            [r["type"] for r in resources],
-            critical_path.render(critical_path.critical_path(run.resources, critical_path.load_phases())),
-        ),
+        # A program of GptOssStack exports its report; one that composes the building blocks does not.
+        "summary.md": render_summary(files.project, stack, run.outputs["report"], types, order)
+        if "report" in run.outputs
+        else render_program_summary(files.project, stack, types, order),
     }
     for manifest in manifests(run):
         output[f"manifests/{_manifest_file_name(manifest)}"] = yaml.dump(
             manifest, Dumper=_ManifestDumper, sort_keys=False
         )
     return output, run
+
+
+def _critical_path(resources: list[Registration]) -> list[str]:
+    """The critical path's lines, where resource names are unique: the dependency tools key resources by
+    name, which Pulumi requires only per type (a program of the user's may repeat one)."""
+    repeated = sorted(name for name, count in Counter(r.name for r in resources).items() if count > 1)
+    if repeated:
+        return ["## Critical path", "", f"Not computed: more than one resource is named {', '.join(repeated)}.", ""]
+    return critical_path.render(critical_path.critical_path(resources, critical_path.load_phases()))
 
 
 def as_preview(run: ProgramRun) -> list[Registration]:
@@ -273,6 +287,12 @@ def main(argv: list[str] | None = None) -> int:
         "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
     )
     parser.add_argument(
+        "--program-dir",
+        type=Path,
+        default=ROOT,
+        help="plan another program: its Pulumi.yaml, __main__.py and (default) stack files, e.g. examples/own-cluster",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="plan the config on standard input ({project, config, secretKeys}, as the engine gives it to the "
@@ -284,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             given = json.load(sys.stdin)
             planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack, STACK_PROGRAM)
             return 0
-        files, run = plan_files(args.stack, args.stack_dir)
+        files, run = plan_files(args.stack, args.stack_dir, args.program_dir.resolve())
     except (pulumi.RunError, YamlFileError) as error:
         print(error if args.check else f"plan {args.stack}: {error}", file=sys.stdout if args.check else sys.stderr)
         return 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 
+import pulumi
 import pulumi_aws as aws
 
 from gpt_oss_infra.core.aws.account import AccountFacts, CapacityBlock
@@ -19,7 +20,8 @@ from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.stack import Stack
 
 
-def account_facts(stack: Stack) -> AccountFacts:
+def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> AccountFacts:
+    """What EC2 says of the stack's instance types and reservations; `opts`: the provider to ask through."""
     instance_types = sorted({pool.instance_type for pool in stack.pools.values()})
     system_type = stack.config.cluster.system_nodes.instance_type
     blocks, problems = {}, []
@@ -28,7 +30,7 @@ def account_facts(stack: Stack) -> AccountFacts:
         if pool.config.capacity_type != "CAPACITY_BLOCK":
             continue
         try:
-            blocks[reservation] = _capacity_block(reservation)
+            blocks[reservation] = _capacity_block(reservation, opts)
         except Exception as error:  # the invoke's error names what EC2 said
             problems.append(
                 Problem(
@@ -39,15 +41,15 @@ def account_facts(stack: Stack) -> AccountFacts:
     if problems:
         raise ConfigError(problems)
     return AccountFacts(
-        instance_types={name: _instance_type(name) for name in instance_types},
-        offered_zones=_offered_zones(sorted({*instance_types, system_type})),
+        instance_types={name: _instance_type(name, opts) for name in instance_types},
+        offered_zones=_offered_zones(sorted({*instance_types, system_type}), opts),
         capacity_blocks=blocks,
         now=datetime.now(UTC),
     )
 
 
-def _instance_type(name: str) -> Ec2InstanceFacts:
-    described = aws.ec2.get_instance_type(instance_type=name)
+def _instance_type(name: str, opts: pulumi.InvokeOptions | None) -> Ec2InstanceFacts:
+    described = aws.ec2.get_instance_type(instance_type=name, opts=opts)
     cards = sorted(described.network_cards, key=lambda card: card.index)
     return Ec2InstanceFacts.model_validate(
         {
@@ -57,10 +59,12 @@ def _instance_type(name: str) -> Ec2InstanceFacts:
     )
 
 
-def _offered_zones(instance_types: list[str]) -> dict[str, frozenset[str]]:
+def _offered_zones(instance_types: list[str], opts: pulumi.InvokeOptions | None) -> dict[str, frozenset[str]]:
     """The availability zones of the region where EC2 offers each instance type to this account."""
     found = aws.ec2.get_instance_type_offerings(
-        filters=[{"name": "instance-type", "values": instance_types}], location_type="availability-zone"
+        filters=[{"name": "instance-type", "values": instance_types}],
+        location_type="availability-zone",
+        opts=opts,
     )
     offered = defaultdict(set)
     for instance_type, zone in zip(found.instance_types, found.locations, strict=True):
@@ -68,8 +72,8 @@ def _offered_zones(instance_types: list[str]) -> dict[str, frozenset[str]]:
     return {instance_type: frozenset(offered[instance_type]) for instance_type in instance_types}
 
 
-def _capacity_block(reservation_id: str) -> CapacityBlock:
-    block = aws.ec2.get_capacity_block_reservation(id=reservation_id)
+def _capacity_block(reservation_id: str, opts: pulumi.InvokeOptions | None) -> CapacityBlock:
+    block = aws.ec2.get_capacity_block_reservation(id=reservation_id, opts=opts)
     return CapacityBlock(
         reservation_id=reservation_id,
         instance_type=block.instance_type,

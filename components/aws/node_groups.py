@@ -30,7 +30,12 @@ class NodeGroups(Component):
     def __init__(self, name: str, args: NodeGroupsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:NodeGroups", name, None, opts)
         role = node_role(self, f"{name}-node-role")
-        interface_groups = efa_interface_groups(self, name, args.cluster, args.groups)
+        network = args.cluster.vpc_config
+        interface_groups = (
+            efa_interface_groups(self, name, network.cluster_security_group_id, network.vpc_id)
+            if any(spec.network_interfaces for spec in args.groups)
+            else []
+        )
         self.node_groups = {
             spec.pool: add_node_group(
                 self,
@@ -56,34 +61,31 @@ class NodeGroupPlacement:
 
     cluster_name: pulumi.Input[str]
     role_arn: pulumi.Input[str]
-    subnet_ids: list[pulumi.Input[str]]  # the pool's subnets (its zone's, when it pins one)
+    subnet_ids: pulumi.Input[list[pulumi.Input[str]]]  # the pool's subnets (its zone's, when it pins one)
     interface_groups: list[pulumi.Input[str]]  # security groups of EFA interfaces (efa_interface_groups)
 
 
-def node_role(owner: Component, name: str) -> aws.iam.Role:
-    """The role nodes join the cluster with (the AWS-managed worker, CNI and ECR policies)."""
-    return role_with_managed_policies(
-        name, aws_specs.service_trust_policy("ec2.amazonaws.com"), aws_specs.NODE_MANAGED_POLICIES, owner
-    )
+def node_role(owner: Component, name: str, with_vpc_cni: bool = False) -> aws.iam.Role:
+    """The role nodes join the cluster with: the AWS-managed worker and ECR policies, and the VPC CNI's
+    where the CNI runs as the node (a created cluster gives the CNI its own Pod Identity role)."""
+    policies = aws_specs.NODE_MANAGED_POLICIES + ([aws_specs.VPC_CNI_POLICY] if with_vpc_cni else [])
+    return role_with_managed_policies(name, aws_specs.service_trust_policy("ec2.amazonaws.com"), policies, owner)
 
 
 def efa_interface_groups(
-    owner: Component, name: str, cluster: aws.eks.Cluster, groups: list[aws_specs.NodeGroupSpec]
+    owner: Component, name: str, cluster_security_group_id: pulumi.Input[str], vpc_id: pulumi.Input[str]
 ) -> list[pulumi.Input[str]]:
     """EFA interfaces replace the node group's default network setup: they carry the cluster
     security group explicitly, plus one that lets EFA peers talk to each other (all traffic)."""
-    interface_groups = [cluster.vpc_config.cluster_security_group_id]
-    if any(spec.network_interfaces for spec in groups):
-        efa = aws.ec2.SecurityGroup(
-            f"{name}-efa",
-            vpc_id=cluster.vpc_config.vpc_id,
-            description="EFA: all traffic between members",
-            ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
-            egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
-            opts=owner.child_opts(),
-        )
-        interface_groups.append(efa.id)
-    return interface_groups
+    efa = aws.ec2.SecurityGroup(
+        f"{name}-efa",
+        vpc_id=vpc_id,
+        description="EFA: all traffic between members",
+        ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+        egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+        opts=owner.child_opts(),
+    )
+    return [cluster_security_group_id, efa.id]
 
 
 def add_node_group(
@@ -95,7 +97,11 @@ def add_node_group(
     subnet_ids = placement.subnet_ids
     if spec.placement_group:  # a cluster placement group lives in one AZ
         placement_group = aws.ec2.PlacementGroup(f"{name}-placement", strategy="cluster", opts=owner.child_opts())
-        subnet_ids = subnet_ids[:1]
+        subnet_ids = (
+            subnet_ids[:1]
+            if isinstance(subnet_ids, list)
+            else pulumi.Output.from_input(subnet_ids).apply(lambda subnets: subnets[:1])
+        )
     template = _launch_template(owner, name, spec, placement_group, placement.interface_groups)
     group = aws.eks.NodeGroup(
         name,

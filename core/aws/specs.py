@@ -286,7 +286,7 @@ def _addons(config: StackConfig) -> list[AddonSpec]:
         AddonSpec(
             "vpc-cni",
             "aws-node",
-            "AmazonEKS_CNI_Policy",
+            VPC_CNI_POLICY,
             configuration={"enableNetworkPolicy": "true"} if config.network_policies_enabled else None,
         ),
         AddonSpec("kube-proxy"),
@@ -340,6 +340,7 @@ def pod_identity_trust_policy() -> dict[str, Any]:
 
 
 NODE_MANAGED_POLICIES = ["AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryReadOnly"]
+VPC_CNI_POLICY = "AmazonEKS_CNI_Policy"  # the VPC CNI's, on its own identity or on the node role
 CLUSTER_MANAGED_POLICIES = ["AmazonEKSClusterPolicy"]
 
 

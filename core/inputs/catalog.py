@@ -405,7 +405,17 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
     return versions
 
 
-def _recipe_problems(recipe: Recipe, path: Path, hardware: dict[str, Hardware], backends: dict[str, Backend]):
+def recipe_from_object(data: dict[str, Any], where: str, catalog: Catalog) -> Recipe:
+    """A recipe given as an object (what a configs/recipes/ file holds), checked like those files:
+    ConfigError with keys `<where>.<field>`."""
+    recipe = _parse(Recipe, data, f"{where}.")
+    problems = _recipe_problems(recipe, where, catalog.hardware, catalog.backends)
+    if problems:
+        raise ConfigError(problems)
+    return recipe
+
+
+def _recipe_problems(recipe: Recipe, path: Path | str, hardware: dict[str, Hardware], backends: dict[str, Backend]):
     problems = []
     if recipe.hardware not in hardware and recipe.hardware != CPU_ONLY:
         problems.append(Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join([*hardware, CPU_ONLY])}"))

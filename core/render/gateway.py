@@ -356,8 +356,12 @@ class GatewaySoftware:
 
 def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySoftware | None:
     """What a stack with an internal or public endpoint installs once, on the system pool."""
-    if not config.exposed:
-        return None
+    return cluster_gateway_software(config, charts) if config.exposed else None
+
+
+def cluster_gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySoftware:
+    """Envoy Gateway and its GatewayClass (and, on a created cluster, the NLB controller) for the
+    cluster of `config`, whether or not its deployments have an endpoint yet."""
     on_system_pool = {"affinity": SYSTEM_POOL_AFFINITY}
     controller = ChartRelease(
         charts["gateway-helm"], {"deployment": {"pod": on_system_pool}, "certgen": {"job": on_system_pool}}

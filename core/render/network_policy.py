@@ -49,6 +49,12 @@ def network_policies(
     return [_default_deny(namespace), *per_deployment, _model_download(namespace, kube_dns)]
 
 
+def deployment_policy_names(deployment: str) -> tuple[str, str]:
+    """The policies of one deployment's graph pods: its frontend's and its workers'. Alone (without
+    the namespace's default deny), they still close those pods to everything they do not name."""
+    return f"{deployment}-frontend-ingress", f"{deployment}-workers-ingress"
+
+
 def _default_deny(namespace: str) -> dict[str, Any]:
     """Every pod of the namespace is isolated for ingress: a pod nobody must reach (the Jobs) gets no
     rule, and a new workload is closed until a policy opens it."""
@@ -69,7 +75,8 @@ def _frontend(
         {"from": [{"podSelector": _graph_pods(deployment, WORKER_ROLES)}], "ports": [ALL_TCP]},
     ]
     selector = {"matchLabels": worker_labels(deployment, FRONTEND_ROLE)}
-    return _policy(f"{deployment}-frontend-ingress", namespace, selector, policyTypes=["Ingress"], ingress=ingress)
+    name = deployment_policy_names(deployment)[0]
+    return _policy(name, namespace, selector, policyTypes=["Ingress"], ingress=ingress)
 
 
 def _workers(namespace: str, deployment: str, monitoring_namespace: str | None) -> dict[str, Any]:
@@ -81,7 +88,8 @@ def _workers(namespace: str, deployment: str, monitoring_namespace: str | None) 
     if monitoring_namespace:
         ingress.append({"from": [_namespace(monitoring_namespace)], "ports": [_tcp(SYSTEM_PORT)]})
     selector = _graph_pods(deployment, WORKER_ROLES)
-    return _policy(f"{deployment}-workers-ingress", namespace, selector, policyTypes=["Ingress"], ingress=ingress)
+    name = deployment_policy_names(deployment)[1]
+    return _policy(name, namespace, selector, policyTypes=["Ingress"], ingress=ingress)
 
 
 def _model_download(namespace: str, kube_dns: tuple[str, dict[str, str]]) -> dict[str, Any]:

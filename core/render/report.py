@@ -316,14 +316,33 @@ def render_summary(
         "activations and CUDA graphs use part of the same memory.",
         "",
     ]
+    return _joined(lines + _resource_lines(resource_types, critical_path))
+
+
+def render_program_summary(project: str, stack_name: str, resource_types: list[str], critical_path: list[str]) -> str:
+    """summary.md of a program that composes the building blocks itself: it exports no stack report,
+    so the plan shows what it registers and in which order; its outputs are in outputs.json."""
+    header = [
+        f"# Plan: {project} / {stack_name}",
+        "",
+        "No stack report: this program composes the components itself.",
+        "",
+    ]
+    return _joined(header + _resource_lines(resource_types, critical_path))
+
+
+def _resource_lines(resource_types: list[str], critical_path: list[str]) -> list[str]:
     counts = Counter(resource_types)
-    lines += critical_path
-    lines += [
+    return [
+        *critical_path,
         f"## Resources ({len(resource_types)})",
         "",
         *(f"- {count} x `{type_}`" for type_, count in sorted(counts.items())),
         "",
     ]
+
+
+def _joined(lines: list[str]) -> str:
     return "\n".join(line for text in lines for line in _wrapped(text))
 
 

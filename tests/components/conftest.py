@@ -17,7 +17,14 @@ from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.stack import Stack, build_stack
-from gpt_oss_infra.tools.mock_engine import OFFERINGS_TOKEN, instance_type_offerings
+from gpt_oss_infra.tools.mock_engine import (
+    CLUSTER_TOKEN,
+    OFFERINGS_TOKEN,
+    SUBNETS_TOKEN,
+    cluster_network,
+    instance_type_offerings,
+    subnets_in_zones,
+)
 from tests.support import example_entries
 
 PROJECT, STACK = "gpt-oss-infra", "test"
@@ -49,6 +56,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
             for name, instance in hardware.instance_types.items()
         }
         self.capacity_blocks: dict[str, dict[str, Any]] = {}
+        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (tools/mock_engine.subnets_in_zones)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
@@ -64,6 +72,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return self.instance_types[args.args["instanceType"]]
         if args.token == OFFERINGS_TOKEN:
             return instance_type_offerings(args.args["filters"][0]["values"], ZONES)
+        if args.token == SUBNETS_TOKEN:
+            return subnets_in_zones(args.args["filters"], self.subnet_zones)
+        if args.token == CLUSTER_TOKEN:
+            return cluster_network(args.args["name"])
         if args.token == CAPACITY_BLOCK_TOKEN:
             found = self.capacity_blocks.get(args.args["id"])
             # A failed invoke reaches the program as an exception, like EC2's "not found".

@@ -144,7 +144,7 @@ def test_the_offline_check_is_handed_the_config_and_only_whether_each_secret_is_
         "ngc_api_key": None,
         "api_keys": {"alice": "sk-s3cret"},
     }
-    stack_config.refuse_what_aws_would_refuse(args)
+    stack_config.refuse_what_aws_would_refuse(args, ["alice"])
     assert handed["command"][-4:] == ["gpt_oss_infra.tools.plan", "--check", "--stack", "dev"]
     assert handed["given"] == {
         "project": "gpt-oss-infra",

@@ -1,0 +1,308 @@
+"""The public building blocks' arguments as stack config.
+
+Each building block (GpuNodePool, DynamoPlatform, ModelCache, GptOssDeployment) writes the part of a
+stack config its arguments say; the stack's own pipeline (core.stack.build_stack) then validates,
+resolves and renders it, so a block refuses exactly what a stack file would. A refusal names the
+argument, not the config key it became (`Fragment.refusal`). Arguments arrive as plain dicts with the
+Args' snake_case keys, from Python or, through the component provider, from any Pulumi language.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, CPU_ONLY, Catalog, recipe_from_object
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.inputs.rules import REGION_KEY
+from gpt_oss_infra.core.yaml_files import read_yaml
+
+DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
+RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A stack config made from a block's arguments, and which argument each key came from."""
+
+    config: dict[str, Any]  # stack config keys, without the gpt-oss-infra: prefix
+    arguments: dict[str, str]  # config key -> the argument it holds (the longest matching key wins)
+
+    def refusal(self, error: ConfigError) -> ConfigError:
+        """The same problems, each keyed by the argument it came from."""
+        translated = [Problem(self.argument_of(p.key), p.message) for p in error.problems]
+        return ConfigError(list(dict.fromkeys(translated)))  # `name` is both a pool's key and the cluster's name
+
+    def warning(self, text: str) -> str:
+        """A stack warning ("gpt-oss-infra:<key>: ...") keyed by the argument it came from."""
+        key, separator, rest = text.partition(": ")
+        return f"{self.argument_of(key)}{separator}{rest}" if key.startswith(KEY_PREFIX) and separator else text
+
+    def argument_of(self, key: str) -> str:
+        key = key.removeprefix(KEY_PREFIX)
+        matches = [config_key for config_key in self.arguments if key == config_key or key.startswith(f"{config_key}.")]
+        if not matches:
+            return f"(derived) {key}"  # a key no argument sets: a default of this package's
+        config_key = max(matches, key=len)
+        return self.arguments[config_key] + key[len(config_key) :]
+
+
+def node_pool(name: str, args: dict[str, Any]) -> Fragment:
+    """GpuNodePool: one GPU node pool of a created (EKS) cluster."""
+    pool = f"nodePools.{name}"
+    settings = {
+        "hardware": args.get("hardware"),
+        "nodes": whole(args.get("nodes")),
+        "capacityType": args.get("capacity_type"),
+        "capacityReservationId": args.get("capacity_reservation_id"),
+        "instanceType": args.get("instance_type"),
+        "availabilityZone": args.get("availability_zone"),
+        "efa": args.get("efa"),
+        "diskSizeGiB": whole(args.get("disk_size_gib")),
+    }
+    config = {
+        "environment": args.get("environment") or DEFAULTS["environment"],
+        "release": _release(args, backend=None, catalog=None),
+        "cluster": _cluster("eks", name, args),
+        "nodePools": {name: _present(settings)},
+    }
+    arguments = {f"{pool}.{key}": argument for key, argument in _CAMEL.items() if key in settings}
+    return Fragment(config, {**arguments, pool: "name", "nodePools": "name", **_COMMON})
+
+
+def platform(name: str, args: dict[str, Any]) -> Fragment:
+    """DynamoPlatform: the platform of one Dynamo release (and, with `gateway`, Envoy Gateway)."""
+    cluster = _cluster("existing", name, args) | _present(
+        {
+            "blockStorageClassName": args.get("block_storage_class"),
+            "loadBalancerController": args.get("load_balancer_controller"),
+        }
+    )
+    config = {
+        "environment": DEFAULTS["environment"],
+        "release": _release(args, backend=None, catalog=None),
+        "cluster": cluster,
+        "platform": _present({"namespace": args.get("namespace")}),
+        "modelCache": _ANY_CACHE,
+    }
+    return Fragment(
+        config,
+        {
+            "platform.namespace": "namespace",
+            "cluster.blockStorageClassName": "block_storage_class",
+            "cluster.loadBalancerController": "load_balancer_controller",
+            **_COMMON,
+        },
+    )
+
+
+def endpoint(args: dict[str, Any]) -> dict[str, Any] | None:
+    """A deployment's `endpoint` argument as the stack config's `deployments.<name>.endpoint`."""
+    given = args.get("endpoint")
+    if given is None:
+        return None
+    per_minute = given.get("client_requests_per_minute")
+    return _present(
+        {
+            "exposure": given.get("exposure"),
+            "hostname": given.get("hostname"),
+            "certificateArn": given.get("certificate_arn"),
+            "allowedCidrs": given.get("allowed_cidrs"),
+            "rateLimit": _per_minute(given.get("requests_per_minute")),
+            "clientRateLimits": {client: _per_minute(n) for client, n in per_minute.items()}
+            if isinstance(per_minute, dict)
+            else per_minute,
+        }
+    )
+
+
+def _per_minute(requests: Any) -> dict[str, Any] | None:
+    return None if requests is None else {"requests": whole(requests), "unit": "Minute"}
+
+
+def model_cache(name: str, args: dict[str, Any]) -> Fragment:
+    """ModelCache: the cache volume and download of a namespace. EFS and FSx for Lustre are file
+    systems of an EKS cluster (the cluster kind a stack file would need for them)."""
+    storage = args.get("storage") or "existing"
+    cache = {
+        "storage": storage,
+        "size": args.get("size"),
+        "storageClassName": args.get("storage_class_name"),
+        "fsxThroughputPerTiB": whole(args.get("fsx_throughput_per_tib")),
+    }
+    config = {
+        "environment": DEFAULTS["environment"],
+        "release": _release(args, backend=None, catalog=None),
+        "cluster": _cluster("existing" if storage == "existing" else "eks", name, args),
+        "modelCache": _present(cache),
+        "namespace": args.get("namespace"),
+    }
+    config = _present(config)
+    arguments = {f"modelCache.{key}": argument for key, argument in _CAMEL.items() if key in cache}
+    return Fragment(config, {**arguments, "modelCache": "storage", "namespace": "namespace", **_COMMON})
+
+
+def deployment(name: str, args: dict[str, Any], catalog: Catalog) -> tuple[Fragment, Catalog]:
+    """GptOssDeployment: one serving graph, on the GPU nodes `node_pool` (or `node_selector`) picks;
+    the catalog with the deployment's own recipe where it gives one as an object."""
+    recipe_name = args.get("recipe")
+    if args.get(RECIPE_OBJECT) is not None:
+        if recipe_name is not None:
+            raise ConfigError([Problem(RECIPE_OBJECT, "give a recipe by name (recipe) or as an object, not both")])
+        recipe_name = f"{name}-recipe"
+        try:
+            recipe = recipe_from_object(whole(args[RECIPE_OBJECT]), RECIPE_OBJECT, catalog)
+        except ConfigError as error:
+            raise ConfigError([Problem(p.key.replace(": ", "."), p.message) for p in error.problems]) from None
+        catalog = dataclasses.replace(catalog, recipes={**catalog.recipes, recipe_name: recipe})
+    recipe = catalog.recipes.get(recipe_name) if isinstance(recipe_name, str) else None
+    on_gpus = recipe is not None and recipe.hardware != CPU_ONLY  # an unknown recipe is refused by name
+    pool = args.get("node_pool") or name
+    served = {
+        "recipe": recipe_name,
+        "nodePool": pool if on_gpus else args.get("node_pool"),  # a cpu recipe's pool is refused
+        "gpus": whole(args.get("gpus")),
+        "replicas": whole(args.get("replicas")),
+        "routerMode": args.get("router_mode"),
+        "overrides": whole(args.get("overrides")),
+        "readyTimeoutMinutes": whole(args.get("ready_timeout_minutes")),
+        "endpoint": endpoint(args),
+    }
+    cluster = _cluster("existing", name, args) | _present(
+        {"loadBalancerController": args.get("load_balancer_controller")}
+    )
+    config = {
+        "environment": DEFAULTS["environment"],
+        "release": _release(args, backend=recipe.backend if recipe else None, catalog=catalog),
+        "cluster": cluster,
+        "deployments": {name: _present(served)},
+        "networkPolicies": _present({"enabled": args.get("network_policies")}),
+        "modelCache": _ANY_CACHE,
+        "platform": {"nats": False},  # the platform (and its NATS volume) is DynamoPlatform's to check
+        "namespace": args.get("namespace"),
+        # The pool as the placement and GPU-fit checks see it: the recipe's hardware, `pool_nodes` nodes.
+        "nodePools": {
+            pool: _present(
+                {
+                    "hardware": recipe.hardware,
+                    "nodes": whole(1 if args.get("pool_nodes") is None else args["pool_nodes"]),
+                    "nodeSelector": args.get("node_selector"),
+                }
+            )
+        }
+        if on_gpus
+        else {},
+    }
+    config = _present(config)
+    deployment_key = f"deployments.{name}"
+    arguments = {f"{deployment_key}.{key}": argument for key, argument in _CAMEL.items() if key in served}
+    arguments |= {
+        deployment_key: "name",
+        "deployments": "name",
+        f"{deployment_key}.recipe": RECIPE_OBJECT if args.get(RECIPE_OBJECT) is not None else "recipe",
+        f"nodePools.{pool}": "node_pool",
+        f"nodePools.{pool}.hardware": RECIPE_OBJECT if args.get(RECIPE_OBJECT) is not None else "recipe",
+        f"nodePools.{pool}.nodes": "pool_nodes",
+        f"nodePools.{pool}.nodeSelector": "node_selector",
+        "nodePools": "node_pool",
+        "namespace": "namespace",
+        "apiKeys": "api_keys",
+        "cluster.loadBalancerController": "load_balancer_controller",
+        "networkPolicies.enabled": "network_policies",
+        "networkPolicies": "network_policies",
+        **{f"{deployment_key}.endpoint.{key}": f"endpoint.{argument}" for key, argument in _ENDPOINT.items()},
+    }
+    return Fragment(config, {**arguments, **_COMMON}), catalog
+
+
+def whole(value: Any) -> Any:
+    """Whole numbers as ints, in lists and dicts too: numbers from other Pulumi languages arrive as
+    floats (2.0), which TensorRT-LLM's integer fields and the recipe model refuse."""
+    if isinstance(value, dict):
+        return {key: whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole(item) for item in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Stack config keys (camelCase) -> the argument that sets them (snake_case).
+_CAMEL = {
+    "hardware": "hardware",
+    "nodes": "nodes",
+    "capacityType": "capacity_type",
+    "capacityReservationId": "capacity_reservation_id",
+    "instanceType": "instance_type",
+    "availabilityZone": "availability_zone",
+    "efa": "efa",
+    "diskSizeGiB": "disk_size_gib",
+    "storage": "storage",
+    "size": "size",
+    "storageClassName": "storage_class_name",
+    "fsxThroughputPerTiB": "fsx_throughput_per_tib",
+    "recipe": "recipe",
+    "nodePool": "node_pool",
+    "gpus": "gpus",
+    "replicas": "replicas",
+    "routerMode": "router_mode",
+    "overrides": "overrides",
+    "readyTimeoutMinutes": "ready_timeout_minutes",
+    "endpoint": "endpoint",
+}
+# deployments.<name>.endpoint keys -> the `endpoint` argument's keys.
+_ENDPOINT = {
+    "exposure": "exposure",
+    "hostname": "hostname",
+    "certificateArn": "certificate_arn",
+    "allowedCidrs": "allowed_cidrs",
+    "rateLimit.requests": "requests_per_minute",
+    "rateLimit": "requests_per_minute",
+    "clientRateLimits": "client_requests_per_minute",
+}
+# Arguments every block takes: the release, the cluster's Kubernetes version, the region.
+_COMMON = {
+    "release.dynamo": "dynamo_release",
+    "release.runtimeImage": "runtime_image",
+    "release.modelRevision": "model_revision",
+    "release": "dynamo_release",
+    "cluster.kubernetesVersion": "kubernetes_version",
+    "cluster.name": "name",
+    "environment": "environment",
+    REGION_KEY: "region",
+}
+
+
+def _release(args: dict[str, Any], backend: str | None, catalog: Catalog | None) -> dict[str, Any]:
+    """The release a block runs: Dynamo's (default: configs/components.yaml), the runtime image that
+    release publishes for the recipe's backend unless `runtime_image` names one, the pinned model."""
+    dynamo = args.get("dynamo_release") or DEFAULTS["dynamoRelease"]
+    runtime_image = args.get("runtime_image")
+    if runtime_image is None and catalog is not None and backend is not None and dynamo in catalog.dynamo_versions:
+        runtime_image = catalog.dynamo_versions[dynamo].spec.runtime_images.get(backend)
+    return {
+        "dynamo": dynamo,
+        # Blocks that run no engine still name one: the TensorRT-LLM runtime of the release.
+        "runtimeImage": runtime_image or f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{dynamo}",
+        "model": DEFAULTS["model"],
+        "modelRevision": args.get("model_revision") or DEFAULTS["modelRevision"],
+    }
+
+
+def _cluster(kind: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The cluster as far as a block needs it: its kind decides which checks apply (an `eks` pool is
+    checked against EC2, an `existing` cluster's AWS side is not the program's)."""
+    cluster = {"kind": kind, "name": name, **_present({"kubernetesVersion": args.get("kubernetes_version")})}
+    if kind == "eks":  # the API endpoint is the user's cluster's business, not the block's
+        cluster["endpointPublicAccess"] = False
+    return cluster
+
+
+# The claim every deployment mounts is the namespace's ModelCache's: its StorageClass is that block's
+# business, and any valid name lets a block without a cache pass the stack's cache checks.
+_ANY_CACHE = {"storage": "existing", "storageClassName": "model-cache"}
+
+
+def _present(settings: dict[str, Any]) -> dict[str, Any]:
+    """Only the settings given: the rest keep the stack config's defaults."""
+    return {key: value for key, value in settings.items() if value is not None}

@@ -1,0 +1,336 @@
+"""components/building_blocks.py: the public GpuNodePool, DynamoPlatform, ModelCache and GptOssDeployment
+on Pulumi's mock engine: bad arguments refused by name with nothing registered, and the resources
+GptOssStack makes for the same settings."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+import yaml
+from pulumi.provider.experimental.component import ComponentProvider
+
+import gpt_oss_infra
+from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
+from gpt_oss_infra.components.pulumi_internals import as_a_provider_receives, wait_for
+from gpt_oss_infra.core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.render import gateway
+from tests.components.conftest import (
+    INSTANCE_TYPE_TOKEN,
+    SUBNETS_TOKEN,
+    ZONES,
+    assert_on_the_cluster,
+    on_stand_in_cluster,
+    string_data_is_secret,
+    unwrap_secret,
+)
+
+# The existing-cluster example stack (configs/examples/Pulumi.existing-cluster.yaml) as block arguments.
+EXISTING_CLUSTER_BLOCKS = {
+    "platform": {"dynamo_release": "1.6.1", "block_storage_class": "gp3"},
+    "cache": {"namespace": "gpt-oss", "storage_class_name": "shared-rwx", "size": "400Gi"},
+    "deployment": {
+        "recipe": "h200-agg-low-latency",
+        "gpus": 4,
+        "namespace": "gpt-oss",
+        "node_pool": "h200",
+        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-H200"},
+    },
+}
+
+
+REFUSED = [
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h300", "nodes": 1}),
+     "GpuNodePool 'gpu'", "hardware: unknown hardware"),
+    (lambda: GpuNodePool("GPU", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h200", "nodes": -1}),
+     "GpuNodePool 'GPU'", "nodes: Input should be greater than or equal to 0"),
+    (lambda: DynamoPlatform("dynamo", {"dynamo_release": "9.9.9"}), "DynamoPlatform 'dynamo'", "dynamo_release: "),
+    (lambda: DynamoPlatform("dynamo", {"namespace": "Dynamo_System"}), "DynamoPlatform 'dynamo'", "namespace: "),
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs"}),
+     "ModelCache 'cache'", "file_system_id: required with storage efs"),
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss"}),
+     "ModelCache 'cache'", "storage_class_name: required with storage: existing"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-fastest", "namespace": "gpt-oss"}),
+     "GptOssDeployment 'gpt-oss'", "recipe: unknown recipe 'h200-agg-fastest'"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "gpus": 3, "namespace": "gpt-oss"}),
+     "GptOssDeployment 'gpt-oss'", "gpus: recipe h200-agg-low-latency allows [1, 4, 8] GPUs per worker, not 3"),
+    (lambda: GptOssDeployment(
+        "gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "overrides": {"no_such_field": 1}}
+     ), "GptOssDeployment 'gpt-oss'", "overrides.no_such_field: not a TensorRT-LLM engine field"),
+    (lambda: GptOssDeployment(
+        "gpt-oss", {"recipe": "b200-disagg-4p4d", "namespace": "gpt-oss", "pool_nodes": 0}
+     ), "GptOssDeployment 'gpt-oss'", "node_pool: pool gpt-oss (0 x p6-b200.48xlarge, 8 GPUs each) cannot place"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("build", "block", "expected"), REFUSED)
+def test_a_block_refuses_bad_arguments_by_name_before_registering_anything(engine, build, block, expected):
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(lambda: build() and None)
+    message = str(refused.value)
+    assert message.startswith(f"invalid arguments of {block}:\n"), message
+    assert expected in message, message
+    assert engine.mocks.resources == []  # not the block, nor any of its resources
+
+
+def test_gpu_node_pool_makes_the_node_group_of_its_hardware_as_the_stack_does(engine):
+    # subnet-c is in a zone where EC2 does not offer the instance type (tests/components/conftest.ZONES)
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a", "subnet-b": "us-east-2b", "subnet-c": "us-east-2z"}
+
+    def program():
+        pool = GpuNodePool(
+            "h200",
+            {
+                "cluster_name": "lab",
+                "subnet_ids": ["subnet-a", "subnet-c", "subnet-b"],
+                "hardware": "h200",
+                "nodes": 2.0,
+            },
+        )
+        return {"labels": pool.node_labels}
+
+    outputs = engine.run(program)
+    labels = {"gpt-oss-infra/hardware": "h200", "gpt-oss-infra/pool": "h200", "nvidia.com/gpu.present": "true"}
+    assert outputs == {"labels": labels}
+    group = engine.inputs("h200-nodes")
+    assert group["instanceTypes"] == ["p5en.48xlarge"]  # the hardware's first instance type
+    assert (group["amiType"], group["capacityType"], group["clusterName"]) == (
+        "AL2023_x86_64_NVIDIA",
+        "ON_DEMAND",
+        "lab",
+    )
+    assert group["labels"] == labels
+    assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert group["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}  # 2.0 from another language
+    assert group["subnetIds"] == ["subnet-a", "subnet-b"]  # those in the zones EC2 offers p5en.48xlarge in
+    [subnets] = engine.invoked(SUBNETS_TOKEN)
+    assert subnets["filters"][1] == {"name": "availability-zone", "values": ZONES}
+    template = engine.inputs("h200-nodes-template")
+    assert template["metadataOptions"]["httpTokens"] == "required"
+    assert template["blockDeviceMappings"][0]["ebs"] | {} == {
+        "volumeSize": 500, "volumeType": "gp3", "encrypted": "true", "deleteOnTermination": "true"
+    }  # fmt: skip
+    # EC2 was asked about the instance type before anything was made (its EFA interfaces, its offering).
+    assert [call["instanceType"] for call in engine.invoked(INSTANCE_TYPE_TOKEN)] == ["p5en.48xlarge"]
+    assert engine.children("h200") == [
+        "h200-node-role",
+        "h200-node-role-AmazonEKSWorkerNodePolicy",
+        "h200-node-role-AmazonEC2ContainerRegistryReadOnly",
+        "h200-node-role-AmazonEKS_CNI_Policy",  # the VPC CNI may run as the node on a cluster of the program's
+        "h200-nodes-template",
+        "h200-nodes",
+    ]
+
+
+def test_subnets_in_no_zone_the_instance_type_is_offered_in_fail_the_up_naming_them(engine):
+    engine.mocks.subnet_zones = {"subnet-z": "us-east-2z"}
+    with pytest.raises(Exception, match=r"none of the subnets subnet-z is in a zone where the pool can run p5en"):
+        engine.run(lambda: GpuNodePool("h200", {"cluster_name": "lab", "subnet_ids": ["subnet-z"], "hardware": "h200",
+                                                "nodes": 1}) and None)  # fmt: skip
+
+
+def test_a_pool_joins_with_the_programs_node_role_where_given(engine):
+    engine.run(
+        lambda: GpuNodePool(
+            "h200",
+            {"cluster_name": "lab", "subnet_ids": ["subnet-a"], "hardware": "h200", "nodes": 1,
+             "node_role_arn": "arn:aws:iam::123456789012:role/nodes"},
+        ) and None
+    )  # fmt: skip
+    assert engine.inputs("h200-nodes")["nodeRoleArn"] == "arn:aws:iam::123456789012:role/nodes"
+    assert not engine.names_of("aws:iam/role:Role")
+
+
+def test_an_efa_pool_gets_its_security_group_and_one_placement_group_in_the_first_subnet(engine):
+    def program():
+        GpuNodePool(
+            "b200",
+            {
+                "cluster_name": "lab",
+                "subnet_ids": ["subnet-a", "subnet-b"],
+                "hardware": "b200",
+                "nodes": 2,
+                "efa": True,
+            },
+        )
+
+    engine.run(program)
+    assert engine.inputs("b200-nodes")["subnetIds"] == ["subnet-a"]
+    assert engine.inputs("b200-nodes-placement")["strategy"] == "cluster"
+    interfaces = engine.inputs("b200-nodes-template")["networkInterfaces"]
+    assert interfaces and all(i["securityGroups"] == ["lab-sg-id", "b200-efa-id"] for i in interfaces)
+
+
+def test_platform_cache_and_deployment_render_what_the_stack_renders_for_the_same_settings(engine, example_stack):
+    stack = example_stack("existing-cluster", with_secrets=False)
+
+    def program():
+        cluster = on_stand_in_cluster()
+        platform = DynamoPlatform("dynamo", EXISTING_CLUSTER_BLOCKS["platform"], opts=cluster)
+        cache = ModelCache("cache", EXISTING_CLUSTER_BLOCKS["cache"], opts=cluster)
+        deployment = GptOssDeployment(
+            "gpt-oss",
+            EXISTING_CLUSTER_BLOCKS["deployment"],
+            opts=pulumi.ResourceOptions.merge(cluster, pulumi.ResourceOptions(depends_on=[platform, cache])),
+        )
+        return {
+            "version": platform.version,
+            "namespace": platform.namespace,
+            "claim": cache.claim_name,
+            "endpoint": deployment.endpoint,
+            "check": deployment.serving_check,
+        }
+
+    outputs = engine.run(program)
+    assert outputs["version"] == "1.6.1" and outputs["namespace"] == "dynamo-system"
+    assert outputs["claim"] == stack.model_cache.pvc["metadata"]["name"]
+    assert outputs["endpoint"] == "http://gpt-oss-frontend.gpt-oss.svc.cluster.local:8000"
+    assert outputs["check"].startswith("answered a chat completion through gpt-oss-frontend (Job ")
+    assert engine.inputs("dynamo-release")["values"] == stack.platform.values
+    assert engine.inputs("dynamo-namespace")["metadata"]["name"] == "dynamo-system"
+    assert engine.inputs("cache-pvc") == stack.model_cache.pvc
+    assert engine.inputs("gpt-oss-graph") == stack.serving[0].graph
+    assert engine.inputs("gpt-oss-engine-config") == stack.serving[0].engine_config
+    for block, token in [
+        ("dynamo", "gpt-oss-infra:index:DynamoPlatform"),
+        ("cache", "gpt-oss-infra:index:ModelCache"),
+        ("gpt-oss", "gpt-oss-infra:index:GptOssDeployment"),
+    ]:
+        assert_on_the_cluster(engine, block, token)
+    assert {"dynamo", "cache"} <= set(engine.waits_for("gpt-oss-graph"))
+
+
+def test_a_recipe_given_as_an_object_is_checked_and_served_like_a_named_one(engine, catalog):
+    recipe = catalog.recipes["h200-agg-low-latency"].model_dump(by_alias=True, exclude_defaults=True)
+
+    def program():
+        GptOssDeployment(
+            "own", {"recipe_definition": recipe, "gpus": 4, "namespace": "gpt-oss"}, opts=on_stand_in_cluster()
+        )
+
+    engine.run(program)
+    assert engine.inputs("own-graph")["kind"] == "DynamoGraphDeployment"
+    broken = recipe | {"hardware": "h999"}
+    with pytest.raises(pulumi.RunError, match=r"recipe_definition\.hardware: unknown hardware"):
+        engine.run(lambda: GptOssDeployment("own", {"recipe_definition": broken, "namespace": "gpt-oss"}) and None)
+
+
+def test_the_hf_token_and_ngc_key_stay_secret(engine):
+    def program():
+        cluster = on_stand_in_cluster()
+        DynamoPlatform("dynamo", {"ngc_api_key": "nvapi-plain-in-a-program"}, opts=cluster)
+        ModelCache(
+            "cache",
+            {"namespace": "gpt-oss", "storage_class_name": "shared-rwx", "hf_token": "hf_plain_in_a_program"},
+            opts=cluster,
+        )
+        return {
+            "ngc": string_data_is_secret(engine, "dynamo-ngc-pull"),
+            "hf": string_data_is_secret(engine, "cache-hf-token"),
+        }
+
+    assert engine.run(program) == {"ngc": True, "hf": True}
+    assert not [s for s in engine.plain_strings() if "plain-in-a-program" in s or "plain_in_a_program" in s]
+
+
+def test_an_endpoint_gets_the_platforms_gateway_api_keys_and_policies_and_its_smoke_test_goes_through_it(engine):
+    def program():
+        cluster = on_stand_in_cluster()
+        platform = DynamoPlatform("dynamo", {"gateway": True}, opts=cluster)
+        deployment = GptOssDeployment(
+            "gpt-oss",
+            {
+                "recipe": "h200-agg-low-latency",
+                "gpus": 4,
+                "namespace": "gpt-oss",
+                "endpoint": {"exposure": "internal", "requests_per_minute": 30.0},
+                "api_keys": {"team-a": "key-plain-in-a-program"},
+            },
+            opts=pulumi.ResourceOptions.merge(cluster, pulumi.ResourceOptions(depends_on=[platform])),
+        )
+        return {"url": deployment.url, "keys": string_data_is_secret(engine, "gpt-oss-gateway-api-keys")}
+
+    outputs = engine.run(program)
+    # Without the AWS Load Balancer Controller, an internal gateway is Envoy's in-cluster Service.
+    assert outputs == {"url": "http://envoy-gpt-oss-gpt-oss.envoy-gateway-system.svc.cluster.local:80", "keys": True}
+    assert engine.children("dynamo-gateway") == ["dynamo-gateway-namespace", "dynamo-gateway-release",
+                                                 "dynamo-gateway-class"]  # fmt: skip
+    assert engine.inputs("dynamo-gateway-class")["spec"]["controllerName"] == gateway.GATEWAY_CONTROLLER
+    traffic = engine.inputs("gpt-oss-gateway-backendtrafficpolicy")["spec"]["rateLimit"]["local"]["rules"]
+    assert traffic[-1]["limit"] == {"requests": 30, "unit": "Minute"}
+    assert set(unwrap_secret(engine.inputs("gpt-oss-gateway-api-keys")["stringData"])) == {"team-a"}
+    # The frontend admits the gateway's namespace and the Jobs only; the workers their own graph.
+    frontend = engine.inputs("gpt-oss-frontend-ingress")
+    assert frontend["metadata"]["name"] == "gpt-oss-frontend-ingress"
+    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "envoy-gateway-system"}}} in (
+        frontend["spec"]["ingress"][0]["from"]
+    )
+    assert engine.inputs("gpt-oss-workers-ingress")["spec"]["policyTypes"] == ["Ingress"]
+    assert "gpt-oss-gateway-gateway" in engine.waits_for("gpt-oss-smoke-test")
+    assert not [s for s in engine.plain_strings() if "key-plain-in-a-program" in s]
+
+
+ENDPOINT_REFUSED = [
+    ({"endpoint": {"exposure": "internal"}}, "api_keys: required: deployments gpt-oss have a gateway"),
+    ({"endpoint": {"exposure": "everywhere"}, "api_keys": {"a": "k"}}, "endpoint.exposure: Input should be"),
+    ({"endpoint": {"exposure": "public"}, "api_keys": {"a": "k"}}, "endpoint.certificate_arn: "),
+    ({"endpoint": {"exposure": "internal", "client_requests_per_minute": {"b": 5}}, "api_keys": {"a": "k"}},
+     "endpoint.client_requests_per_minute.b: no such client in apiKeys"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("endpoint", "expected"), ENDPOINT_REFUSED)
+def test_a_bad_endpoint_is_refused_by_its_argument_names(engine, endpoint, expected):
+    args = {"recipe": "h200-agg-low-latency", "gpus": 4, "namespace": "gpt-oss", **endpoint}
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(lambda: GptOssDeployment("gpt-oss", args) and None)
+    assert expected in str(refused.value), str(refused.value)
+    assert engine.mocks.resources == []
+
+
+def test_another_languages_program_reaches_a_block_through_the_sdks_component_provider(engine):
+    """What `pulumi package add` serves: the inputs serialized as the engine sends them and deserialized
+    by the SDK's provider host (the API-key map, with a secret in it, arrives as one secret Output;
+    numbers as floats, in the recipe's engine overrides too), then the SDK's own ComponentProvider maps
+    the schema's camelCase names onto the Args and constructs the block."""
+    provider = ComponentProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
+
+    def program():
+        inputs = wait_for(
+            as_a_provider_receives(
+                {
+                    "recipe": "h200-agg-low-latency",
+                    "gpus": 4,
+                    "namespace": "gpt-oss",
+                    "overrides": {"cuda_graph_config": {"max_batch_size": 16}},
+                    "endpoint": {"exposure": "internal", "requestsPerMinute": 30, "clientRequestsPerMinute": {"ci": 5}},
+                    "apiKeys": {"ci": pulumi.Output.secret("key-from-another-language")},
+                    "apiClients": ["ci"],
+                }
+            )
+        )
+        assert isinstance(inputs["apiKeys"], pulumi.Output) and inputs["gpus"] == 4.0
+        provider.construct("gpt-oss", "gpt-oss-infra:index:GptOssDeployment", inputs, on_stand_in_cluster())
+        return {"keys": string_data_is_secret(engine, "gpt-oss-gateway-api-keys")}
+
+    assert engine.run(program) == {"keys": True}
+    assert components_by_name(engine.inputs("gpt-oss-graph"))["TrtllmWorker"].gpus == 4
+    engine_config = yaml.safe_load(engine.inputs("gpt-oss-engine-config")["data"]["worker.yaml"])
+    assert engine_config["cuda_graph_config"]["max_batch_size"] == 16
+    rules = engine.inputs("gpt-oss-gateway-backendtrafficpolicy")["spec"]["rateLimit"]["local"]["rules"]
+    assert [rule["limit"] for rule in rules] == [{"requests": 5, "unit": "Minute"}, {"requests": 30, "unit": "Minute"}]
+    assert engine.parent_type("gpt-oss-graph") == "gpt-oss-infra:index:GptOssDeployment"
+    assert not [s for s in engine.plain_strings() if "key-from-another-language" in s]
+
+
+def test_api_keys_that_arrive_as_an_output_need_their_client_names(engine):
+    def program():
+        inputs = wait_for(as_a_provider_receives({"apiKeys": {"ci": pulumi.Output.secret("k")}}))
+        GptOssDeployment(
+            "gpt-oss",
+            {"recipe": "h200-agg-low-latency", "gpus": 4, "namespace": "gpt-oss", "endpoint": {"exposure": "internal"},
+             "api_keys": inputs["apiKeys"]},
+        )  # fmt: skip
+
+    with pytest.raises(pulumi.RunError, match=r"api_clients: required: api_keys is an output"):
+        engine.run(program)
+    assert engine.mocks.resources == []
