@@ -8,14 +8,15 @@ VENV_CHECKOV ?= .venv-checkov
 VENV_DYNAMO ?= .venv-dynamo
 # Dynamo 1.6.1's frontend and mocker, which `make trial` runs (tools/trial.py).
 VENV_TRIAL ?= .venv-trial
-# NVIDIA AIConfigurator (about 850 MB), for `make mocker-timing` only.
+# NVIDIA AIConfigurator (about 850 MB): make estimate, make recommend, make mocker-timing, and the tests
+# that run it for real (requirements-aic.txt).
 VENV_AIC ?= .venv-aic
 STACK ?= dev
 
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing lint format bench check-versions clean
+.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -47,9 +48,10 @@ $(VENV_TRIAL)/.installed: requirements-trial.txt
 	$(VENV_TRIAL)/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements-trial.txt
 	@touch $@
 
-$(VENV_AIC)/.installed:
+$(VENV_AIC)/.installed: requirements-aic.txt
+	@echo "==> $(VENV_AIC): NVIDIA AIConfigurator (requirements-aic.txt, about 850 MB with its kernel databases)"
 	@test -x $(VENV_AIC)/bin/python || $(PYTHON) -m venv $(VENV_AIC)
-	$(VENV_AIC)/bin/python -m pip install --disable-pip-version-check aiconfigurator==0.12.0
+	$(VENV_AIC)/bin/python -m pip install --disable-pip-version-check -r requirements-aic.txt
 	@touch $@
 
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
@@ -70,7 +72,7 @@ promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STE
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
 	$(PY) -m gpt_oss_infra.tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
-test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial)
+test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed $(VENV_AIC)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, AIConfigurator)
 	$(PY) -m pytest
 
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
@@ -79,13 +81,19 @@ trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs 
 mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
 	$(PY) -m gpt_oss_infra.tools.mocker_timing --aic-python $(VENV_AIC)/bin/python
 
+estimate: $(VENV)/.installed $(VENV_AIC)/.installed  ## model every recipe with NVIDIA AIConfigurator into configs/estimates.yaml [RECIPE=name]
+	$(PY) -m gpt_oss_infra.tools.estimate $(if $(RECIPE),--recipe $(RECIPE))
+
+recommend: $(VENV)/.installed $(VENV_AIC)/.installed  ## make recommend HARDWARE=h200 GPUS=8 TTFT_MS=1000 TPOT_MS=10 ISL=1024 OSL=1024 [NAME=]: a recipe from AIConfigurator's best configuration
+	$(PY) -m gpt_oss_infra.tools.recommend --hardware $(HARDWARE) --gpus $(GPUS) --ttft-ms $(TTFT_MS) --tpot-ms $(TPOT_MS) --isl $(ISL) --osl $(OSL) $(if $(NAME),--name $(NAME))
+
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
 	$(PY) -m gpt_oss_infra.tools.preflight --stack $(STACK)
 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
 	$(PY) -m gpt_oss_infra.tools.check_versions
 
-bench: $(VENV)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments
+bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments, and make estimate
 	$(PY) -m gpt_oss_infra.tools.bench
 
 lint: $(VENV)/.installed  ## ruff check and ruff format --check

@@ -24,3 +24,12 @@ def test_readme_lists_every_version_that_could_not_be_verified(catalog):
         bullet = section[start : end if end != -1 else None]
         for fact in dynamo.spec.unverified:  # each fact taken from another source than the release's own
             assert f"`{fact}`" in bullet, (version, fact)
+
+
+def test_readmes_modelled_tables_are_the_stored_estimates(catalog):
+    """make estimate writes them; a hand edit, or estimates changed without them, fails here."""
+    from gpt_oss_infra.tools import estimate
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index(estimate.README_BEGIN) + len(estimate.README_BEGIN) : readme.index(estimate.README_END)]
+    assert block.strip() == estimate.readme_tables(catalog)

@@ -15,6 +15,7 @@ from gpt_oss_infra.components.building_blocks import (
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
+from gpt_oss_infra.core.inputs.modelled import SupportEntry
 from gpt_oss_infra.core.inputs.schema import StrictModel
 from gpt_oss_infra.core.render.destroy_waits import DestroyWait
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
@@ -73,3 +74,13 @@ Endpoint.client_requests_per_minute
 GptOssDeploymentArgs.recipe_definition
 GptOssDeploymentArgs.pool_nodes
 GptOssDeploymentArgs.dynamo_release
+
+# What AIConfigurator supports per hardware type (configs/estimates.yaml `support`): recorded for readers
+# (README), read by no code.
+SupportEntry.aggregated
+SupportEntry.disaggregated
+
+# pytest reads a test module's `pytestmark` (tests/tools/test_estimate.py: skipped without .venv-aic).
+from tests.tools import test_estimate  # noqa: E402
+
+test_estimate.pytestmark

@@ -5,7 +5,10 @@
    `make plan` of that example against it: what the program, validation and the mock engine add
    on top of loading the SDK it cannot avoid. Target: at most 1.3x.
 2. A 20-deployment stack vs a 1-deployment stack: how plan time grows with deployments.
-Each command runs in a fresh interpreter, REPEATS times; the median is reported.
+3. `make estimate` of every recipe's points with NVIDIA AIConfigurator (written to a scratch file;
+   once, not repeated: it takes tens of seconds). Its searches and calibration are timed by
+   `make estimate` itself.
+Each plan command runs in a fresh interpreter, REPEATS times; the median is reported.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ FLOOR_TARGET = 1.3
 
 
 def median_seconds(command: list[str]) -> float:
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(seconds(command) for _ in range(REPEATS))
+
+
+def seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
 
 
 def plan_command(stack: str, stack_dir: Path, out: Path) -> list[str]:
@@ -111,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         floor = median_seconds(floor_command(work / "out" / example / "resources.json"))
         one = median_seconds(plan_command(scaled_stack(work, 1), work, work / "out"))
         twenty = median_seconds(plan_command(scaled_stack(work, 20), work, work / "out"))
+        estimate = seconds(
+            [sys.executable, "-m", "gpt_oss_infra.tools.estimate", "--skip-search", "--skip-calibration", "--out",
+             str(work / "estimates.yaml")]
+        )  # fmt: skip
     print(f"median of {REPEATS} runs, fresh interpreter each, this machine:")
     print(f"  floor: import the SDK classes used   {floor:6.2f} s")
     print(
@@ -119,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"  make plan, 1 deployment              {one:6.2f} s")
     print(f"  make plan, 20 deployments            {twenty:6.2f} s   ratio to 1 deployment {twenty / one:5.2f}x")
+    print(f"  make estimate, every recipe's points {estimate:6.2f} s   (one run; AIConfigurator, modelled)")
     return 0
 
 

@@ -3,7 +3,7 @@
 Writes configs/mocker-timing/<profile>.yaml, the tables Dynamo's mocker reads.
 
 For each profile of configs/mocker-timing/profiles.yaml (what it imitates: a real recipe's prefill and
-decode workers at a GPU count), asks AIConfigurator (tools/aiconfigurator_points.py, in its own venv)
+decode workers at a GPU count), asks AIConfigurator (tools/aiconfigurator_driver.py, in its own venv)
 for prefill TTFT at doubling prompt lengths up to the prefill worker's context length, and for the
 decode step's latency on a grid of active KV tokens (doubling, up to the decode worker's estimated KV
 capacity) by context length (doubling, up to its context length), the batch being their ratio as
@@ -16,8 +16,6 @@ the mocker derives it. Run by `make mocker-timing`, which installs aiconfigurato
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,11 +24,12 @@ import yaml
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
 from gpt_oss_infra.core.resolve.imitation import ImitatedWorker, imitated_worker
+from gpt_oss_infra.core.resolve.modelled import quantization
 from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.estimate import AIC_PYTHON, ask
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING_DIR = CONFIG_DIR / "mocker-timing"
-POINTS = ROOT / "tools" / "aiconfigurator_points.py"
 SMALLEST = 64  # tokens: the grids start here (the mocker holds the first value below it)
 DIGITS = 3  # of a millisecond, in the written tables
 HEADER = (
@@ -58,16 +57,6 @@ def layout(worker: ImitatedWorker, modelled: dict[str, int] | None) -> dict[str,
     return {"tp": tensor, "moeTp": tensor // expert, "moeEp": expert}
 
 
-def quantization(worker: ImitatedWorker) -> dict[str, str]:
-    """The TensorRT-LLM worker's quantization in AIConfigurator's terms; left out, its model's own."""
-    quant = {}
-    if "OVERRIDE_QUANT_ALGO" in worker.env:  # TRT-LLM's override of the checkpoint's MoE quantization
-        quant["moe_quant_mode"] = worker.env["OVERRIDE_QUANT_ALGO"].lower()
-    if worker.view.kv_cache_dtype == "fp8":
-        quant["kvcache_quant_mode"] = "fp8"
-    return quant
-
-
 def decode_cells(worker: ImitatedWorker) -> tuple[list[int], list[int], list[list[tuple[int, int]]]]:
     """Active KV tokens, context lengths, and for each cell the (batch, context) to model: batch is
     active / context as the mocker derives it (at least 1, at most the worker's batch limit)."""
@@ -79,38 +68,41 @@ def decode_cells(worker: ImitatedWorker) -> tuple[list[int], list[int], list[lis
     return active, context, cells
 
 
-def model_profile(name: str, spec: dict[str, Any], aic_python: str) -> dict[str, Any]:
+def model_profile(name: str, spec: dict[str, Any], aic_python: Path) -> dict[str, Any]:
     catalog = load_catalog()
     workers = {
         phase: imitated_worker(catalog, spec["recipe"], spec[phase]["role"], spec[phase]["gpus"])
         for phase in ("prefill", "decode")
     }
     layouts = {phase: layout(workers[phase], spec[phase].get("modelledLayout")) for phase in workers}
-    quants = {phase: quantization(workers[phase]) for phase in workers}
+    quants = {
+        phase: quantization(
+            worker.view, worker.env, catalog.aiconfigurator.moe_quantization[worker.hardware.architecture]
+        )
+        for phase, worker in workers.items()
+    }
     prefill_isl = doubling(SMALLEST, workers["prefill"].max_seq_len)
     active, context, cells = decode_cells(workers["decode"])
     distinct = sorted({cell for row in cells for cell in row})
-    points = [
-        {"mode": "static_ctx", "isl": isl, "batch": 1, "layout": layouts["prefill"], "quant": quants["prefill"]}
-        for isl in prefill_isl
-    ] + [
-        {"mode": "static_gen", "isl": ctx, "batch": batch, "layout": layouts["decode"], "quant": quants["decode"]}
-        for batch, ctx in distinct
+    # static_ctx: one prefill of `isl` tokens (its TTFT); static_gen: one decode step of `batch` requests
+    # at context `isl` (its TPOT, the inter-token latency).
+    points = [("static_ctx", isl, 1, "prefill") for isl in prefill_isl] + [
+        ("static_gen", ctx, batch, "decode") for batch, ctx in distinct
     ]
-    hardware = workers["prefill"].hardware
-    request = {
-        "model": catalog.model.name,
-        "system": hardware.aiconfigurator_system,
-        "backend": catalog.recipes[spec["recipe"]].backend,
-        "points": points,
-    }
-    print(f"{name}: {len(points)} points on {request['system']}", file=sys.stderr)
-    answer = json.loads(
-        subprocess.run(
-            [aic_python, str(POINTS)], input=json.dumps(request), capture_output=True, text=True, check=True
-        ).stdout
-    )
-    results = answer["points"]
+    system = workers["prefill"].hardware.aiconfigurator_system
+    jobs = [
+        {
+            "kind": "estimate",
+            "system": system,
+            "inputs": {"mode": mode, "isl": isl, "osl": 1 if mode == "static_ctx" else 2, "batch_size": batch}
+            | {"tp_size": layouts[phase]["tp"], "moe_tp_size": layouts[phase]["moeTp"]}
+            | {"moe_ep_size": layouts[phase]["moeEp"], **quants[phase]},
+        }
+        for mode, isl, batch, phase in points
+    ]
+    print(f"{name}: {len(jobs)} points on {system}", file=sys.stderr)
+    version, results = ask(jobs, catalog, aic_python)
+    database = results[0]["database"]
     ttft = [round(r["ttftMs"], DIGITS) for r in results[: len(prefill_isl)]]
     itl_by_cell = dict(zip(distinct, (round(r["tpotMs"], DIGITS) for r in results[len(prefill_isl) :]), strict=True))
 
@@ -122,10 +114,10 @@ def model_profile(name: str, spec: dict[str, Any], aic_python: str) -> dict[str,
     return {
         "recipe": spec["recipe"],
         "modelledBy": {
-            "tool": f"NVIDIA AIConfigurator {answer['aiconfigurator']}",
-            "database": f"{request['backend']} {answer['database']}",
-            "system": request["system"],
-            "model": request["model"],
+            "tool": f"NVIDIA AIConfigurator {version}",
+            "database": f"{catalog.aiconfigurator.backend} {database}",
+            "system": system,
+            "model": catalog.aiconfigurator.model,
         },
         "prefill": described("prefill") | {"islTokens": prefill_isl, "ttftMs": ttft},
         "decode": described("decode")
@@ -162,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", help="one profile of configs/mocker-timing/profiles.yaml (default: all)")
     parser.add_argument(
         "--aic-python",
-        default=str(ROOT / ".venv-aic" / "bin" / "python"),
+        type=Path,
+        default=AIC_PYTHON,
         help="the Python that has aiconfigurator (default: the one make mocker-timing installs)",
     )
     args = parser.parse_args(argv)

@@ -14,6 +14,7 @@ from gpt_oss_infra.core.backends import Backend, load_backends
 from gpt_oss_infra.core.dynamo import DynamoVersion, DynamoVersionSpec
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
+from gpt_oss_infra.core.inputs.modelled import AiconfiguratorSettings, Estimates, Goal, MaxLoadFigure
 from gpt_oss_infra.core.inputs.schema import StrictModel, problems_from
 from gpt_oss_infra.core.mappings import deep_merge
 from gpt_oss_infra.core.yaml_files import read_yaml
@@ -115,6 +116,9 @@ class Recipe(StrictModel):
     sources: Annotated[list[str], Field(min_length=1)]
     decisions: list[str] = []  # where and why the recipe departs from its sources
     traffic: Traffic
+    # What the recipe is for: the latency targets its best-configuration search meets
+    # (configs/aiconfigurator.yaml); none for a cpu recipe.
+    goal: Goal | None = None
     workers: dict[Role, WorkerRole]
 
     @model_validator(mode="after")
@@ -130,6 +134,8 @@ class Recipe(StrictModel):
                 raise ValueError(f"workers.{role}: a GPU recipe's workers take gpus, not resources")
         if cpu != (self.traffic.concurrency_per_replica is not None):
             raise ValueError("traffic: concurrencyPerReplica for a cpu recipe, concurrencyPerGpu for a GPU one")
+        if cpu != (self.goal is None):
+            raise ValueError("goal: a GPU recipe's serving goal (configs/aiconfigurator.yaml `goals`); none for cpu")
         return self
 
     @property
@@ -265,6 +271,7 @@ class PublishedThroughput(StrictModel):
 
 class Performance(StrictModel):
     recipes: dict[str, PublishedThroughput | None]  # recipe -> its measurement, None: none published
+    max_load: list[MaxLoadFigure]  # NVIDIA's max-load figures, for the calibration of the modelled ones
     nearest: dict[str, str]  # recipe -> the nearest published figure and why it does not apply
     sources: dict[str, str]
 
@@ -301,6 +308,8 @@ class Catalog:
     model_download: ModelDownload
     model: ModelSpec
     performance: Performance
+    aiconfigurator: AiconfiguratorSettings  # how AIConfigurator is asked (configs/aiconfigurator.yaml)
+    estimates: Estimates  # what it answered (configs/estimates.yaml, written by make estimate)
     prices: Prices
     benchmark: BenchmarkSettings
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
@@ -355,6 +364,12 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
         performance=_parse(
             Performance, _read_yaml(config_dir / "performance.yaml"), f"{config_dir / 'performance.yaml'}: "
         ),
+        aiconfigurator=_parse(
+            AiconfiguratorSettings,
+            _read_yaml(config_dir / "aiconfigurator.yaml"),
+            f"{config_dir / 'aiconfigurator.yaml'}: ",
+        ),
+        estimates=_parse(Estimates, _read_yaml(config_dir / "estimates.yaml"), f"{config_dir / 'estimates.yaml'}: "),
         prices=_parse(Prices, _read_yaml(config_dir / "prices.yaml"), f"{config_dir / 'prices.yaml'}: "),
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "

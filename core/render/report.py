@@ -10,10 +10,10 @@ from typing import Any
 from gpt_oss_infra.core.aws.capacity import BlockPlan
 from gpt_oss_infra.core.backends import EngineView
 from gpt_oss_infra.core.cluster_plan import ClusterPlan
-from gpt_oss_infra.core.inputs.catalog import Catalog, Performance
+from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
 from gpt_oss_infra.core.inputs.rules import loads_weights
-from gpt_oss_infra.core.render import cost
+from gpt_oss_infra.core.render import cost, figures
 from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, Gateway
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
 from gpt_oss_infra.core.resolve.efa import crosses_nodes
@@ -69,8 +69,7 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
             "pricesReadOn": catalog.prices.read_on.isoformat(),
         },
         "deployments": {
-            serving.deployment.name: _deployment_report(serving, config, catalog.performance, pools)
-            for serving in stack.serving
+            serving.deployment.name: _deployment_report(serving, config, catalog, pools) for serving in stack.serving
         },
         "warnings": stack.warnings
         + cluster.warnings
@@ -116,7 +115,7 @@ def _timestamp(moment: datetime) -> str:
 
 
 def _deployment_report(
-    serving: Serving, config: StackConfig, performance: Performance, pools: dict[str, cost.PoolCost]
+    serving: Serving, config: StackConfig, catalog: Catalog, pools: dict[str, cost.PoolCost]
 ) -> dict[str, Any]:
     deployment = serving.deployment
     namespace, model = config.namespace, config.release.model
@@ -137,7 +136,7 @@ def _deployment_report(
             "outputTokens": traffic.output_tokens,
             "concurrency": deployment.concurrency,
         },
-        "estimate": _throughput_estimate(performance, deployment, gpus, occupied),
+        "estimate": figures.throughput_estimate(catalog, deployment, occupied),
         "routerMode": deployment.config.router_mode,
         "kvTransfer": _kv_transfer(deployment),
         # What `pulumi up` checks before it ends (core.render.smoke_test), or why it cannot yet.
@@ -188,50 +187,42 @@ def _kv_transfer(deployment: ResolvedDeployment) -> str:
     return "between nodes over TCP: no EFA (see warnings)"
 
 
-def _throughput_estimate(
-    performance: Performance, deployment: ResolvedDeployment, gpus: int, usd_per_hour: float | None
-) -> dict[str, Any]:
-    """A published measurement at exactly this deployment's point (GPUs, ISL/OSL, concurrency), or
-    unknown: a figure measured elsewhere is never scaled to it (configs/performance.yaml). A simulated
-    engine's figures are simulated: none is printed, and the basis says what they imitate."""
-    traffic = deployment.recipe.traffic
-    point = {
-        "gpus": gpus,
-        "inputTokens": traffic.input_tokens,
-        "outputTokens": traffic.output_tokens,
-        "concurrency": deployment.concurrency,
-    }
-    simulation = deployment.backend.simulation(deployment.workers[0].engine)
-    if simulation is not None:
-        return {
-            "point": point,
-            "tokensPerSecond": None,
-            "usdPerMillionTokens": None,
-            "basis": f"simulated: {simulation}; make trial and the benchmark Job print simulated figures, no GPU cost",
-        }
-    measured = performance.recipes.get(deployment.recipe_name)
-    at_point = measured is not None and (
-        measured.gpus,
-        measured.input_tokens,
-        measured.output_tokens,
-        measured.concurrency,
-    ) == tuple(point.values())
-    if not at_point:
-        return {
-            "point": point,
-            "tokensPerSecond": None,
-            "usdPerMillionTokens": None,
-            "basis": "unknown: nothing published at this point; nearest: "
-            + performance.nearest.get(deployment.recipe_name, "none"),
-        }
-    per_second = measured.output_tokens_per_second
-    per_million = None if usd_per_hour is None else round(usd_per_hour / (per_second * 3600) * 1e6, 3)
-    return {
-        "point": point,
-        "tokensPerSecond": per_second,
-        "usdPerMillionTokens": per_million,
-        "basis": f"published: {measured.source}",
-    }
+def _throughput_basis(basis: str) -> str:
+    """Where the throughput line's figure comes from; the modelled figure's own line (below it) says the rest."""
+    if basis.startswith("modelled"):
+        return "modelled: its basis below"
+    if basis.startswith("unknown: not modelled"):
+        return "unknown: nothing published at this point, and not modelled: why below"
+    return basis
+
+
+def _figure_lines(estimate: dict[str, Any]) -> list[str]:
+    """The published and modelled figures side by side, and how the recipe compares with the best
+    configuration AIConfigurator found."""
+    modelled = estimate["modelled"]
+    lines = [f"- published: {estimate['published']}"]
+    if "ttftMs" in modelled:
+        lines.append(
+            f"- modelled: TTFT {modelled['ttftMs']:,.0f} ms, TPOT {modelled['tpotMs']:.1f} ms, "
+            f"{modelled['tokensPerSecondPerUser']:,.1f} tok/s per user, {modelled['tokensPerSecondPerGpu']:,.0f} tok/s "
+            f"per GPU, {_money(modelled['usdPerMillionTokens'])} per million output tokens ({modelled['basis']})"
+        )
+    else:
+        lines.append(f"- modelled: none ({modelled['basis']})")
+    best = estimate.get("bestConfiguration")
+    if best is None:
+        return lines
+    where = f"{best['gpus']} GPUs, goal {best['goal']}: {best['targets']}"
+    if "fractionOfBest" not in best:
+        return [*lines, f"- best configuration (modelled; {where}): {best['best']}"]
+    margin = f"{1 - best['flagBelowFraction']:.0%}"
+    verdict = f"FLAGGED: more than {margin} below the best" if best["flagged"] else f"within {margin} of the best"
+    targets = "meets" if best["meetsTargets"] else "misses"
+    return [
+        *lines,
+        f"- against the best configuration (modelled; {where}): this recipe {targets} the targets and makes "
+        f"{best['fractionOfBest']:.0%} of the best's throughput per GPU, {verdict}; the best: {best['best']}",
+    ]
 
 
 def _worker_report(worker: Worker, engine: EngineView, fit: WorkerFit | None) -> dict[str, Any]:
@@ -379,7 +370,9 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
         f"- throughput and latency: {estimate['basis']}"
         if on_cpu
         else f"- throughput: {_number(estimate['tokensPerSecond'])} output tok/s, "
-        f"{'unknown' if per_million is None else _money(per_million)} per million tokens ({estimate['basis']})",
+        f"{'unknown' if per_million is None else _money(per_million)} per million tokens "
+        f"({_throughput_basis(estimate['basis'])})",
+        *([] if on_cpu else _figure_lines(estimate)),
         f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
         f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
         + (

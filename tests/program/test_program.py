@@ -69,10 +69,13 @@ def test_stack_outputs_report_the_deployment(dev_run):
     assert worker["kvTokenCapacity"] > 1_000_000 and worker["maxConcurrency"] >= worker["maxBatchSize"]
     # Its share of the pool: one p5en.48xlarge On-Demand in us-east-2 (configs/prices.yaml), all of it.
     assert deployment["usdPerHour"] == 63.296  # the only deployment of its pool: all of it
-    # Nothing is published at this recipe's point (8 GPUs, 1k/1k, concurrency 16): no figure is made up.
-    assert deployment["estimate"]["tokensPerSecond"] is None
-    assert deployment["estimate"]["usdPerMillionTokens"] is None
-    assert deployment["estimate"]["basis"].startswith("unknown: nothing published at this point; nearest: ")
+    # Nothing is published at this recipe's point (8 GPUs, 1k/1k, concurrency 16): the figures are modelled,
+    # and say so (configs/estimates.yaml).
+    estimate = deployment["estimate"]
+    assert estimate["published"].startswith("none at this point; nearest: ")
+    assert estimate["basis"].startswith("modelled: NVIDIA AIConfigurator 0.12.0, h200_sxm trtllm ")
+    assert estimate["tokensPerSecond"] == estimate["modelled"]["tokensPerSecond"] > 0
+    assert estimate["usdPerMillionTokens"] == round(63.296 / (estimate["tokensPerSecond"] * 3600) * 1e6, 3)
     assert deployment["tryIt"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")
     assert deployment["health"] == "curl -s http://localhost:8000/health"
 

@@ -93,11 +93,11 @@ def test_spot_and_capacity_block_pools_are_not_list_price_unless_a_price_is_give
     assert all(pool["usdPerHour"] is None for pool in block.values())
 
 
-def test_throughput_is_unknown_unless_measured_at_the_deployments_point(catalog):
+def test_a_published_figure_counts_only_at_the_deployments_point_else_the_modelled_one(catalog):
     report = report_of("dev", catalog)
     estimate = report["deployments"]["gpt-oss"]["estimate"]
     assert estimate["point"] == {"gpus": 8, "inputTokens": 1024, "outputTokens": 1024, "concurrency": 16}
-    assert estimate["tokensPerSecond"] is None and estimate["usdPerMillionTokens"] is None
+    assert estimate["basis"].startswith("modelled: ")  # nothing published there (tests/core/render/test_figures.py)
     measured = PublishedThroughput.model_validate(
         {
             "outputTokensPerSecond": 1000,
@@ -118,7 +118,8 @@ def test_throughput_is_unknown_unless_measured_at_the_deployments_point(catalog)
         raw["deployments"]["gpt-oss"]["gpus"] = 4
 
     elsewhere = report_of("dev", catalog, cat=with_figure, change=four_gpus)["deployments"]["gpt-oss"]["estimate"]
-    assert elsewhere["tokensPerSecond"] is None  # measured on 8 GPUs: not scaled to 4
+    assert elsewhere["basis"].startswith("modelled: ")  # measured on 8 GPUs: not scaled to 4
+    assert elsewhere["tokensPerSecond"] == elsewhere["modelled"]["tokensPerSecond"] != 1000
 
 
 def test_a_gpu_pool_no_deployment_uses_is_warned_about_with_its_cost(catalog):

@@ -1,0 +1,129 @@
+"""configs/aiconfigurator.yaml (how NVIDIA AIConfigurator is asked) and configs/estimates.yaml (what it
+answered, written by `make estimate`): modelled figures, each with the exact inputs it was modelled at."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt
+
+from gpt_oss_infra.core.inputs.schema import StrictModel
+
+Goal = Literal["low-latency", "max-throughput", "disaggregated", "long-context"]
+
+
+class GoalTargets(StrictModel):
+    """The latency a serving goal's configurations must meet, and why."""
+
+    ttft_ms: PositiveFloat
+    tpot_ms: PositiveFloat
+    why: str
+
+
+class CalibrationSettings(StrictModel):
+    largest_batch: PositiveInt  # per rank: TensorRT-LLM's default max_batch_size
+    kv_cache_fraction: float = Field(gt=0, le=1)  # the published runs' free_gpu_memory_fraction
+
+
+class AiconfiguratorSettings(StrictModel):
+    model: str
+    backend: str
+    moe_quantization: dict[Literal["hopper", "blackwell"], str]
+    goals: dict[Goal, GoalTargets]
+    flag_below_fraction_of_best: float = Field(gt=0, le=1)
+    search_top: PositiveInt
+    calibration: CalibrationSettings
+
+
+class ModelledFigures(StrictModel):
+    """AIConfigurator's answer at one point: per GPU and per user, for one replica of the workers."""
+
+    ttft_ms: float
+    tpot_ms: float
+    output_tokens_per_second_per_gpu: float
+    tokens_per_second_per_user: float
+    concurrency: float
+    gpus: PositiveInt
+    memory_gb: dict[str, float]  # per GPU, by worker role
+    warning: str | None = None  # AIConfigurator's own (a KV cache that does not hold the batch)
+
+
+class ModelledPoint(StrictModel):
+    """One point asked of AIConfigurator: its exact inputs, and its figures or why it has none."""
+
+    system: str
+    inputs: dict[str, Any]  # cli_estimate's keyword arguments
+    not_inputs: dict[str, str] = {}  # engine settings it has no input for, by role
+    database: str | None = None  # the kernel database version that answered
+    figures: ModelledFigures | None = None
+    not_modelled: str | None = None  # AIConfigurator's reason (no kernel data for the layout)
+
+
+class SearchRow(StrictModel):
+    """One configuration a search found: its layout per worker role, and its figures."""
+
+    mode: Literal["agg", "disagg"]
+    workers: dict[str, dict[str, float]]  # role -> tp, dp, moe_tp, moe_ep, bs (per rank), memory, workers
+    ttft_ms: float
+    tpot_ms: float
+    tokens_per_second_per_gpu: float  # over all the GPUs of the search, every replica
+    tokens_per_second_per_user: float
+    concurrency: float
+    gpus: PositiveInt  # of one replica
+    database: str | None = None
+
+
+class RecipeSearch(StrictModel):
+    """The best configurations at a recipe's GPUs, lengths and its goal's latency targets."""
+
+    goal: Goal
+    system: str
+    inputs: dict[str, Any]  # cli_exp's experiments: agg and disagg at the same GPUs, lengths and targets
+    best: list[SearchRow] = []  # best first, across modes
+    not_modelled: str | None = None
+
+
+class SupportEntry(StrictModel):
+    system: str
+    aggregated: bool
+    disaggregated: bool
+
+
+class CalibrationPoint(StrictModel):
+    """A published max-load figure, and AIConfigurator's at the same layout and the stated batch."""
+
+    hardware: str
+    layout: str
+    input_tokens: PositiveInt
+    output_tokens: PositiveInt
+    published_tokens_per_second_per_gpu: PositiveFloat
+    source: str
+    system: str
+    inputs: dict[str, Any] | None = None  # the largest batch that fits; None: none fits, or not modelled
+    database: str | None = None
+    modelled_tokens_per_second_per_gpu: float | None = None
+    not_modelled: str | None = None
+
+
+class Estimates(StrictModel):
+    """configs/estimates.yaml."""
+
+    tool: str  # "NVIDIA AIConfigurator <version>"
+    support: dict[str, SupportEntry]  # hardware -> what AIConfigurator supports for the model there
+    recipes: dict[str, dict[int, ModelledPoint]]  # recipe -> worker GPUs (aggregated) or total (disagg) -> point
+    searches: dict[str, RecipeSearch]  # recipe -> the search at its default GPUs
+    calibration: list[CalibrationPoint]
+
+
+class MaxLoadFigure(StrictModel):
+    """A published max-load throughput (configs/performance.yaml `maxLoad`) and the layout it ran."""
+
+    hardware: str
+    layout: str  # as published: TP1, DEP2 (attention data parallel + expert parallel over 2 GPUs)
+    gpus: PositiveInt
+    attention_data_parallel: bool
+    input_tokens: PositiveInt
+    output_tokens: PositiveInt
+    output_tokens_per_second_per_gpu: PositiveFloat
+    kv_cache_dtype: Literal["auto", "fp8"]
+    source: str

@@ -1,0 +1,67 @@
+"""make estimate and make recommend with the real NVIDIA AIConfigurator (.venv-aic, made by make test):
+one recipe point and one search run again give what configs/estimates.yaml stores, and a recommended
+recipe loads, fits and plans like every other. Each AIConfigurator run takes seconds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, load_catalog
+from gpt_oss_infra.core.resolve import modelled
+from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools import estimate, recommend
+
+pytestmark = pytest.mark.skipif(
+    not estimate.AIC_PYTHON.exists(), reason="AIConfigurator is not installed: make test creates .venv-aic"
+)
+
+
+def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog):
+    request = modelled.estimate_request(
+        catalog, "h200", catalog.recipes["h200-agg-low-latency"].traffic,
+        modelled.recipe_workers(catalog, "h200-agg-low-latency", 1),
+    )  # fmt: skip
+    version, (answer,) = estimate.ask(
+        [{"kind": "estimate", "system": request.system, "inputs": request.inputs}], catalog, estimate.AIC_PYTHON
+    )
+    stored = catalog.estimates.recipes["h200-agg-low-latency"][1]
+    assert f"NVIDIA AIConfigurator {version}" == catalog.estimates.tool
+    point = estimate._point(request.system, request.inputs, request.not_inputs, answer)
+    assert point["figures"] == stored.figures.model_dump(by_alias=True, exclude_none=True)
+    assert point["database"] == stored.database
+
+
+def test_a_search_run_again_finds_the_stored_best_configurations(catalog):
+    name = "h100-agg-long-context"  # 2 GPUs: the quickest search
+    job = {
+        "kind": "search",
+        "inputs": modelled.search_experiments(catalog, name),
+        "top": catalog.aiconfigurator.search_top,
+    }
+    _, (answer,) = estimate.ask([job], catalog, estimate.AIC_PYTHON)
+    found = estimate._search(catalog, name, answer)
+    stored = catalog.estimates.searches[name].model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
+    assert found == stored
+
+
+def test_make_recommend_writes_a_recipe_that_loads_fits_and_plans_like_every_other(tmp_path):
+    recommend.main(
+        ["--hardware", "h100", "--gpus", "2", "--ttft-ms", "2000", "--tpot-ms", "30", "--isl", "4000", "--osl", "1000",
+         "--out-dir", str(tmp_path), "--no-estimate"]
+    )  # fmt: skip
+    (written,) = tmp_path.glob("*.yaml")
+    assert written.name == "h100-recommended-agg-4000-1000.yaml"
+    configs = Path(shutil.copytree(CONFIG_DIR, tmp_path / "configs"))
+    shutil.copy(written, configs / "recipes" / written.name)
+    catalog = load_catalog(configs)  # its engine fields checked like every recipe's
+    recipe = catalog.recipes[written.stem]
+    assert recipe.sources[0].startswith("[aiconfigurator] 0.12.0 best configuration of `make recommend HARDWARE=h100")
+    assert (recipe.mode, recipe.goal, recipe.hardware) == ("aggregated", "max-throughput", "h100")
+    stack = build_stack(recommend._trial_stack(written.stem, "h100", 1), catalog, with_hf_token=False)
+    [deployment] = stack.deployments
+    assert deployment.total_gpus == 2 and stack.serving[0].fits  # placed and fitted on one p5 node
+    assert yaml.safe_load(written.read_text())["workers"]["worker"]["engine"]["moe_config"] == {"backend": "TRITON"}

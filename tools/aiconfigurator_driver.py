@@ -1,0 +1,149 @@
+"""NVIDIA AIConfigurator, asked from its own venv (.venv-aic): support, estimates at a point, and searches.
+
+Reads a JSON request on stdin, writes a JSON answer on stdout. Imports nothing of this project, so it
+runs where only aiconfigurator is installed; tools/estimate.py, tools/recommend.py and
+tools/mocker_timing.py are its callers, and build every request from the core (the exact inputs).
+
+Request: {"model": ..., "backend": ..., "jobs": [job, ...]}, each job one of
+  {"kind": "support", "system": ...}
+  {"kind": "estimate", "system": ..., "inputs": {<cli_estimate keyword arguments>}}
+  {"kind": "search", "inputs": {"agg": {<experiment>}, "disagg": {<experiment>}}, "top": n}: cli_exp's
+      experiments (its flat task config: serving_mode, system_name, total_gpus, isl, osl, ttft, tpot, quant)
+Answer:  {"aiconfigurator": version, "answers": [answer, ...]} in the jobs' order, each either
+  {"notModelled": "<AIConfigurator's reason>"} (it has no data for the point) or
+  support:  {"aggregated": bool, "disaggregated": bool}
+  estimate: {"database": version, "ttftMs", "tpotMs", "outputTokensPerSecondPerGpu",
+             "tokensPerSecondPerUser", "concurrency", "gpus", "memoryGb": {role: GB per GPU}, "warning"}
+  search:   {"best": experiment, "modes": {experiment: [row, ...]}}: each row a configuration (its
+             layout, batch, workers and figures, database), best first, within the latency targets
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import re
+import sys
+from importlib.metadata import version
+from typing import Any
+
+DIGITS = 3  # of a millisecond or a token per second, in the answers
+
+# A search row's columns kept, by mode: AIConfigurator's names; "(p)"/"(d)" prefix the prefill and
+# decode workers of a disaggregated row.
+WORKER_COLUMNS = ["tp", "dp", "moe_tp", "moe_ep", "bs", "memory"]
+FIGURE_COLUMNS = {
+    "ttft": "ttftMs",
+    "tpot": "tpotMs",
+    "tokens/s/gpu_cluster": "tokensPerSecondPerGpu",  # over all the search's GPUs, every replica
+    "tokens/s/user": "tokensPerSecondPerUser",
+    "concurrency": "concurrency",
+    "num_total_gpus": "gpus",  # of one replica
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # the request is on stdin
+    logging.disable(logging.WARNING)  # its notices about fallback data go to the log, not to our answer
+    request = json.load(sys.stdin)
+    answers = [_answer(request, job) for job in request["jobs"]]
+    json.dump({"aiconfigurator": version("aiconfigurator"), "answers": answers}, sys.stdout)
+
+
+def _answer(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    from aiconfigurator_core.sdk.errors import NoFeasibleConfigError, PerfDataNotAvailableError  # only in .venv-aic
+
+    try:
+        return {"support": _support, "estimate": _estimate, "search": _search}[job["kind"]](request, job)
+    except (PerfDataNotAvailableError, NoFeasibleConfigError) as error:  # no kernel data; nothing meets the targets
+        # Its database's place on this machine says nothing to a reader elsewhere: the system, backend, version do.
+        reason = re.sub(r" at \S*/systems/data/(\S+)", r" in its \1 database", str(error))
+        return {"notModelled": f"{type(error).__name__}: {reason}"}
+    except RuntimeError as error:  # its own verdict that the weights and the batch's KV cache do not fit
+        if not str(error).startswith("OOM"):
+            raise
+        return {"notModelled": str(error)}
+
+
+def _support(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    from aiconfigurator.cli.api import cli_support
+
+    found = cli_support(request["model"], job["system"], backend=request["backend"])
+    return {"aggregated": bool(found.agg_supported), "disaggregated": bool(found.disagg_supported)}
+
+
+def _estimate(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    from aiconfigurator.cli.api import cli_estimate
+
+    result = cli_estimate(
+        model_path=request["model"], system_name=job["system"], backend_name=request["backend"], **job["inputs"]
+    )
+    raw = result.raw
+    memory = (
+        {"prefill": raw["(p)memory"], "decode": raw["(d)memory"]}
+        if job["inputs"].get("mode") == "disagg"
+        else {"worker": raw["memory"]}
+    )
+    return {
+        "database": result.backend_version,
+        "ttftMs": _rounded(result.ttft),
+        "tpotMs": _rounded(result.tpot),
+        "outputTokensPerSecondPerGpu": _rounded(result.tokens_per_second_per_gpu),
+        "tokensPerSecondPerUser": _rounded(result.tokens_per_second_per_user),
+        "concurrency": _rounded(result.concurrency),
+        "gpus": result.num_total_gpus,
+        "memoryGb": {role: _rounded(value) for role, value in memory.items()},
+        "warning": result.kv_cache_warning,
+    }
+
+
+def _search(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    from aiconfigurator.cli.api import cli_exp
+
+    # Each experiment's model and backend are the request's; a disaggregated one names them per role.
+    common = {"model_path": request["model"], "backend_name": request["backend"]}
+    experiments = {
+        name: experiment
+        | (common if experiment["serving_mode"] == "agg" else {f"{role}_{key}": value for role in ("prefill", "decode")
+                                                              for key, value in common.items()})
+        for name, experiment in job["inputs"].items()
+    }  # fmt: skip
+    result = cli_exp(config=experiments, top_n=job["top"])
+    modes = {}
+    for mode, table in result.best_configs.items():
+        rows = []
+        for row in table.head(job["top"]).to_dict("records"):
+            if mode == "disagg":
+                workers = {
+                    role: {column: row[f"({key}){column}"] for column in [*WORKER_COLUMNS, "workers"]}
+                    for role, key in (("prefill", "p"), ("decode", "d"))
+                }
+            else:
+                workers = {"worker": {column: row[column] for column in WORKER_COLUMNS}}
+            figures = {name: _json(row[column]) for column, name in FIGURE_COLUMNS.items()}
+            database = row.get("version") or row.get("(d)version")
+            rows.append({"mode": mode, "workers": _json(workers), **figures, "database": database})
+        modes[mode] = rows
+    return {"best": result.chosen_exp, "modes": modes}
+
+
+def _json(value: Any) -> Any:
+    """A plain JSON value: numpy numbers as Python ones, rounded."""
+    if isinstance(value, dict):
+        return {key: _json(item) for key, item in value.items()}
+    if hasattr(value, "item"):
+        value = value.item()
+    return _rounded(value) if isinstance(value, float) else value
+
+
+def _rounded(value: float | int) -> float | int:
+    if isinstance(value, int) or not math.isfinite(value):
+        return value
+    rounded = round(value, DIGITS)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,316 @@
+"""`make estimate`: NVIDIA AIConfigurator's modelled figures for every recipe, into configs/estimates.yaml.
+
+For each GPU recipe and each worker GPU count it allows, the recipe's own point
+(core/resolve/modelled.py: layout, batch, lengths, KV cache fraction, quantization) is sent to
+AIConfigurator (tools/aiconfigurator_driver.py, in .venv-aic) and its TTFT, TPOT, throughput per GPU
+and per user and GPU memory are stored beside those exact inputs. Also: what AIConfigurator supports
+per hardware type, the best configurations at each recipe's default GPUs, lengths and its goal's
+latency targets (configs/aiconfigurator.yaml), and the calibration against NVIDIA's published
+max-load figures (configs/performance.yaml `maxLoad`). The plan reads the stored file only.
+
+    python -m gpt_oss_infra.tools.estimate [--recipe NAME ...] [--skip-search] [--skip-calibration]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
+from gpt_oss_infra.core.inputs.modelled import MaxLoadFigure
+from gpt_oss_infra.core.render import figures
+from gpt_oss_infra.core.resolve import modelled
+from gpt_oss_infra.core.yaml_files import read_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ESTIMATES = CONFIG_DIR / "estimates.yaml"
+DRIVER = ROOT / "tools" / "aiconfigurator_driver.py"
+AIC_PYTHON = ROOT / ".venv-aic" / "bin" / "python"
+HEADER = (
+    "# Modelled, not measured: NVIDIA AIConfigurator's figures, each beside the exact inputs it was modelled\n"
+    "# at (configs/aiconfigurator.yaml says how it is asked). Written by make estimate (tools/estimate.py):\n"
+    "# do not edit by hand. A recipe whose point changes fails make test until make estimate runs again.\n"
+)
+
+
+def ask(jobs: list[dict[str, Any]], catalog: Catalog, aic_python: Path) -> tuple[str, list[dict[str, Any]]]:
+    """AIConfigurator's answers to `jobs`, in one run of its venv's Python (its databases load once)."""
+    settings = catalog.aiconfigurator
+    request = {"model": settings.model, "backend": settings.backend, "jobs": jobs}
+    done = subprocess.run(
+        [str(aic_python), str(DRIVER)], input=json.dumps(request), capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"AIConfigurator failed:\n{done.stderr[-3000:]}")
+    answer = json.loads(done.stdout)
+    return answer["aiconfigurator"], answer["answers"]
+
+
+def recipe_requests(catalog: Catalog, names: list[str]) -> dict[tuple[str, int], modelled.ModelledRequest]:
+    """Each recipe's point at each GPU count it allows, keyed (recipe, GPUs)."""
+    requests = {}
+    for name, counts in modelled.modelled_gpu_counts(catalog).items():
+        if name not in names:
+            continue
+        recipe = catalog.recipes[name]
+        for gpus in counts:
+            workers = modelled.recipe_workers(catalog, name, gpus)
+            requests[(name, gpus)] = modelled.estimate_request(catalog, recipe.hardware, recipe.traffic, workers)
+    return requests
+
+
+def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int) -> dict[str, Any]:
+    """AIConfigurator's inputs at a published max-load layout and one batch per rank."""
+    sizes = modelled.parallel_layout(figure.gpus, figure.gpus, figure.attention_data_parallel)  # EP over every GPU
+    architecture = catalog.hardware[figure.hardware].architecture
+    inputs = {
+        "mode": modelled.AGGREGATED,
+        "isl": figure.input_tokens,
+        "osl": figure.output_tokens,
+        "tp_size": sizes["tp"],
+        "attention_dp_size": sizes["dp"],
+        "moe_tp_size": sizes["moe_tp"],
+        "moe_ep_size": sizes["moe_ep"],
+        "batch_size": batch,
+        "free_gpu_memory_fraction": catalog.aiconfigurator.calibration.kv_cache_fraction,
+        "moe_quant_mode": catalog.aiconfigurator.moe_quantization[architecture],
+    }
+    return inputs | ({"kvcache_quant_mode": "fp8"} if figure.kv_cache_dtype == "fp8" else {})
+
+
+def calibration_batches(largest: int) -> list[int]:
+    """Powers of two up to `largest`: the batches tried for "max load"."""
+    return [2**exponent for exponent in range(largest.bit_length()) if 2**exponent <= largest]
+
+
+def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, aic_python: Path) -> dict[str, Any]:
+    """The estimates file's content for `names` (and what is kept of the current file for the rest)."""
+    settings = catalog.aiconfigurator
+    current = read_yaml(ESTIMATES) or {}
+    systems = {name: entry.aiconfigurator_system for name, entry in catalog.hardware.items()}
+    requests = recipe_requests(catalog, names)
+    searched = [name for name in names if search and catalog.recipes[name].goal is not None]
+    batches = calibration_batches(settings.calibration.largest_batch)
+    figures = catalog.performance.max_load if calibrate else []
+    jobs = [{"kind": "support", "system": system} for system in systems.values()]
+    jobs += [{"kind": "estimate", "system": r.system, "inputs": r.inputs} for r in requests.values()]
+    jobs += [
+        {"kind": "search", "inputs": modelled.search_experiments(catalog, name), "top": settings.search_top}
+        for name in searched
+    ]
+    jobs += [
+        {"kind": "estimate", "system": systems[f.hardware], "inputs": calibration_inputs(catalog, f, batch)}
+        for f in figures
+        for batch in batches
+    ]
+    version, answers = ask(jobs, catalog, aic_python)
+    answers = iter(answers)
+    support = {
+        hardware: {"system": system, **next(answers)} for hardware, system in systems.items()
+    }  # a system AIConfigurator has no data for answers notModelled
+    recipes = {name: dict(points) for name, points in (current.get("recipes") or {}).items() if name not in names}
+    for (name, gpus), request in requests.items():
+        recipes.setdefault(name, {})[gpus] = _point(request.system, request.inputs, request.not_inputs, next(answers))
+    searches = {name: found for name, found in (current.get("searches") or {}).items() if name not in searched}
+    for name in searched:
+        searches[name] = _search(catalog, name, next(answers))
+    calibration = [] if calibrate else (current.get("calibration") or [])
+    for figure in figures:
+        tried = [(batch, next(answers)) for batch in batches]
+        calibration.append(_calibration(catalog, figure, systems[figure.hardware], tried))
+    return {
+        "tool": f"NVIDIA AIConfigurator {version}",
+        "support": support,
+        "recipes": {name: recipes[name] for name in sorted(recipes)},
+        "searches": {name: searches[name] for name in sorted(searches)},
+        "calibration": calibration,
+    }
+
+
+def _point(system: str, inputs: dict[str, Any], not_inputs: dict[str, str], answer: dict[str, Any]) -> dict[str, Any]:
+    point: dict[str, Any] = {"system": system, "inputs": inputs}
+    if not_inputs:
+        point["notInputs"] = not_inputs
+    if "notModelled" in answer:
+        return point | {"notModelled": answer["notModelled"]}
+    database = answer.pop("database")
+    return point | {"database": database, "figures": {key: value for key, value in answer.items() if value is not None}}
+
+
+def _search(catalog: Catalog, name: str, answer: dict[str, Any]) -> dict[str, Any]:
+    recipe = catalog.recipes[name]
+    experiments = modelled.search_experiments(catalog, name)
+    found = {"goal": recipe.goal, "system": experiments[modelled.AGGREGATED]["system_name"], "inputs": experiments}
+    if "notModelled" in answer:
+        return found | {"notModelled": answer["notModelled"]}
+    rows = [row for mode_rows in answer["modes"].values() for row in mode_rows]
+    return found | {"best": sorted(rows, key=lambda row: -row["tokensPerSecondPerGpu"])}
+
+
+def _calibration(
+    catalog: Catalog, figure: MaxLoadFigure, system: str, tried: list[tuple[int, dict[str, Any]]]
+) -> dict[str, Any]:
+    """The published figure beside AIConfigurator's at the largest batch that fits the GPU's memory."""
+    point = {
+        "hardware": figure.hardware,
+        "layout": figure.layout,
+        "inputTokens": figure.input_tokens,
+        "outputTokens": figure.output_tokens,
+        "publishedTokensPerSecondPerGpu": figure.output_tokens_per_second_per_gpu,
+        "source": figure.source,
+        "system": system,
+    }
+    fitting = [(batch, answer) for batch, answer in tried if "notModelled" not in answer and not answer["warning"]]
+    if not fitting:
+        reasons = sorted({answer.get("notModelled") or answer["warning"] for _, answer in tried})
+        return point | {"notModelled": "; ".join(reasons)}
+    batch, answer = fitting[-1]
+    return point | {
+        "inputs": calibration_inputs(catalog, figure, batch),
+        "database": answer["database"],
+        "modelledTokensPerSecondPerGpu": answer["outputTokensPerSecondPerGpu"],
+    }
+
+
+def write(content: dict[str, Any], path: Path) -> None:
+    body = yaml.safe_dump(content, sort_keys=False, default_flow_style=None, width=120)
+    path.write_text(HEADER + body)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recipe", action="append", help="only this recipe (repeat for more; default: every one)")
+    parser.add_argument("--skip-search", action="store_true", help="keep the stored best-configuration searches")
+    parser.add_argument("--skip-calibration", action="store_true", help="keep the stored calibration")
+    parser.add_argument("--aic-python", type=Path, default=AIC_PYTHON, help="the Python that has aiconfigurator")
+    parser.add_argument("--out", type=Path, default=ESTIMATES, help="where to write (default: configs/estimates.yaml)")
+    args = parser.parse_args(argv)
+    catalog = load_catalog()
+    known = sorted(modelled.modelled_gpu_counts(catalog))
+    names = args.recipe or known
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise SystemExit(f"no GPU recipe {', '.join(unknown)}; GPU recipes: {', '.join(known)}")
+    start = time.perf_counter()
+    content = estimate(catalog, names, not args.skip_search, not args.skip_calibration, args.aic_python)
+    write(content, args.out)
+    if args.out == ESTIMATES:
+        write_readme(load_catalog())
+    points = sum(len(points) for name, points in content["recipes"].items() if name in names)
+    print(
+        f"wrote {args.out}: {points} points of {len(names)} recipes"
+        + ("" if args.skip_search else ", their searches")
+        + ("" if args.skip_calibration else ", the calibration")
+        + f" in {time.perf_counter() - start:.0f} s ({content['tool']})",
+        file=sys.stderr,
+    )
+
+
+if __name__ == "__main__":
+    main()
+
+
+README = ROOT / "README.md"
+README_BEGIN, README_END = "<!-- make estimate: begin -->", "<!-- make estimate: end -->"
+PRICE_REGION = "us-east-2"  # the dev stack's region (configs/prices.yaml keeps the same EC2 prices in all three)
+
+
+def readme_tables(catalog: Catalog) -> str:
+    """README's modelled figures, calibration and best-configuration tables, from configs/estimates.yaml."""
+    estimates = catalog.estimates
+    lines = [
+        f"Modelled by {estimates.tool} (trtllm database versions in each row's basis in the plan); "
+        f"$ per million output tokens at the On-Demand price of a GPU in {PRICE_REGION} (its node's price / its GPUs):",
+        "",
+        "| recipe | GPUs | traffic @ concurrency | TTFT ms | TPOT ms | tok/s/GPU | tok/s/user | $/M tokens |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    prices = catalog.prices.regions[PRICE_REGION].ec2
+    for name, points in estimates.recipes.items():
+        recipe = catalog.recipes[name]
+        hardware = catalog.hardware[recipe.hardware]
+        instance = hardware.instance_types[hardware.default_instance_type]
+        node_price = prices.get(hardware.default_instance_type)
+        for gpus, point in points.items():
+            traffic = recipe.traffic
+            shape = f"{traffic.input_tokens}/{traffic.output_tokens} @ {traffic.concurrency_per_gpu * gpus:,}"
+            if point.figures is None:
+                reason = point.not_modelled.split(":")[0]
+                lines.append(f"| `{name}` | {gpus} | {shape} | not modelled: {reason} (configs/estimates.yaml) ||||||")
+                continue
+            f = point.figures
+            per_million = (
+                "unknown"
+                if node_price is None
+                else f"${node_price / instance.gpus_per_node / (f.output_tokens_per_second_per_gpu * 3600) * 1e6:,.2f}"
+            )
+            lines.append(
+                f"| `{name}` | {gpus} | {shape} | {f.ttft_ms:,.0f} | {f.tpot_ms:.1f} | "
+                f"{f.output_tokens_per_second_per_gpu:,.0f} | {f.tokens_per_second_per_user:,.1f} | {per_million} |"
+            )
+    lines += [
+        "",
+        "**Calibration** against NVIDIA's published max-load figures ([trtllm-perf-overview], trtllm-bench, "
+        "every request queued at once): AIConfigurator at the same layout, with the largest batch per rank "
+        f"up to {catalog.aiconfigurator.calibration.largest_batch} that it finds fits the GPU's memory at KV "
+        f"cache fraction {catalog.aiconfigurator.calibration.kv_cache_fraction}:",
+        "",
+        "| hardware | layout | ISL/OSL | published tok/s/GPU | modelled tok/s/GPU (batch per rank) | ratio |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for point in estimates.calibration:
+        published = point.published_tokens_per_second_per_gpu
+        shape = f"{point.input_tokens}/{point.output_tokens}"
+        if point.modelled_tokens_per_second_per_gpu is None:
+            lines.append(f"| {point.hardware} | {point.layout} | {shape} | {published:,.0f} | not modelled | |")
+            continue
+        modelled_figure = point.modelled_tokens_per_second_per_gpu
+        lines.append(
+            f"| {point.hardware} | {point.layout} | {shape} | {published:,.0f} | "
+            f"{modelled_figure:,.0f} ({point.inputs['batch_size']}) | {modelled_figure / published:.2f} |"
+        )
+    lines += [
+        "",
+        "**Against the best configuration** AIConfigurator finds at each recipe's default GPUs, lengths and "
+        "its goal's latency targets (configs/aiconfigurator.yaml), aggregated or disaggregated:",
+        "",
+        "| recipe | goal: targets | recipe tok/s/GPU | best configuration | recipe / best |",
+        "|---|---|---:|---|---:|",
+    ]
+    threshold = catalog.aiconfigurator.flag_below_fraction_of_best
+    for name, search in estimates.searches.items():
+        recipe = catalog.recipes[name]
+        goal = catalog.aiconfigurator.goals[search.goal]
+        where = f"{search.goal}: TTFT <= {goal.ttft_ms:g} ms, TPOT <= {goal.tpot_ms:g} ms"
+        gpus = search.inputs[modelled.AGGREGATED]["total_gpus"]
+        key = gpus if recipe.mode == "disaggregated" else recipe.workers["worker"].gpus.default
+        point = estimates.recipes[name][key]
+        own = point.figures.output_tokens_per_second_per_gpu if point.figures else None
+        if not search.best:
+            lines.append(f"| `{name}` | {where} | {_or_none(own)} | none found | |")
+            continue
+        best = search.best[0]
+        fraction = "" if own is None else f"{own / best.tokens_per_second_per_gpu:.2f}"
+        if own is not None and own / best.tokens_per_second_per_gpu < threshold:
+            fraction += " **flagged**"
+        lines.append(f"| `{name}` | {where} | {_or_none(own)} | {figures.describe(best, gpus)} | {fraction} |")
+    return "\n".join(lines)
+
+
+def _or_none(value: float | None) -> str:
+    return "not modelled" if value is None else f"{value:,.0f}"
+
+
+def write_readme(catalog: Catalog) -> None:
+    """README's block between the markers, from the stored estimates."""
+    text = README.read_text()
+    before, _, rest = text.partition(README_BEGIN)
+    _, _, after = rest.partition(README_END)
+    README.write_text(f"{before}{README_BEGIN}\n{readme_tables(catalog)}\n{README_END}{after}")
