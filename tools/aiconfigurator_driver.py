@@ -9,13 +9,18 @@ Request: {"model": ..., "backend": ..., "jobs": [job, ...]}, each job one of
   {"kind": "estimate", "system": ..., "inputs": {<cli_estimate keyword arguments>}}
   {"kind": "search", "inputs": {"agg": {<experiment>}, "disagg": {<experiment>}}, "top": n}: cli_exp's
       experiments (its flat task config: serving_mode, system_name, total_gpus, isl, osl, ttft, tpot, quant)
+  {"kind": "largest-batch", "system": ..., "inputs": {<cli_estimate arguments but batch_size>}, "largest": n}
 Answer:  {"aiconfigurator": version, "answers": [answer, ...]} in the jobs' order, each either
   {"notModelled": "<AIConfigurator's reason>"} (it has no data for the point) or
   support:  {"aggregated": bool, "disaggregated": bool}
   estimate: {"database": version, "ttftMs", "tpotMs", "outputTokensPerSecondPerGpu",
              "tokensPerSecondPerUser", "concurrency", "gpus", "memoryGb": {role: GB per GPU}, "warning"}
-  search:   {"best": experiment, "modes": {experiment: [row, ...]}}: each row a configuration (its
-             layout, batch, workers and figures, database), best first, within the latency targets
+  search:   {"modes": {experiment: [row, ...]}}: each row a configuration (its layout, batch, workers,
+             figures, database), best first, each within the experiment's TTFT and TPOT targets; or
+             {"notModelled": ..., "closest": row}: AIConfigurator returns its closest rows when none
+             meets the TPOT target, and they are not configurations that meet it
+  largest-batch: the estimate at the largest batch per rank up to n that fits the GPU's memory (no
+             OOM, no KV cache warning), with its "batch"; or {"notModelled": ...} where none does
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ def _answer(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
     from aiconfigurator_core.sdk.errors import NoFeasibleConfigError, PerfDataNotAvailableError  # only in .venv-aic
 
     try:
-        return {"support": _support, "estimate": _estimate, "search": _search}[job["kind"]](request, job)
+        kinds = {"support": _support, "estimate": _estimate, "search": _search, "largest-batch": _largest_batch}
+        return kinds[job["kind"]](request, job)
     except (PerfDataNotAvailableError, NoFeasibleConfigError) as error:  # no kernel data; nothing meets the targets
         # Its database's place on this machine says nothing to a reader elsewhere: the system, backend, version do.
         reason = re.sub(r" at \S*/systems/data/(\S+)", r" in its \1 database", str(error))
@@ -111,7 +117,7 @@ def _search(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
         for name, experiment in job["inputs"].items()
     }  # fmt: skip
     result = cli_exp(config=experiments, top_n=job["top"])
-    modes = {}
+    modes, closest = {}, []
     for mode, table in result.best_configs.items():
         rows = []
         for row in table.head(job["top"]).to_dict("records"):
@@ -124,9 +130,48 @@ def _search(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
                 workers = {"worker": {column: row[column] for column in WORKER_COLUMNS}}
             figures = {name: _json(row[column]) for column, name in FIGURE_COLUMNS.items()}
             database = row.get("version") or row.get("(d)version")
-            rows.append({"mode": mode, "workers": _json(workers), **figures, "database": database})
-        modes[mode] = rows
-    return {"best": result.chosen_exp, "modes": modes}
+            found = {"mode": mode, "workers": _json(workers), **figures, "database": database}
+            targets = job["inputs"][mode]
+            meets = found["ttftMs"] <= targets["ttft"] and found["tpotMs"] <= targets["tpot"]
+            (rows if meets else closest).append(found)
+        if rows:
+            modes[mode] = rows
+    if not modes:
+        best = max(closest, key=lambda row: row["tokensPerSecondPerGpu"], default=None)
+        return {"notModelled": "no configuration meets the latency targets", "closest": best}
+    return {"modes": modes}
+
+
+def _largest_batch(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """Doubling from 1 to the first batch that does not fit (or `largest`), then bisecting."""
+
+    def at(batch: int) -> dict[str, Any] | None:
+        answer = _answer(
+            request, {"kind": "estimate", "system": job["system"], "inputs": job["inputs"] | {"batch_size": batch}}
+        )
+        return None if "notModelled" in answer or answer["warning"] else answer
+
+    fits, too_big = None, None
+    batch = 1
+    while batch <= job["largest"]:
+        answer = at(batch)
+        if answer is None:
+            too_big = batch
+            break
+        fits = (batch, answer)
+        batch *= 2
+    if fits is None:
+        return {"notModelled": "even one sequence per rank does not fit the GPU's memory"}
+    upper = too_big if too_big is not None else job["largest"] + 1
+    low = fits[0]
+    while upper - low > 1:
+        middle = (low + upper) // 2
+        answer = at(middle)
+        if answer is None:
+            upper = middle
+        else:
+            low, fits = middle, (middle, answer)
+    return fits[1] | {"batch": fits[0]}
 
 
 def _json(value: Any) -> Any:

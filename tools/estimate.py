@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
-from gpt_oss_infra.core.inputs.modelled import MaxLoadFigure
+from gpt_oss_infra.core.inputs.modelled import MaxLoadFigure, SearchRow
 from gpt_oss_infra.core.render import figures
 from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.yaml_files import read_yaml
@@ -66,10 +66,10 @@ def recipe_requests(catalog: Catalog, names: list[str]) -> dict[tuple[str, int],
     return requests
 
 
-def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int) -> dict[str, Any]:
-    """AIConfigurator's inputs at a published max-load layout and one batch per rank."""
+def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int | None = None) -> dict[str, Any]:
+    """AIConfigurator's inputs at a published max-load layout (and a batch per rank, where given)."""
     sizes = modelled.parallel_layout(figure.gpus, figure.gpus, figure.attention_data_parallel)  # EP over every GPU
-    architecture = catalog.hardware[figure.hardware].architecture
+    moe_mode, _ = modelled.moe_quant_mode(catalog, figure.hardware, figure.moe_backend, {})
     inputs = {
         "mode": modelled.AGGREGATED,
         "isl": figure.input_tokens,
@@ -78,53 +78,56 @@ def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int) -> d
         "attention_dp_size": sizes["dp"],
         "moe_tp_size": sizes["moe_tp"],
         "moe_ep_size": sizes["moe_ep"],
-        "batch_size": batch,
+        **({"batch_size": batch} if batch is not None else {}),
         "free_gpu_memory_fraction": catalog.aiconfigurator.calibration.kv_cache_fraction,
-        "moe_quant_mode": catalog.aiconfigurator.moe_quantization[architecture],
+        "moe_quant_mode": moe_mode,
     }
     return inputs | ({"kvcache_quant_mode": "fp8"} if figure.kv_cache_dtype == "fp8" else {})
 
 
-def calibration_batches(largest: int) -> list[int]:
-    """Powers of two up to `largest`: the batches tried for "max load"."""
-    return [2**exponent for exponent in range(largest.bit_length()) if 2**exponent <= largest]
-
-
 def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, aic_python: Path) -> dict[str, Any]:
-    """The estimates file's content for `names` (and what is kept of the current file for the rest)."""
+    """The estimates file's content for `names`, and what is kept of the current file for the other
+    recipes that still exist."""
     settings = catalog.aiconfigurator
     current = read_yaml(ESTIMATES) or {}
     systems = {name: entry.aiconfigurator_system for name, entry in catalog.hardware.items()}
     requests = recipe_requests(catalog, names)
-    searched = [name for name in names if search and catalog.recipes[name].goal is not None]
-    batches = calibration_batches(settings.calibration.largest_batch)
+    asked = {key: request for key, request in requests.items() if request.not_modelled is None}
+    searched = {name: modelled.search_experiments(catalog, name) for name in names if search}
     figures = catalog.performance.max_load if calibrate else []
     jobs = [{"kind": "support", "system": system} for system in systems.values()]
-    jobs += [{"kind": "estimate", "system": r.system, "inputs": r.inputs} for r in requests.values()]
+    jobs += [{"kind": "estimate", "system": r.system, "inputs": r.inputs} for r in asked.values()]
+    jobs += [{"kind": "search", "inputs": found, "top": settings.search_top} for found in searched.values()]
     jobs += [
-        {"kind": "search", "inputs": modelled.search_experiments(catalog, name), "top": settings.search_top}
-        for name in searched
-    ]
-    jobs += [
-        {"kind": "estimate", "system": systems[f.hardware], "inputs": calibration_inputs(catalog, f, batch)}
+        {
+            "kind": "largest-batch",
+            "system": systems[f.hardware],
+            "inputs": calibration_inputs(catalog, f),
+            "largest": settings.calibration.largest_batch,
+        }
         for f in figures
-        for batch in batches
     ]
     version, answers = ask(jobs, catalog, aic_python)
     answers = iter(answers)
-    support = {
-        hardware: {"system": system, **next(answers)} for hardware, system in systems.items()
-    }  # a system AIConfigurator has no data for answers notModelled
-    recipes = {name: dict(points) for name, points in (current.get("recipes") or {}).items() if name not in names}
+    support = {hardware: {"system": system, **next(answers)} for hardware, system in systems.items()}
+
+    def kept(section: str, replaced) -> dict[str, Any]:
+        return {
+            name: found
+            for name, found in (current.get(section) or {}).items()
+            if name in catalog.recipes and name not in replaced
+        }
+
+    recipes = {name: dict(points) for name, points in kept("recipes", names).items()}
     for (name, gpus), request in requests.items():
-        recipes.setdefault(name, {})[gpus] = _point(request.system, request.inputs, request.not_inputs, next(answers))
-    searches = {name: found for name, found in (current.get("searches") or {}).items() if name not in searched}
-    for name in searched:
-        searches[name] = _search(catalog, name, next(answers))
+        answer = next(answers) if (name, gpus) in asked else {"notModelled": request.not_modelled}
+        recipes.setdefault(name, {})[gpus] = _point(request, answer)
+    searches = kept("searches", searched)
+    for name, experiments in searched.items():
+        searches[name] = _search(catalog, name, experiments, next(answers))
     calibration = [] if calibrate else (current.get("calibration") or [])
     for figure in figures:
-        tried = [(batch, next(answers)) for batch in batches]
-        calibration.append(_calibration(catalog, figure, systems[figure.hardware], tried))
+        calibration.append(_calibration(catalog, figure, systems[figure.hardware], next(answers)))
     return {
         "tool": f"NVIDIA AIConfigurator {version}",
         "support": support,
@@ -134,29 +137,35 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
     }
 
 
-def _point(system: str, inputs: dict[str, Any], not_inputs: dict[str, str], answer: dict[str, Any]) -> dict[str, Any]:
-    point: dict[str, Any] = {"system": system, "inputs": inputs}
-    if not_inputs:
-        point["notInputs"] = not_inputs
+def _point(request: modelled.ModelledRequest, answer: dict[str, Any]) -> dict[str, Any]:
+    point: dict[str, Any] = {"system": request.system, "inputs": request.inputs}
+    if request.not_inputs:
+        point["notInputs"] = request.not_inputs
     if "notModelled" in answer:
         return point | {"notModelled": answer["notModelled"]}
+    answer = dict(answer)
     database = answer.pop("database")
     return point | {"database": database, "figures": {key: value for key, value in answer.items() if value is not None}}
 
 
-def _search(catalog: Catalog, name: str, answer: dict[str, Any]) -> dict[str, Any]:
-    recipe = catalog.recipes[name]
-    experiments = modelled.search_experiments(catalog, name)
-    found = {"goal": recipe.goal, "system": experiments[modelled.AGGREGATED]["system_name"], "inputs": experiments}
+def _search(catalog: Catalog, name: str, experiments: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    found = {
+        "goal": catalog.recipes[name].goal,
+        "system": experiments[modelled.AGGREGATED]["system_name"],
+        "inputs": experiments,
+    }
     if "notModelled" in answer:
-        return found | {"notModelled": answer["notModelled"]}
+        closest = answer.get("closest")
+        total = experiments[modelled.AGGREGATED]["total_gpus"]
+        why = answer["notModelled"] + (
+            f"; the closest: {figures.describe(SearchRow.model_validate(closest), total)}" if closest else ""
+        )
+        return found | {"notModelled": why}
     rows = [row for mode_rows in answer["modes"].values() for row in mode_rows]
     return found | {"best": sorted(rows, key=lambda row: -row["tokensPerSecondPerGpu"])}
 
 
-def _calibration(
-    catalog: Catalog, figure: MaxLoadFigure, system: str, tried: list[tuple[int, dict[str, Any]]]
-) -> dict[str, Any]:
+def _calibration(catalog: Catalog, figure: MaxLoadFigure, system: str, answer: dict[str, Any]) -> dict[str, Any]:
     """The published figure beside AIConfigurator's at the largest batch that fits the GPU's memory."""
     point = {
         "hardware": figure.hardware,
@@ -167,13 +176,10 @@ def _calibration(
         "source": figure.source,
         "system": system,
     }
-    fitting = [(batch, answer) for batch, answer in tried if "notModelled" not in answer and not answer["warning"]]
-    if not fitting:
-        reasons = sorted({answer.get("notModelled") or answer["warning"] for _, answer in tried})
-        return point | {"notModelled": "; ".join(reasons)}
-    batch, answer = fitting[-1]
+    if "notModelled" in answer:
+        return point | {"notModelled": answer["notModelled"]}
     return point | {
-        "inputs": calibration_inputs(catalog, figure, batch),
+        "inputs": calibration_inputs(catalog, figure, answer["batch"]),
         "database": answer["database"],
         "modelledTokensPerSecondPerGpu": answer["outputTokensPerSecondPerGpu"],
     }
@@ -211,10 +217,6 @@ def main(argv: list[str] | None = None) -> None:
         + f" in {time.perf_counter() - start:.0f} s ({content['tool']})",
         file=sys.stderr,
     )
-
-
-if __name__ == "__main__":
-    main()
 
 
 README = ROOT / "README.md"
@@ -258,9 +260,10 @@ def readme_tables(catalog: Catalog) -> str:
     lines += [
         "",
         "**Calibration** against NVIDIA's published max-load figures ([trtllm-perf-overview], trtllm-bench, "
-        "every request queued at once): AIConfigurator at the same layout, with the largest batch per rank "
-        f"up to {catalog.aiconfigurator.calibration.largest_batch} that it finds fits the GPU's memory at KV "
-        f"cache fraction {catalog.aiconfigurator.calibration.kv_cache_fraction}:",
+        "every request queued at once): AIConfigurator at the same layout, MoE backend and KV cache dtype, "
+        f"with the largest batch per rank up to {catalog.aiconfigurator.calibration.largest_batch} that it "
+        "finds fits the GPU's memory (no OOM, no KV cache warning; doubling, then bisecting) at KV cache "
+        f"fraction {catalog.aiconfigurator.calibration.kv_cache_fraction}:",
         "",
         "| hardware | layout | ISL/OSL | published tok/s/GPU | modelled tok/s/GPU (batch per rank) | ratio |",
         "|---|---|---|---:|---:|---:|",
@@ -278,34 +281,35 @@ def readme_tables(catalog: Catalog) -> str:
         )
     lines += [
         "",
-        "**Against the best configuration** AIConfigurator finds at each recipe's default GPUs, lengths and "
-        "its goal's latency targets (configs/aiconfigurator.yaml), aggregated or disaggregated:",
+        "**Against the best configuration** AIConfigurator finds at each recipe's default GPUs, lengths, "
+        "quantization, KV cache fraction and its goal's latency targets (configs/aiconfigurator.yaml), "
+        "aggregated or disaggregated, at any concurrency (its aggregated search tries up to 512 sequences per rank):",
         "",
-        "| recipe | goal: targets | recipe tok/s/GPU | best configuration | recipe / best |",
+        "| recipe | goal: targets | recipe tok/s/GPU (meets targets) | best configuration | recipe / best |",
         "|---|---|---:|---|---:|",
     ]
-    threshold = catalog.aiconfigurator.flag_below_fraction_of_best
     for name, search in estimates.searches.items():
         recipe = catalog.recipes[name]
-        goal = catalog.aiconfigurator.goals[search.goal]
-        where = f"{search.goal}: TTFT <= {goal.ttft_ms:g} ms, TPOT <= {goal.tpot_ms:g} ms"
         gpus = search.inputs[modelled.AGGREGATED]["total_gpus"]
         key = gpus if recipe.mode == "disaggregated" else recipe.workers["worker"].gpus.default
-        point = estimates.recipes[name][key]
-        own = point.figures.output_tokens_per_second_per_gpu if point.figures else None
-        if not search.best:
-            lines.append(f"| `{name}` | {where} | {_or_none(own)} | none found | |")
+        point = estimates.recipes[name][key].figures
+        own = (
+            {"tokensPerSecondPerGpu": point.output_tokens_per_second_per_gpu, "ttftMs": point.ttft_ms,
+             "tpotMs": point.tpot_ms}
+            if point
+            else {}
+        )  # fmt: skip
+        compared = figures.against_best(catalog, name, gpus, own)
+        where = f"{compared['goal']}: {compared['targets']}"
+        if "fractionOfBest" not in compared:
+            lines.append(f"| `{name}` | {where} | not modelled | {compared['best']} | |")
             continue
-        best = search.best[0]
-        fraction = "" if own is None else f"{own / best.tokens_per_second_per_gpu:.2f}"
-        if own is not None and own / best.tokens_per_second_per_gpu < threshold:
-            fraction += " **flagged**"
-        lines.append(f"| `{name}` | {where} | {_or_none(own)} | {figures.describe(best, gpus)} | {fraction} |")
+        verdict = f"{compared['fractionOfBest']:.2f}" + (" **flagged**" if compared["flagged"] else "")
+        meets = "yes" if compared["meetsTargets"] else "no"
+        lines.append(
+            f"| `{name}` | {where} | {own['tokensPerSecondPerGpu']:,.0f} ({meets}) | {compared['best']} | {verdict} |"
+        )
     return "\n".join(lines)
-
-
-def _or_none(value: float | None) -> str:
-    return "not modelled" if value is None else f"{value:,.0f}"
 
 
 def write_readme(catalog: Catalog) -> None:
@@ -314,3 +318,7 @@ def write_readme(catalog: Catalog) -> None:
     before, _, rest = text.partition(README_BEGIN)
     _, _, after = rest.partition(README_END)
     README.write_text(f"{before}{README_BEGIN}\n{readme_tables(catalog)}\n{README_END}{after}")
+
+
+if __name__ == "__main__":
+    main()

@@ -24,7 +24,7 @@ import yaml
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
 from gpt_oss_infra.core.resolve.imitation import ImitatedWorker, imitated_worker
-from gpt_oss_infra.core.resolve.modelled import quantization
+from gpt_oss_infra.core.resolve.modelled import WorkerPoint, quantization
 from gpt_oss_infra.core.yaml_files import read_yaml
 from gpt_oss_infra.tools.estimate import AIC_PYTHON, ask
 
@@ -75,10 +75,9 @@ def model_profile(name: str, spec: dict[str, Any], aic_python: Path) -> dict[str
         for phase in ("prefill", "decode")
     }
     layouts = {phase: layout(workers[phase], spec[phase].get("modelledLayout")) for phase in workers}
+    hardware = catalog.recipes[spec["recipe"]].hardware
     quants = {
-        phase: quantization(
-            worker.view, worker.env, catalog.aiconfigurator.moe_quantization[worker.hardware.architecture]
-        )
+        phase: quantization(catalog, hardware, WorkerPoint(worker.role, worker.gpus, 1, worker.view, worker.env))[0]
         for phase, worker in workers.items()
     }
     prefill_isl = doubling(SMALLEST, workers["prefill"].max_seq_len)

@@ -28,7 +28,7 @@ from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
 from gpt_oss_infra.core.inputs.modelled import SearchRow
 from gpt_oss_infra.core.render.figures import describe
-from gpt_oss_infra.core.resolve.modelled import AGGREGATED, DISAGGREGATED
+from gpt_oss_infra.core.resolve.modelled import AGGREGATED, DISAGGREGATED, experiments, moe_quant_mode
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import estimate
 from gpt_oss_infra.tools.estimate import AIC_PYTHON, ask
@@ -41,42 +41,49 @@ DYNAMO_FLAGS = ["--dyn-reasoning-parser", "gpt_oss", "--dyn-tool-call-parser", "
 KV_CACHE_FRACTION = 0.9  # TensorRT-LLM's default free_gpu_memory_fraction
 
 
-def experiments(catalog: Catalog, hardware: str, gpus: int, ttft: float, tpot: float, isl: int, osl: int) -> dict:
-    """cli_exp's two experiments at these GPUs, lengths and targets, with the architecture's MoE quantization."""
-    entry = catalog.hardware[hardware]
-    quant = {"moe_quant_mode": catalog.aiconfigurator.moe_quantization[entry.architecture]}
-    common = {"total_gpus": gpus, "isl": isl, "osl": osl, "ttft": ttft, "tpot": tpot}
-    roles = ("prefill", "decode")
-    return {
-        AGGREGATED: {"serving_mode": AGGREGATED, "system_name": entry.aiconfigurator_system, **common, **quant},
-        DISAGGREGATED: {
-            "serving_mode": DISAGGREGATED,
-            **{f"{role}_system_name": entry.aiconfigurator_system for role in roles},
-            **common,
-            **{f"{role}_{key}": value for role in roles for key, value in quant.items()},
-        },
-    }
+def search_inputs(catalog: Catalog, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The search at the asked GPUs, lengths and targets, with the MoE quantization TensorRT-LLM runs
+    with the backend the recipe will take, and TensorRT-LLM's default KV cache fraction."""
+    entry = catalog.hardware[args.hardware]
+    mode, why_not = moe_quant_mode(catalog, args.hardware, moe_backend(catalog, args), {})
+    if mode is None:
+        raise SystemExit(why_not)
+    settings = {"moe_quant_mode": mode, "free_gpu_memory_fraction": KV_CACHE_FRACTION}
+    return experiments(
+        entry.aiconfigurator_system, args.gpus, (args.isl, args.osl), (args.ttft_ms, args.tpot_ms), settings
+    )
 
 
-def expressible(row: SearchRow) -> str | None:
+def latency_goal(catalog: Catalog, args: argparse.Namespace) -> bool:
+    """Whether the targets are a low-latency goal's (a TPOT target no looser than its)."""
+    return args.tpot_ms <= catalog.aiconfigurator.goals["low-latency"].tpot_ms
+
+
+def moe_backend(catalog: Catalog, args: argparse.Namespace) -> str:
+    return MOE_BACKEND[(catalog.hardware[args.hardware].architecture, latency_goal(catalog, args))]
+
+
+def expressible(row: SearchRow, backend: str) -> str | None:
     """Why a recipe cannot express this configuration, or None: TensorRT-LLM's attention data parallel
-    spans all of a worker's ranks (AIConfigurator's tp 1), and a recipe's roles have one worker each
-    per replica (equal prefill and decode worker counts become replicas)."""
+    spans all of a worker's ranks (AIConfigurator's tp 1), TRITON has no MoE tensor parallel, and a
+    recipe's roles have one worker each per replica (equal worker counts become replicas)."""
     for role, worker in row.workers.items():
         if worker["tp"] > 1 and worker["dp"] > 1:
             return f"{role}: tensor and attention data parallel together (tp {worker['tp']:g}, dp {worker['dp']:g})"
+        if backend == "TRITON" and worker["moe_tp"] > 1:  # [trtllm-gptoss-readme]: TRITON has no MoE TP
+            return f"{role}: MoE tensor parallel {worker['moe_tp']:g}, which the TRITON MoE backend does not do"
     counts = {worker.get("workers", 1) for worker in row.workers.values()}
     if len(counts) > 1:
         return "unequal prefill and decode worker counts"
     return None
 
 
-def recipe(catalog: Catalog, hardware: str, row: SearchRow, args: argparse.Namespace, skipped: list[str]) -> dict:
+def recipe(catalog: Catalog, row: SearchRow, args: argparse.Namespace, version: str, skipped: list[str]) -> dict:
     """The recipe file's content for one search row."""
-    entry = catalog.hardware[hardware]
-    latency_goal = args.tpot_ms <= catalog.aiconfigurator.goals["low-latency"].tpot_ms
-    goal = "disaggregated" if row.mode == DISAGGREGATED else ("low-latency" if latency_goal else "max-throughput")
-    backend = MOE_BACKEND[(entry.architecture, latency_goal)]
+    entry = catalog.hardware[args.hardware]
+    latency = latency_goal(catalog, args)
+    goal = "disaggregated" if row.mode == DISAGGREGATED else ("low-latency" if latency else "max-throughput")
+    backend = moe_backend(catalog, args)
     replicas = int(next(iter(row.workers.values())).get("workers", 1))
     workers = {}
     for role, worker in row.workers.items():
@@ -90,41 +97,49 @@ def recipe(catalog: Catalog, hardware: str, row: SearchRow, args: argparse.Names
             "kv_cache_config": {"free_gpu_memory_fraction": KV_CACHE_FRACTION},
             "trust_remote_code": True,
         }
+        if row.mode == DISAGGREGATED:  # as every disaggregated recipe here and Dynamo's own engine configs
+            engine["cache_transceiver_config"] = {"backend": "UCX", "max_tokens_in_buffer": transfer_buffer(args)}
+            engine["disable_overlap_scheduler"] = role == "prefill"  # not supported on a prefill-only worker
         expert = int(worker["moe_ep"])
         workers[role] = {
             "gpus": {"allowed": [ranks], "default": ranks},
             "parallelism": {"tensor": "gpus", "expert": "gpus" if expert == ranks else expert},
             "engine": engine,
-            "args": DYNAMO_FLAGS,
+            "args": list(DYNAMO_FLAGS),
         }
     command = (
-        f"make recommend HARDWARE={hardware} GPUS={args.gpus} TTFT_MS={args.ttft_ms:g} TPOT_MS={args.tpot_ms:g} "
-        f"ISL={args.isl} OSL={args.osl}"
+        f"make recommend HARDWARE={args.hardware} GPUS={args.gpus} TTFT_MS={args.ttft_ms:g} "
+        f"TPOT_MS={args.tpot_ms:g} ISL={args.isl} OSL={args.osl}"
     )
+    targets = catalog.aiconfigurator.goals[goal]
     decisions = [
         f"moe_config.backend {backend}: [trtllm-gptoss-readme] for {entry.architecture} and "
-        f"{'latency' if latency_goal else 'throughput'} (AIConfigurator takes no MoE backend input)",
-        f"kv_cache_config.free_gpu_memory_fraction {KV_CACHE_FRACTION}: TensorRT-LLM's default",
+        f"{'latency' if latency else 'throughput'} (AIConfigurator takes no MoE backend input)",
+        f"kv_cache_config.free_gpu_memory_fraction {KV_CACHE_FRACTION}: TensorRT-LLM's default, as searched",
         "max_batch_size and the CUDA-graph batch: AIConfigurator's batch per rank",
         "--dyn-reasoning-parser / --dyn-tool-call-parser: as every recipe here, from [dynamo-gptoss-trtllm]",
+        f"goal {goal}: recommended for TTFT <= {args.ttft_ms:g} ms and TPOT <= {args.tpot_ms:g} ms; make estimate "
+        f"compares it with the best configuration at its goal's targets (TTFT <= {targets.ttft_ms:g} ms, "
+        f"TPOT <= {targets.tpot_ms:g} ms)",
     ]
-    if replicas > 1:
+    per_replica = row.gpus // replicas
+    if per_replica < args.gpus:
         decisions.append(
-            f"the search's {replicas} prefill and {replicas} decode workers: deploy with replicas {replicas}"
+            f"one replica uses {per_replica} GPUs: deploy it with replicas {args.gpus // per_replica} "
+            f"to fill {args.gpus}"
         )
     decisions += [f"not the search's better-ranked {reason}" for reason in skipped]
     return {
         "description": f"AIConfigurator's best configuration for {entry.gpu} on {args.gpus} GPUs at "
         f"{args.isl}/{args.osl} tokens, TTFT <= {args.ttft_ms:g} ms and TPOT <= {args.tpot_ms:g} ms: "
-        f"{describe(row, args.gpus)}. "
-        "Modelled, not measured.",
-        "hardware": hardware,
+        f"{describe(row, args.gpus)}. Modelled, not measured.",
+        "hardware": args.hardware,
         "mode": "disaggregated" if row.mode == DISAGGREGATED else "aggregated",
         "goal": goal,
         "backend": catalog.aiconfigurator.backend,
         "sources": [
-            f"[aiconfigurator] {catalog.estimates.tool.removeprefix('NVIDIA AIConfigurator ')} best configuration of "
-            f"`{command}` on {date.today().isoformat()} (database {row.database}): modelled, not measured"
+            f"[aiconfigurator] {version} best configuration of `{command}` on {date.today().isoformat()} "
+            f"(database {row.database}): modelled, not measured"
         ],
         "decisions": decisions,
         "traffic": {
@@ -135,6 +150,11 @@ def recipe(catalog: Catalog, hardware: str, row: SearchRow, args: argparse.Names
         },
         "workers": workers,
     }
+
+
+def transfer_buffer(args: argparse.Namespace) -> int:
+    """The KV cache transfer buffer in tokens: a whole sequence, at least the seed recipes' 65536."""
+    return max(65536, 1 << (args.isl + args.osl - 1).bit_length())
 
 
 def checked(name: str, content: dict[str, Any], hardware: str) -> None:
@@ -190,9 +210,9 @@ def main(argv: list[str] | None = None) -> None:
     catalog = load_catalog()
     if args.hardware not in catalog.hardware:
         raise SystemExit(f"unknown hardware {args.hardware}; known: {', '.join(catalog.hardware)}")
-    search = experiments(catalog, args.hardware, args.gpus, args.ttft_ms, args.tpot_ms, args.isl, args.osl)
-    _, (answer,) = ask([{"kind": "search", "inputs": search, "top": catalog.aiconfigurator.search_top}], catalog,
-                       args.aic_python)  # fmt: skip
+    search = search_inputs(catalog, args)
+    job = {"kind": "search", "inputs": search, "top": catalog.aiconfigurator.search_top}
+    version, (answer,) = ask([job], catalog, args.aic_python)
     if "notModelled" in answer:
         raise SystemExit(f"AIConfigurator found no configuration: {answer['notModelled']}")
     rows = sorted(
@@ -200,8 +220,9 @@ def main(argv: list[str] | None = None) -> None:
         key=lambda row: -row.tokens_per_second_per_gpu,
     )
     skipped = []
+    backend = moe_backend(catalog, args)
     for row in rows:
-        reason = expressible(row)
+        reason = expressible(row, backend)
         if reason is None:
             break
         skipped.append(f"{describe(row, args.gpus)} ({reason})")
@@ -209,14 +230,18 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("no configuration AIConfigurator found is one a recipe can express:\n" + "\n".join(skipped))
     mode = "agg" if row.mode == AGGREGATED else "disagg"
     name = args.name or f"{args.hardware}-recommended-{mode}-{args.isl}-{args.osl}"
-    content = recipe(catalog, args.hardware, row, args, skipped)
+    content = recipe(catalog, row, args, version, skipped)
     checked(name, content, args.hardware)
     path = args.out_dir / f"{name}.yaml"
     header = "# Written by `make recommend` (tools/recommend.py) from NVIDIA AIConfigurator's best configuration.\n"
     path.write_text(header + yaml.safe_dump(content, sort_keys=False, width=110))
     print(f"wrote {path}: {describe(row, args.gpus)}", file=sys.stderr)
-    if not args.no_estimate:
-        estimate.main(["--recipe", name, "--skip-calibration", "--aic-python", str(args.aic_python)])
+    if args.no_estimate:
+        return
+    if args.out_dir.resolve() != (CONFIG_DIR / "recipes").resolve():
+        print(f"not modelled: make estimate models the recipes of {CONFIG_DIR / 'recipes'} only", file=sys.stderr)
+        return
+    estimate.main(["--recipe", name, "--skip-calibration", "--aic-python", str(args.aic_python)])
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ class CalibrationSettings(StrictModel):
 class AiconfiguratorSettings(StrictModel):
     model: str
     backend: str
-    moe_quantization: dict[Literal["hopper", "blackwell"], str]
+    # architecture -> MoE backend (or "default") -> TensorRT-LLM's quantization algorithm
+    moe_quantization: dict[Literal["hopper", "blackwell"], dict[str, str]]
+    quantization_modes: dict[str, str]  # TensorRT-LLM's algorithm -> AIConfigurator's MoE quantization mode
     goals: dict[Goal, GoalTargets]
     flag_below_fraction_of_best: float = Field(gt=0, le=1)
     search_top: PositiveInt
@@ -53,7 +55,7 @@ class ModelledPoint(StrictModel):
 
     system: str
     inputs: dict[str, Any]  # cli_estimate's keyword arguments
-    not_inputs: dict[str, str] = {}  # engine settings it has no input for, by role
+    not_inputs: dict[str, list[str]] = {}  # by role: settings it takes no input for, or assumes itself
     database: str | None = None  # the kernel database version that answered
     figures: ModelledFigures | None = None
     not_modelled: str | None = None  # AIConfigurator's reason (no kernel data for the layout)
@@ -79,8 +81,8 @@ class RecipeSearch(StrictModel):
     goal: Goal
     system: str
     inputs: dict[str, Any]  # cli_exp's experiments: agg and disagg at the same GPUs, lengths and targets
-    best: list[SearchRow] = []  # best first, across modes
-    not_modelled: str | None = None
+    best: list[SearchRow] = []  # best first, across modes; each meets the targets
+    not_modelled: str | None = None  # why none: no kernel data, or none meets the targets (the closest named)
 
 
 class SupportEntry(StrictModel):
@@ -126,4 +128,5 @@ class MaxLoadFigure(StrictModel):
     output_tokens: PositiveInt
     output_tokens_per_second_per_gpu: PositiveFloat
     kv_cache_dtype: Literal["auto", "fp8"]
+    moe_backend: str
     source: str

@@ -87,6 +87,7 @@ def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: fl
         return {"basis": f"not modelled: {found.not_modelled}"}
     figures = found.figures
     per_second = round(figures.output_tokens_per_second_per_gpu * deployment.total_gpus, 1)
+    assumed = sorted({note for notes in found.not_inputs.values() for note in notes})
     return {
         "tokensPerSecond": per_second,
         "usdPerMillionTokens": per_million_tokens(usd_per_hour, per_second),
@@ -94,10 +95,13 @@ def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: fl
         "tokensPerSecondPerUser": figures.tokens_per_second_per_user,
         "ttftMs": figures.ttft_ms,
         "tpotMs": figures.tpot_ms,
-        "memoryGbPerGpu": figures.memory_gb,
+        # What AIConfigurator estimates the batch needs (weights, activations, KV cache), not what
+        # TensorRT-LLM reserves (it takes its KV cache fraction of whatever is free).
+        "memoryGbPerGpuNeeded": figures.memory_gb,
         "basis": f"modelled: {catalog.estimates.tool}, {found.system} {catalog.aiconfigurator.backend} "
         f"{found.database} database, at the recipe's point"
-        + (f" (no input for {', '.join(sorted(set(found.not_inputs.values())))})" if found.not_inputs else ""),
+        + (f"; not its inputs: {'; '.join(assumed)}" if assumed else "")
+        + (f"; AIConfigurator warns: {figures.warning}" if figures.warning else ""),
     }
 
 
@@ -117,7 +121,8 @@ def modelled_point(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[Mo
             None,
             f"not modelled: {name}'s point changed since configs/estimates.yaml was written (run make estimate)",
         )
-    if modelled.estimate_request(catalog, recipe.hardware, recipe.traffic, workers).inputs != stored.inputs:
+    # Built from the deployment's own workers: the same inputs unless its overrides change the point.
+    if modelled.estimate_request(catalog, recipe.hardware, recipe.traffic, workers).inputs != own.inputs:
         return None, "not modelled: this deployment's overrides change the recipe's modelled point"
     return stored, ""
 
@@ -127,7 +132,16 @@ def best_configuration(
 ) -> dict[str, Any] | None:
     """The best configuration AIConfigurator found at the recipe's default GPUs, lengths and its goal's
     targets, and this deployment's modelled throughput per GPU as a fraction of it (same GPUs only)."""
-    search = catalog.estimates.searches.get(deployment.recipe_name)
+    per_replica = modelled.point_gpus(modelled.deployment_workers(deployment))
+    return against_best(catalog, deployment.recipe_name, per_replica, figures)
+
+
+def against_best(catalog: Catalog, recipe: str, gpus: int, figures: dict[str, Any]) -> dict[str, Any] | None:
+    """A recipe's modelled figures at `gpus` (one replica) against its search's best configuration,
+    where the search ran at those GPUs. The best is the recipe itself where it meets the targets with
+    more throughput than every configuration the search tried (its aggregated search stops at 512
+    sequences per rank)."""
+    search = catalog.estimates.searches.get(recipe)
     if search is None:
         return None
     targets = catalog.aiconfigurator.goals[search.goal]
@@ -140,11 +154,13 @@ def best_configuration(
         return found | {"best": f"none found: {search.not_modelled}"}
     best = search.best[0]
     found["best"] = describe(best, found["gpus"])
-    per_replica = modelled.point_gpus(modelled.deployment_workers(deployment))
-    if "tokensPerSecondPerGpu" not in figures or per_replica != found["gpus"]:
+    if "tokensPerSecondPerGpu" not in figures or gpus != found["gpus"]:
         return found
-    fraction = round(figures["tokensPerSecondPerGpu"] / best.tokens_per_second_per_gpu, 3)
     meets = figures["ttftMs"] <= targets.ttft_ms and figures["tpotMs"] <= targets.tpot_ms
+    fraction = round(figures["tokensPerSecondPerGpu"] / best.tokens_per_second_per_gpu, 3)
+    if meets and fraction > 1:
+        found["best"] = "this recipe: it meets the targets with more throughput than every configuration searched"
+        fraction = 1.0
     threshold = catalog.aiconfigurator.flag_below_fraction_of_best
     return found | {
         "fractionOfBest": fraction,

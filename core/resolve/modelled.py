@@ -1,13 +1,17 @@
 """A recipe's serving point in NVIDIA AIConfigurator's terms: the exact inputs of its modelled figures.
 
-AIConfigurator (configs/aiconfigurator.yaml pins it) composes measured kernel timings into TTFT, TPOT
-and throughput for a model, a GPU system, a parallel layout, a batch and the prompt and answer
-lengths. Here a worker's engine config becomes that layout (TensorRT-LLM's sizes; with attention data
-parallel, the ranks serve their own sequences: AIConfigurator's tp 1 and dp = the ranks), its batch
-(the recipe's concurrency spread over the ranks, capped by max_batch_size), the context tokens of a
-step (one prompt, chunked to max_num_tokens; a prefill worker's batch: the prompts max_num_tokens
-holds), KV cache fraction, sequence length and quantization. What AIConfigurator has no
-input for (the MoE backend) is named beside the inputs, never guessed into them.
+AIConfigurator (configs/aiconfigurator.yaml says how it is asked) composes measured kernel timings into
+TTFT, TPOT and throughput for a model, a GPU system, a parallel layout, a batch and the prompt and
+answer lengths. Here a worker's engine config becomes:
+- its layout: TensorRT-LLM's tensor and expert parallel sizes; with attention data parallel the ranks
+  serve their own sequences (AIConfigurator's tp 1 and dp = the ranks);
+- its batch per attention rank: the recipe's concurrency spread over the ranks, capped by
+  max_batch_size; a prefill worker takes one prompt at a time (as AIConfigurator's own search does);
+- the context tokens of an aggregated step besides the decoding sequences: one prompt, chunked to
+  max_num_tokens (an assumption: TensorRT-LLM schedules them at run time);
+- its KV cache fraction and dtype, max_seq_len, and its MoE quantization: TensorRT-LLM's choice for
+  the GPU architecture and MoE backend, or OVERRIDE_QUANT_ALGO.
+What AIConfigurator takes no input for, or assumes itself, is listed beside the inputs (`not_inputs`).
 
 `make estimate` (tools/estimate.py) sends these inputs and stores them with the figures in
 configs/estimates.yaml; a recipe whose inputs here no longer equal the stored ones is stale.
@@ -23,6 +27,7 @@ from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, Traffic
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, recipe_engine
 
 AGGREGATED, DISAGGREGATED = "agg", "disagg"  # AIConfigurator's estimate modes
+ACTIVATION_TOKENS = 8192  # the max_num_tokens AIConfigurator sizes a worker's activations for
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,16 @@ class WorkerPoint:
     env: dict[str, str]
 
 
+@dataclass(frozen=True)
+class ModelledRequest:
+    """What AIConfigurator is asked for one serving point, or why it cannot be asked."""
+
+    system: str
+    inputs: dict[str, Any]  # cli_estimate's keyword arguments
+    not_inputs: dict[str, list[str]]  # by role: settings it takes no input for, or assumes itself
+    not_modelled: str | None = None  # a setting AIConfigurator has no equivalent for
+
+
 def layout(view: EngineView) -> dict[str, int]:
     """A worker's TensorRT-LLM parallel sizes as AIConfigurator's."""
     return parallel_layout(view.tensor_parallel, view.expert_parallel or 1, view.attention_data_parallel)
@@ -43,59 +58,57 @@ def layout(view: EngineView) -> dict[str, int]:
 
 def parallel_layout(ranks: int, expert: int, attention_data_parallel: bool) -> dict[str, int]:
     """tp x dp ranks of attention, moe_tp x moe_ep of experts, for TensorRT-LLM's tensor_parallel_size
-    `ranks` and moe_expert_parallel_size `expert`."""
-    if attention_data_parallel:
-        return {"tp": 1, "dp": ranks, "moe_tp": 1, "moe_ep": ranks}
-    return {"tp": ranks, "dp": 1, "moe_tp": ranks // expert, "moe_ep": expert}
-
-
-@dataclass(frozen=True)
-class ModelledRequest:
-    """What AIConfigurator is asked for one serving point."""
-
-    system: str
-    inputs: dict[str, Any]  # cli_estimate's keyword arguments
-    not_inputs: dict[str, str]  # engine settings it has no input for, by role
+    `ranks` and moe_expert_parallel_size `expert` (the experts' tensor parallel is the rest)."""
+    attention = {"tp": 1, "dp": ranks} if attention_data_parallel else {"tp": ranks, "dp": 1}
+    return attention | {"moe_tp": ranks // expert, "moe_ep": expert}
 
 
 def estimate_request(catalog: Catalog, hardware: str, traffic: Traffic, workers: list[WorkerPoint]) -> ModelledRequest:
     """One replica of these workers on this hardware at the recipe's traffic."""
-    entry = catalog.hardware[hardware]
-    moe_default = catalog.aiconfigurator.moe_quantization[entry.architecture]
-    return ModelledRequest(
-        entry.aiconfigurator_system, estimate_inputs(traffic, workers, moe_default), not_inputs(workers)
-    )
+    system = catalog.hardware[hardware].aiconfigurator_system
+    quant, unmodelled = quantization(catalog, hardware, workers[-1])
+    # One estimate takes one quantization: both roles of a disaggregated point must agree (a test says so).
+    request = ModelledRequest(system, estimate_inputs(traffic, workers, quant), not_inputs(workers))
+    return request if unmodelled is None else ModelledRequest(system, request.inputs, request.not_inputs, unmodelled)
 
 
-def quantization(view: EngineView, env: dict[str, str], moe_default: str) -> dict[str, str]:
-    """The worker's quantization in AIConfigurator's terms: its MoE's (TensorRT-LLM's default for the
-    GPU architecture unless OVERRIDE_QUANT_ALGO says otherwise) and an FP8 KV cache where it has one."""
-    quant = {"moe_quant_mode": env.get("OVERRIDE_QUANT_ALGO", moe_default).lower()}
-    if view.kv_cache_dtype == "fp8":
-        quant["kvcache_quant_mode"] = "fp8"
-    return quant
+def quantization(catalog: Catalog, hardware: str, worker: WorkerPoint) -> tuple[dict[str, str], str | None]:
+    """The worker's quantization in AIConfigurator's terms (its MoE's and an FP8 KV cache's), and why
+    there is none where AIConfigurator has no mode for what TensorRT-LLM runs."""
+    quant = {"kvcache_quant_mode": "fp8"} if worker.view.kv_cache_dtype == "fp8" else {}
+    mode, unmodelled = moe_quant_mode(catalog, hardware, worker.view.moe_backend, worker.env)
+    return ({"moe_quant_mode": mode} if mode else {}) | quant, unmodelled
 
 
-def estimate_inputs(traffic: Traffic, workers: list[WorkerPoint], moe_default: str) -> dict[str, Any]:
+def moe_quant_mode(
+    catalog: Catalog, hardware: str, moe_backend: str | None, env: dict[str, str]
+) -> tuple[str | None, str | None]:
+    """AIConfigurator's MoE quantization mode for what TensorRT-LLM runs: OVERRIDE_QUANT_ALGO, else its
+    choice for the architecture and MoE backend; or why there is none."""
+    settings = catalog.aiconfigurator
+    by_backend = settings.moe_quantization[catalog.hardware[hardware].architecture]
+    algorithm = env.get("OVERRIDE_QUANT_ALGO") or by_backend.get(moe_backend or "", by_backend["default"])
+    mode = settings.quantization_modes.get(algorithm.upper())
+    if mode is None:
+        return None, f"TensorRT-LLM runs its MoE as {algorithm}, which AIConfigurator has no quantization mode for"
+    return mode, None
+
+
+def estimate_inputs(traffic: Traffic, workers: list[WorkerPoint], quant: dict[str, str]) -> dict[str, Any]:
     """cli_estimate's keyword arguments for one replica of these workers at the recipe's traffic."""
     concurrency = traffic.concurrency_per_gpu * point_gpus(workers)
     lengths = {"isl": traffic.input_tokens, "osl": traffic.output_tokens}
-    # Quantization is per estimate, not per role: both roles of our recipes agree (a test says so).
-    quant = quantization(workers[-1].view, workers[-1].env, moe_default)
     if len(workers) == 1:
         (worker,) = workers
         inputs = _worker(worker, "", _decode_batch(worker, concurrency))
-        # A step's context tokens besides the decoding sequences: one prompt, chunked to max_num_tokens.
-        inputs["ctx_tokens"] = min(traffic.input_tokens, worker.view.max_num_tokens)
+        inputs["ctx_tokens"] = min(traffic.input_tokens, worker.view.max_num_tokens)  # one prompt a step
         return {"mode": AGGREGATED, **lengths, **inputs, **quant}
     by_role = {worker.role: worker for worker in workers}
     prefill, decode = by_role["prefill"], by_role["decode"]
-    # A prefill step takes as many whole prompts as its tokens per iteration hold (at least one, chunked).
-    prefill_batch = max(1, min(prefill.view.max_batch_size, prefill.view.max_num_tokens // traffic.input_tokens))
     return {
         "mode": DISAGGREGATED,
         **lengths,
-        **_worker(prefill, "prefill_", prefill_batch),
+        **_worker(prefill, "prefill_", 1),
         **_worker(decode, "decode_", _decode_batch(decode, concurrency)),
         **quant,
     }
@@ -124,13 +137,20 @@ def _worker(worker: WorkerPoint, prefix: str, batch: int) -> dict[str, Any]:
     return inputs
 
 
-def not_inputs(workers: list[WorkerPoint]) -> dict[str, str]:
-    """Engine settings of the point that AIConfigurator 0.12.0 takes no input for, by role."""
-    return {
-        worker.role: f"moe_config.backend {worker.view.moe_backend}"
-        for worker in workers
-        if worker.view.moe_backend is not None
-    }
+def not_inputs(workers: list[WorkerPoint]) -> dict[str, list[str]]:
+    """By role: the engine settings AIConfigurator takes no input for, and what it assumes instead."""
+    found = {}
+    for worker in workers:
+        view, notes = worker.view, []
+        if view.moe_backend is not None:
+            notes.append(f"moe_config.backend {view.moe_backend}")
+        if view.max_num_tokens != ACTIVATION_TOKENS:
+            notes.append(f"max_num_tokens {view.max_num_tokens}: activations sized for {ACTIVATION_TOKENS}")
+        if view.max_seq_len is None:
+            notes.append("max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl")
+        if notes:
+            found[worker.role] = notes
+    return found
 
 
 def recipe_workers(catalog: Catalog, recipe_name: str, gpus: int | None = None) -> list[WorkerPoint]:
@@ -172,28 +192,43 @@ def point_gpus(workers: list[WorkerPoint]) -> int:
 
 
 def search_experiments(catalog: Catalog, recipe_name: str) -> dict[str, dict[str, Any]]:
-    """cli_exp's experiments for the best configurations at a recipe's GPUs (one replica at its default
-    size), lengths, quantization and its goal's latency targets: aggregated and disaggregated."""
+    """The search at a recipe's GPUs (one replica at its default size), lengths, quantization, KV
+    cache fraction and max_seq_len, and its goal's latency targets."""
     recipe = catalog.recipes[recipe_name]
     targets = catalog.aiconfigurator.goals[recipe.goal]
     workers = recipe_workers(catalog, recipe_name)
     request = estimate_request(catalog, recipe.hardware, recipe.traffic, workers)
-    quant = {key: request.inputs[key] for key in QUANTIZATION_INPUTS if key in request.inputs}
-    common = {
-        "total_gpus": point_gpus(workers),
-        "isl": recipe.traffic.input_tokens,
-        "osl": recipe.traffic.output_tokens,
-        "ttft": targets.ttft_ms,
-        "tpot": targets.tpot_ms,
-    }
+    engine = {"free_gpu_memory_fraction": workers[-1].view.kv_cache_fraction}  # the decoding side's
+    if workers[-1].view.max_seq_len is not None:
+        engine["max_seq_len"] = workers[-1].view.max_seq_len
+    return experiments(
+        request.system,
+        point_gpus(workers),
+        (recipe.traffic.input_tokens, recipe.traffic.output_tokens),
+        (targets.ttft_ms, targets.tpot_ms),
+        {key: request.inputs[key] for key in QUANTIZATION_INPUTS if key in request.inputs} | engine,
+    )
+
+
+def experiments(
+    system: str, total_gpus: int, lengths: tuple[int, int], targets: tuple[float, float], settings: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """cli_exp's experiments: aggregated and disaggregated at the same GPUs, lengths, latency targets
+    and settings (a disaggregated experiment's quantization is per role, the rest shared)."""
+    common = {"total_gpus": total_gpus, "isl": lengths[0], "osl": lengths[1], "ttft": targets[0], "tpot": targets[1]}
     roles = ("prefill", "decode")
+    per_role = {
+        (f"{role}_{key}" if key in QUANTIZATION_INPUTS else key): value
+        for role in roles
+        for key, value in settings.items()
+    }
     return {
-        AGGREGATED: {"serving_mode": AGGREGATED, "system_name": request.system, **common, **quant},
+        AGGREGATED: {"serving_mode": AGGREGATED, "system_name": system, **common, **settings},
         DISAGGREGATED: {
             "serving_mode": DISAGGREGATED,
-            **{f"{role}_system_name": request.system for role in roles},
+            **{f"{role}_system_name": system for role in roles},
             **common,
-            **{f"{role}_{key}": value for role in roles for key, value in quant.items()},
+            **per_role,
         },
     }
 

@@ -30,20 +30,17 @@ def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog):
     )
     stored = catalog.estimates.recipes["h200-agg-low-latency"][1]
     assert f"NVIDIA AIConfigurator {version}" == catalog.estimates.tool
-    point = estimate._point(request.system, request.inputs, request.not_inputs, answer)
+    point = estimate._point(request, answer)
     assert point["figures"] == stored.figures.model_dump(by_alias=True, exclude_none=True)
     assert point["database"] == stored.database
 
 
 def test_a_search_run_again_finds_the_stored_best_configurations(catalog):
     name = "h100-agg-long-context"  # 2 GPUs: the quickest search
-    job = {
-        "kind": "search",
-        "inputs": modelled.search_experiments(catalog, name),
-        "top": catalog.aiconfigurator.search_top,
-    }
+    experiments = modelled.search_experiments(catalog, name)
+    job = {"kind": "search", "inputs": experiments, "top": catalog.aiconfigurator.search_top}
     _, (answer,) = estimate.ask([job], catalog, estimate.AIC_PYTHON)
-    found = estimate._search(catalog, name, answer)
+    found = estimate._search(catalog, name, experiments, answer)
     stored = catalog.estimates.searches[name].model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
     assert found == stored
 

@@ -23,8 +23,9 @@ def test_the_dev_deployment_gets_the_modelled_figures_of_its_recipe_at_its_gpus(
     assert estimate["tokensPerSecond"] == per_second
     assert estimate["usdPerMillionTokens"] == round(63.296 / (per_second * 3600) * 1e6, 3)
     assert estimate["basis"] == (
-        f"modelled: NVIDIA AIConfigurator 0.12.0, h200_sxm trtllm {stored.database} database, at the recipe's point "
-        "(no input for moe_config.backend TRITON)"
+        f"modelled: NVIDIA AIConfigurator 0.12.0, h200_sxm trtllm {stored.database} database, at the recipe's point; "
+        "not its inputs: max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl; "
+        "moe_config.backend TRITON"
     )
     modelled = estimate["modelled"]
     assert (modelled["ttftMs"], modelled["tpotMs"]) == (stored.figures.ttft_ms, stored.figures.tpot_ms)
@@ -82,9 +83,21 @@ def test_the_recipe_is_compared_with_the_best_configuration_at_its_gpus_and_goal
     assert (best["goal"], best["targets"], best["gpus"]) == ("low-latency", "TTFT <= 1000 ms, TPOT <= 10 ms", 8)
     top = search.best[0]
     assert best["best"] == figures.describe(top, 8)
+    assert top.ttft_ms <= 1000 and top.tpot_ms <= 10  # the search keeps only configurations that meet the targets
     fraction = round(estimate["modelled"]["tokensPerSecondPerGpu"] / top.tokens_per_second_per_gpu, 3)
     assert best["fractionOfBest"] == fraction
     assert best["flagged"] == (fraction < 0.9)
+
+
+def test_a_recipe_that_meets_the_targets_above_every_searched_configuration_is_the_best(catalog):
+    search = catalog.estimates.searches["gb200-agg-max-throughput"]
+    top = search.best[0].tokens_per_second_per_gpu
+    own = {"tokensPerSecondPerGpu": top * 1.2, "ttftMs": 100, "tpotMs": 20}
+    compared = figures.against_best(catalog, "gb200-agg-max-throughput", 4, own)
+    assert (compared["fractionOfBest"], compared["flagged"], compared["meetsTargets"]) == (1.0, False, True)
+    assert compared["best"].startswith("this recipe: it meets the targets")
+    missing = figures.against_best(catalog, "gb200-agg-max-throughput", 4, own | {"tpotMs": 500})
+    assert missing["fractionOfBest"] == 1.2 and missing["meetsTargets"] is False  # more, but not at the targets
 
 
 def test_a_deployment_at_another_gpu_count_than_the_search_gets_no_fraction(dev_raw, catalog):

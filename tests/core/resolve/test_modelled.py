@@ -108,12 +108,45 @@ def test_the_roles_of_a_disaggregated_recipe_agree_on_quantization(catalog):
         if recipe.mode != "disaggregated" or recipe.goal is None:
             continue
         prefill, decode = modelled.recipe_workers(catalog, name)
-        default = catalog.aiconfigurator.moe_quantization[catalog.hardware[recipe.hardware].architecture]
-        assert modelled.quantization(prefill.view, prefill.env, default) == modelled.quantization(
-            decode.view, decode.env, default
+        assert modelled.quantization(catalog, recipe.hardware, prefill) == modelled.quantization(
+            catalog, recipe.hardware, decode
         ), name
 
 
-def test_engine_settings_aiconfigurator_takes_no_input_for_are_named(catalog):
-    workers = modelled.recipe_workers(catalog, "h200-agg-low-latency", 8)
-    assert modelled.not_inputs(workers) == {"worker": "moe_config.backend TRITON"}
+def test_blackwell_with_triton_moe_is_not_modelled_as_aiconfigurator_has_no_such_quantization(catalog):
+    """TensorRT-LLM runs W4A8_MXFP4_FP8 there ([trtllm-model-config]); AIConfigurator 0.12.0 has no mode for it."""
+    assert modelled.moe_quant_mode(catalog, "b200", "TRITON", {}) == (
+        None,
+        "TensorRT-LLM runs its MoE as W4A8_MXFP4_FP8, which AIConfigurator has no quantization mode for",
+    )
+    assert modelled.moe_quant_mode(catalog, "b200", "CUTLASS", {}) == ("w4a8_mxfp4_mxfp8", None)
+    assert modelled.moe_quant_mode(catalog, "h200", "TRITON", {}) == ("w4a16_mxfp4", None)
+    assert modelled.moe_quant_mode(catalog, "b200", "TRITON", {"OVERRIDE_QUANT_ALGO": "W4A16_MXFP4"}) == (
+        "w4a16_mxfp4",
+        None,
+    )
+
+
+def test_attention_data_parallel_keeps_the_experts_own_parallel_sizes():
+    assert modelled.parallel_layout(4, 2, True) == {"tp": 1, "dp": 4, "moe_tp": 2, "moe_ep": 2}
+    assert modelled.parallel_layout(4, 4, False) == {"tp": 4, "dp": 1, "moe_tp": 1, "moe_ep": 4}
+
+
+def test_a_prefill_worker_takes_one_prompt_at_a_time_as_aiconfigurators_own_search_does(catalog):
+    recipe = catalog.recipes["b200-disagg-4p4d"]
+    request = modelled.estimate_request(
+        catalog, "b200", recipe.traffic, modelled.recipe_workers(catalog, "b200-disagg-4p4d")
+    )
+    assert request.inputs["prefill_batch_size"] == 1
+    assert request.inputs["decode_batch_size"] == 64  # 256 concurrent over the decode worker's 4 attention ranks
+
+
+def test_engine_settings_aiconfigurator_takes_no_input_for_or_assumes_are_named(catalog):
+    assert modelled.not_inputs(modelled.recipe_workers(catalog, "h200-agg-low-latency", 8)) == {
+        "worker": [
+            "moe_config.backend TRITON",
+            "max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl",
+        ]
+    }
+    [worker] = modelled.recipe_workers(catalog, "b200-agg-max-throughput", 8)
+    assert modelled.not_inputs([worker])["worker"][1] == "max_num_tokens 16384: activations sized for 8192"
