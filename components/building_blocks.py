@@ -1,7 +1,7 @@
 """The public building blocks: a GPU node pool, the Dynamo platform, the model cache and one gpt-oss
 deployment, each with user-level arguments, to add to a cluster a program already has.
 
-Each block writes its arguments as the stack config they amount to (core.inputs.building_blocks),
+Each block writes its arguments as the stack config they amount to (core.inputs.block_args),
 renders it with the stack's own pipeline, and refuses bad arguments by name before registering
 anything; its resources are the ones GptOssStack makes for the same settings (the same add_* functions).
 This module is analyzed for the component schema: no postponed annotations here.
@@ -25,12 +25,13 @@ from gpt_oss_infra.components.model_cache import add_model_cache
 from gpt_oss_infra.components.platform import add_dynamo_platform
 from gpt_oss_infra.components.serving import DynamoServingArgs, add_serving
 from gpt_oss_infra.components.targets.target import FileSystemRef
-from gpt_oss_infra.core.aws.specs import eks_plan
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs import building_blocks
+from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.render import gateway
-from gpt_oss_infra.core.stack import Stack, build_stack
+from gpt_oss_infra.core.render.cluster_plan import eks_plan
+from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
 
@@ -87,7 +88,7 @@ class GpuNodePool(Component):
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         catalog = load_catalog()
         region = args.get("region") or pulumi.Config("aws").get("region")
-        fragment = building_blocks.node_pool(name, dict(args))
+        fragment = block_args.node_pool(name, dict(args))
         if not region:  # EC2 is asked about the instance type in the region the nodes are made in
             raise _refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
         stack = _rendered("GpuNodePool", name, fragment, catalog, region=region)
@@ -201,7 +202,7 @@ class DynamoPlatform(Component):
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         ngc_api_key = args.get("ngc_api_key")
         catalog = load_catalog()
-        fragment = building_blocks.platform(name, dict(args))
+        fragment = block_args.platform(name, dict(args))
         stack = _rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
         objects = stack.platform
@@ -261,7 +262,7 @@ class ModelCache(Component):
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         catalog = load_catalog()
         hf_token = args.get("hf_token")
-        fragment = building_blocks.model_cache(name, dict(args))
+        fragment = block_args.model_cache(name, dict(args))
         file_system = _file_system("ModelCache", name, args)
         stack = _rendered("ModelCache", name, fragment, catalog, with_hf_token=hf_token is not None)
         super().__init__("gpt-oss-infra:index:ModelCache", name, None, opts)
@@ -365,7 +366,7 @@ class GptOssDeployment(Component):
         uses_hf_token = bool(args.get("uses_hf_token"))
         keys = _refused("GptOssDeployment", name, None, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         fragment, catalog = _refused(
-            "GptOssDeployment", name, None, lambda: building_blocks.deployment(name, dict(args), load_catalog())
+            "GptOssDeployment", name, None, lambda: block_args.deployment(name, dict(args), load_catalog())
         )
         stack = _rendered(
             "GptOssDeployment",
@@ -403,13 +404,13 @@ class GptOssDeployment(Component):
 _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
 
 
-def _rendered(block: str, name: str, fragment: building_blocks.Fragment, catalog: Catalog, **options: Any) -> Stack:
+def _rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
     """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
     options = {"with_hf_token": False, **options}
     return _refused(block, name, fragment, lambda: build_stack(fragment.config, catalog, **options))
 
 
-def _refused(block: str, name: str, fragment: building_blocks.Fragment | None, decide: Callable[[], T]) -> T:
+def _refused(block: str, name: str, fragment: block_args.Fragment | None, decide: Callable[[], T]) -> T:
     """`decide()`, or the run stopped with every problem, keyed by argument, before anything is registered."""
     try:
         return decide()

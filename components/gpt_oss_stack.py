@@ -26,8 +26,9 @@ from gpt_oss_infra.components.stack_config import (
 from gpt_oss_infra.components.targets import KINDS
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from gpt_oss_infra.core.inputs.catalog import load_catalog
-from gpt_oss_infra.core.render.report import stack_report
-from gpt_oss_infra.core.stack import build_stack, defer_serving
+from gpt_oss_infra.core.render.stack_objects import defer_serving
+from gpt_oss_infra.core.report.stack_report import stack_report
+from gpt_oss_infra.core.stack import build_stack
 
 # Before 0.1.0 the stack's components were the program's own, at the stack's root: each keeps its
 # URN (and so its live resources) by this alias; their children inherit it.

@@ -12,7 +12,7 @@ from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.render import manifests
-from gpt_oss_infra.core.stack import ModelCacheObjects
+from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects
 
 
 @dataclass(frozen=True)

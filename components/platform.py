@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.kubernetes import resource_args
 from gpt_oss_infra.core.dynamo import CHART
-from gpt_oss_infra.core.stack import PlatformObjects
+from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from gpt_oss_infra.components.gateway import DeploymentGateway, DeploymentGatewa
 from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
 from gpt_oss_infra.core.dynamo_graph import other_graph_types
 from gpt_oss_infra.core.render import manifests, smoke_test
-from gpt_oss_infra.core.stack import Serving
+from gpt_oss_infra.core.render.stack_objects import Serving
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,7 +14,6 @@ from typing import Any, TypeVar
 
 import pulumi
 
-import gpt_oss_infra
 from gpt_oss_infra.components.pulumi_internals import (
     SECRET,
     all_config,
@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 # Where `python -m gpt_oss_infra` finds this package's own code: the folder gpt_oss_infra/ is in
 # (a clone's root, or site-packages).
-PACKAGE_PARENT = Path(gpt_oss_infra.__file__).resolve().parent.parent
+PACKAGE_PARENT = Path(importlib.util.find_spec("gpt_oss_infra").origin).resolve().parent.parent
 OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 2 cores
 
 

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS
-from gpt_oss_infra.core.inputs.schema import StrictModel
 from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.core.yaml_files import load_yaml, read_yaml
 
 CHART = "dynamo-platform"
@@ -74,8 +74,8 @@ class DynamoVersionSpec(StrictModel):
     grove_with_kai_scheduler: Literal["allowed", "refused"] = "allowed"  # both bundled by the chart
     upgrade_step: bool = False  # deployed only on the way to a later release
     unverified: list[Literal["chart", "chartValues", "crds", "runtimeImages", "efaRuntimeImages"]] = []
-    volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/render/storage.py)
-    pods: list[ChartPod]  # the pods the chart creates (core/render/scheduling.py)
+    volume_claims: list[ChartVolumeClaim]  # the PVCs the chart creates (core/checks/storage.py)
+    pods: list[ChartPod]  # the pods the chart creates (core/checks/scheduling.py)
     sources: list[str] = Field(min_length=1)
 
 

@@ -15,10 +15,10 @@ from gpt_oss_infra.components.building_blocks import (
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
-from gpt_oss_infra.core.inputs.modelled import SupportEntry
-from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.inputs.estimates import SupportEntry
 from gpt_oss_infra.core.render.destroy_waits import DestroyWait
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
+from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.tools.mock_engine import _Mocks
 from tests.components.test_destroy_wait import _Api
 from tests.configs.scripts.test_smoke_test import _Frontend
@@ -62,7 +62,7 @@ DestroyWait.timeout_seconds
 http.client.HTTPSConnection.connect
 http.client.HTTPSConnection.sock
 
-# The building blocks' Args are TypedDicts read by key (core/inputs/building_blocks.py: args.get("...")),
+# The building blocks' Args are TypedDicts read by key (core/inputs/block_args.py: args.get("...")),
 # which vulture does not count as a use; the component schema every language's SDK gets is made from them.
 GpuNodePoolArgs.node_role_arn
 DynamoPlatformArgs.dynamo_release

@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
-from gpt_oss_infra.core.inputs.modelled import MaxLoadFigure, SearchRow
-from gpt_oss_infra.core.render import figures
+from gpt_oss_infra.core.inputs.estimates import MaxLoadFigure, SearchRow
+from gpt_oss_infra.core.report import figures
 from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.yaml_files import read_yaml
 

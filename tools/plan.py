@@ -35,7 +35,7 @@ import gpt_oss_infra
 from gpt_oss_infra.components.stack_config import decode
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
-from gpt_oss_infra.core.render.report import render_program_summary, render_summary
+from gpt_oss_infra.core.report.stack_report import render_program_summary, render_summary
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
 from gpt_oss_infra.tools.aws_contract import resource_problems

@@ -35,15 +35,16 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from gpt_oss_infra.components.kubeconfig import api_client
-from gpt_oss_infra.core.aws.account import CapacityBlock
-from gpt_oss_infra.core.aws.capacity import block_plan
-from gpt_oss_infra.core.aws.specs import availability_zone_order
+from gpt_oss_infra.core.checks.scheduling import ARCH_LABEL, GPU_RESOURCE, KUBERNETES_ARCH, graph_pods, tolerates
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, namespace_config
-from gpt_oss_infra.core.render.scheduling import ARCH_LABEL, GPU_RESOURCE, KUBERNETES_ARCH, graph_pods, tolerates
+from gpt_oss_infra.core.render.aws.account import CapacityBlock
+from gpt_oss_infra.core.render.aws.capacity import block_plan
+from gpt_oss_infra.core.render.aws.specs import availability_zone_order
+from gpt_oss_infra.core.render.stack_objects import Stack, node_selector
 from gpt_oss_infra.core.resolve.recipes import NodePool
-from gpt_oss_infra.core.stack import Stack, build_stack, node_selector
+from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_yaml
 from gpt_oss_infra.tools.plan import ROOT, find_stack_file, stack_config_entries
 

@@ -26,8 +26,8 @@ import yaml
 
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
-from gpt_oss_infra.core.inputs.modelled import SearchRow
-from gpt_oss_infra.core.render.figures import describe
+from gpt_oss_infra.core.inputs.estimates import SearchRow
+from gpt_oss_infra.core.report.figures import describe
 from gpt_oss_infra.core.resolve.modelled import AGGREGATED, DISAGGREGATED, experiments, moe_quant_mode
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import estimate

@@ -41,12 +41,12 @@ from typing import Any
 
 import yaml
 
+from gpt_oss_infra.core.checks.validation import DGD_KIND
 from gpt_oss_infra.core.dynamo_graph import graph_components
 from gpt_oss_infra.core.inputs.catalog import ModelSpec, load_catalog
 from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
 from gpt_oss_infra.core.render.model_cache import SCRATCH_MOUNT
 from gpt_oss_infra.core.render.scripts import SCRIPT_MOUNT
-from gpt_oss_infra.core.render.validation import DGD_KIND
 from gpt_oss_infra.tools.plan import ROOT, plan_files
 
 VENV = ROOT / ".venv-trial"

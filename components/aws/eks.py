@@ -16,8 +16,8 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.aws.iam import role_with_managed_policies
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.core.aws import specs as aws_specs
 from gpt_oss_infra.core.inputs.config import EksClusterConfig
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)

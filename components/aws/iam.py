@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.core.aws.specs import pod_identity_trust_policy
+from gpt_oss_infra.core.render.aws.specs import pod_identity_trust_policy
 
 
 def role_with_managed_policies(

@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 import pulumi
 import pulumi_aws as aws
 
-from gpt_oss_infra.core.aws.account import AccountFacts, CapacityBlock
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
-from gpt_oss_infra.core.stack import Stack
+from gpt_oss_infra.core.render.aws.account import AccountFacts, CapacityBlock
+from gpt_oss_infra.core.render.stack_objects import Stack
 
 
 def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> AccountFacts:

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.core.inputs.config import ModelCacheConfig
-from gpt_oss_infra.core.render import model_cache
+from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 NFS_PORT = 2049
 LUSTRE_PORTS = [(988, 988), (1018, 1023)]  # FSx for Lustre: LNet and its client ports [fsx-sg]
@@ -84,7 +84,7 @@ class ModelStorage(Component):
             file_system = aws.fsx.LustreFileSystem(
                 f"{name}-fsx",
                 deployment_type="PERSISTENT_2",
-                storage_capacity=model_cache.fsx_capacity_gib(args.config.size),
+                storage_capacity=fsx_capacity_gib(args.config.size),
                 per_unit_storage_throughput=args.config.fsx_throughput_per_tib,
                 subnet_ids=args.subnet_ids[0],  # Lustre lives in one AZ: the first (pinned) one
                 security_group_ids=[group.id],

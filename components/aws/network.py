@@ -8,14 +8,14 @@ import pulumi
 import pulumi_aws as aws
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)
 class NetworkArgs:
     cluster_name: str
     vpc_cidr: str
-    zones: pulumi.Output[list[str]]  # ordered: pinned AZs first (core.aws.specs.availability_zone_order)
+    zones: pulumi.Output[list[str]]  # ordered: pinned AZs first (core.render.aws.specs.availability_zone_order)
     zone_count: int
 
 

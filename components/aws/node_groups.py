@@ -14,7 +14,7 @@ import pulumi_aws as aws
 
 from gpt_oss_infra.components.aws.iam import role_with_managed_policies
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 
 @dataclass(frozen=True)

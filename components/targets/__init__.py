@@ -2,7 +2,7 @@
 - `plan(stack, catalog) -> ClusterPlan`: what it decides before any resource exists (it may read
   the cloud account); ConfigError refuses the stack there, with nothing registered;
 - `build(stack, plan, opts) -> ClusterTarget`: its one component (`opts`: its parent), and the small
-  object the rest of the program uses (core.cluster_plan, components.targets.target).
+  object the rest of the program uses (core.render.cluster_plan, components.targets.target).
 Another cloud or cluster kind is a new module here and its config kind (core.inputs.config).
 """
 

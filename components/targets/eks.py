@@ -20,15 +20,15 @@ from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import ClusterAccess
 from gpt_oss_infra.components.kubernetes import resource_args
 from gpt_oss_infra.components.targets.target import ClusterTarget, FileSystemRef
-from gpt_oss_infra.core.aws import specs as aws_specs
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import StackConfig
 from gpt_oss_infra.core.inputs.rules import REGION_KEY
+from gpt_oss_infra.core.render.aws import specs as aws_specs
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, eks_plan
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import HARDWARE_LABEL, POOL_LABEL
-from gpt_oss_infra.core.stack import Stack
+from gpt_oss_infra.core.render.stack_objects import Stack
 
 
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
@@ -38,7 +38,7 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
         raise ConfigError(
             [Problem(REGION_KEY, "required for a cluster of kind eks: pulumi config set aws:region <region>")]
         )
-    return aws_specs.eks_plan(
+    return eks_plan(
         config,
         stack.pools,
         stack.efa_pools,
@@ -63,7 +63,7 @@ class AwsClusterArgs:
     config: StackConfig
     plan: ClusterPlan  # add-ons and node groups (the system group first), decided by the core
     region: str
-    block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.aws.specs.gp3_storage_class)
+    block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.render.aws.specs.gp3_storage_class)
     load_balancers: ChartRelease | None = None  # the AWS Load Balancer Controller, when an endpoint needs NLBs
 
 

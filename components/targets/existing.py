@@ -9,9 +9,9 @@ import pulumi_kubernetes as k8s
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import ClusterAccess
 from gpt_oss_infra.components.targets.target import ClusterTarget
-from gpt_oss_infra.core.cluster_plan import ClusterPlan, existing_cluster_plan
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.stack import Stack
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, existing_cluster_plan
+from gpt_oss_infra.core.render.stack_objects import Stack
 
 
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpt_oss_infra.core.backends import BackendSpec, EngineView
+from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.schema import problems_from
 from gpt_oss_infra.core.npz import npz_bytes
+from gpt_oss_infra.core.schema import problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 _TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool, "profile": str}

@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from gpt_oss_infra.core.backends import BackendSpec, EngineView
+from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.schema import problems_from
+from gpt_oss_infra.core.schema import problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 TOP_LEVEL_CLASS = "TorchLlmArgs"

@@ -7,7 +7,7 @@ states only in prose is quoted from its source:
   [az-codes] https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html
              "The code for an Availability Zone is its Region code followed by a letter identifier."
 Whether an instance type is offered in the stack's zones is the account's answer, read at deploy
-time (components/aws/lookups.py, core/aws/specs.py).
+time (components/aws/lookups.py, core/render/aws/specs.py).
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from gpt_oss_infra.core.backends import Backend, load_backends
 from gpt_oss_infra.core.dynamo import DynamoVersion, DynamoVersionSpec
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
-from gpt_oss_infra.core.inputs.modelled import AiconfiguratorSettings, Estimates, Goal, MaxLoadFigure
-from gpt_oss_infra.core.inputs.schema import StrictModel, problems_from
+from gpt_oss_infra.core.inputs.estimates import AiconfiguratorSettings, Estimates, Goal, MaxLoadFigure
 from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.schema import StrictModel, problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"

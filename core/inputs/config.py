@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PositiveFloat, PositiveInt
 
 from gpt_oss_infra.core.inputs.catalog import CapacityType
-from gpt_oss_infra.core.inputs.schema import StrictModel
 from gpt_oss_infra.core.inputs.types import (
     AcmCertificateArn,
     AvailabilityZone,
@@ -31,6 +30,7 @@ from gpt_oss_infra.core.inputs.types import (
     Size,
     SubnetId,
 )
+from gpt_oss_infra.core.schema import StrictModel
 
 NAMESPACE = "gpt-oss-infra"
 KEY_PREFIX = f"{NAMESPACE}:"

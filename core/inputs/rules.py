@@ -27,8 +27,8 @@ from gpt_oss_infra.core.inputs.config import (
     Release,
     StackConfig,
 )
-from gpt_oss_infra.core.inputs.quantity import gibibytes
-from gpt_oss_infra.core.inputs.schema import problems_from
+from gpt_oss_infra.core.quantity import gibibytes
+from gpt_oss_infra.core.schema import problems_from
 
 CLUSTER_KINDS = ("eks", "existing")
 REGION_KEY = "aws:region"

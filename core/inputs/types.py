@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from gpt_oss_infra.core.inputs.quantity import parse_quantity
-from gpt_oss_infra.core.inputs.schema import DNS_LABEL
+from gpt_oss_infra.core.quantity import parse_quantity
+from gpt_oss_infra.core.schema import DNS_LABEL
 
 # Objects are named after a deployment: "<name>-trtllmprefillworker" (the operator's, 20 more
 # characters) and "<name>-smoke-<digest>" must stay within Kubernetes' 63.

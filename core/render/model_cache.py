@@ -8,25 +8,21 @@ is what workers' init containers wait for.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from gpt_oss_infra.core.inputs.catalog import ModelDownload
 from gpt_oss_infra.core.inputs.config import ModelCacheConfig, Release
-from gpt_oss_infra.core.inputs.quantity import gibibytes
 from gpt_oss_infra.core.render.labels import REPLACE_UNREADY, SIMULATED_LABEL, SYSTEM_POOL_AFFINITY, common_labels
 from gpt_oss_infra.core.render.manifests import HF_TOKEN_KEY, HF_TOKEN_SECRET, MODEL_CACHE_MOUNT, MODEL_CACHE_PVC
 from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
+from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 # Values AWS computes when it creates the file system: the manifests name them, and the model-cache
 # component (components/model_cache.py) puts the file system's outputs in their place.
 FILE_SYSTEM_ID = "${fileSystemId}"
 FILE_SYSTEM_DNS_NAME = "${fileSystemDnsName}"
 FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
-
-# FSx for Lustre PERSISTENT_2 sizes: 1,200 GiB, then multiples of 2,400 GiB (FSx API reference).
-FSX_MIN_GIB, FSX_STEP_GIB = 1200, 2400
 
 DOWNLOAD_SCRIPT = "model-download.sh"  # configs/scripts/
 
@@ -84,13 +80,6 @@ def storage_class(model_cache: ModelCacheConfig) -> dict[str, Any] | None:
             },
         }
     return manifest | {"provisioner": "fsx.csi.aws.com"}  # static PV below binds through it
-
-
-def fsx_capacity_gib(size: str) -> int:
-    wanted = math.ceil(gibibytes(size))
-    if wanted <= FSX_MIN_GIB:
-        return FSX_MIN_GIB
-    return math.ceil(wanted / FSX_STEP_GIB) * FSX_STEP_GIB
 
 
 def fsx_persistent_volume(model_cache: ModelCacheConfig, namespace: str) -> dict[str, Any]:

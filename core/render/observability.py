@@ -27,7 +27,6 @@ from pydantic import Field, PositiveFloat, model_validator
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, Recipe
 from gpt_oss_infra.core.inputs.config import ObservabilityConfig
-from gpt_oss_infra.core.inputs.schema import StrictModel
 from gpt_oss_infra.core.render import manifests, pod_security
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import (
@@ -37,6 +36,7 @@ from gpt_oss_infra.core.render.labels import (
     SYSTEM_POOL_AFFINITY,
     common_labels,
 )
+from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 MONITORING = "monitoring.coreos.com/v1"

@@ -17,26 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 
 from gpt_oss_infra.core.backends import BackendEfa
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.inputs.catalog import EfaPodSettings
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.mappings import deep_merge
-from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
-
-
-@dataclass(frozen=True)
-class WorkerEfa:
-    """What one worker of a deployment that crosses nodes gets on an EFA pool."""
-
-    devices: int  # vpc.amazonaws.com/efa requested (= limit)
-    image: str  # the Dynamo release's EFA runtime image for the pool's CPU architecture
-    pod: EfaPodSettings  # the pod's security context and host IPC
-    # The role this worker's pods must not share a node with: EFA transfers between prefill and
-    # decode fail on one node ("fi_read ... EAGAIN"), so Dynamo's guide requires them apart [dynamo-disagg].
-    apart_from: str | None = None
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, WorkerEfa
 
 
 def crosses_nodes(deployment: ResolvedDeployment) -> bool:

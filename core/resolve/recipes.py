@@ -9,16 +9,25 @@ worker's GPUs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpt_oss_infra.core.backends import Backend
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.catalog import Catalog, Hardware, InstanceType, Recipe, WorkerRole
+from gpt_oss_infra.core.inputs.catalog import Catalog, EfaPodSettings, Hardware, InstanceType, Recipe, WorkerRole
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.mappings import deep_merge
 
-if TYPE_CHECKING:
-    from gpt_oss_infra.core.resolve.efa import WorkerEfa
+
+@dataclass(frozen=True)
+class WorkerEfa:
+    """What one worker of a deployment that crosses nodes gets on an EFA pool (core/resolve/efa.py decides)."""
+
+    devices: int  # vpc.amazonaws.com/efa requested (= limit)
+    image: str  # the Dynamo release's EFA runtime image for the pool's CPU architecture
+    pod: EfaPodSettings  # the pod's security context and host IPC
+    # The role this worker's pods must not share a node with: EFA transfers between prefill and
+    # decode fail on one node ("fi_read ... EAGAIN"), so Dynamo's guide requires them apart [dynamo-disagg].
+    apart_from: str | None = None
 
 
 @dataclass(frozen=True)

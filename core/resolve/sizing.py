@@ -13,12 +13,14 @@ the KV heads are split over min(TP, KV heads) ranks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from gpt_oss_infra.core.backends import EngineView
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import ModelSpec, Traffic
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.quantity import gibibytes
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, Worker
 
 GIB = 2**30
@@ -148,3 +150,29 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
             free[node] -= gpus
             placed[node].add((name, role))
     return problems
+
+
+def kv_dtype_problems(deployments: list[ResolvedDeployment], model: ModelSpec) -> list[Problem]:
+    """The KV cache's element size comes from configs/model.yaml: a dtype it does not list cannot
+    be sized (nor, most likely, served: TensorRT-LLM knows the same few)."""
+    known = model.kv_bytes_per_element
+    problems = []
+    for deployment in deployments:
+        for worker in deployment.workers if deployment.pool else []:  # CPU workers: no GPU memory to size
+            dtype = deployment.backend.view(worker.engine).kv_cache_dtype
+            if dtype not in known:
+                key = f"{KEY_PREFIX}deployments.{deployment.name}.overrides.kv_cache_config.dtype"
+                problems.append(Problem(key, f"{dtype!r} is not a KV cache dtype: one of {', '.join(known)}"))
+    return problems
+
+
+# FSx for Lustre PERSISTENT_2 sizes: 1,200 GiB, then multiples of 2,400 GiB (FSx API reference).
+FSX_MIN_GIB, FSX_STEP_GIB = 1200, 2400
+
+
+def fsx_capacity_gib(size: str) -> int:
+    """The FSx for Lustre file system a cache of `size` needs: its smallest capacity that holds it."""
+    wanted = math.ceil(gibibytes(size))
+    if wanted <= FSX_MIN_GIB:
+        return FSX_MIN_GIB
+    return math.ceil(wanted / FSX_STEP_GIB) * FSX_STEP_GIB

@@ -13,10 +13,11 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from gpt_oss_infra.components.targets import eks as eks_target
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.stack import Stack, build_stack
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.mock_engine import (
     CLUSTER_TOKEN,
     OFFERINGS_TOKEN,

@@ -7,7 +7,7 @@ import pytest
 
 from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.core.render import manifests
-from gpt_oss_infra.core.stack import defer_serving
+from gpt_oss_infra.core.render.stack_objects import defer_serving
 from tests.components.conftest import SYSTEM_READY, assert_on_the_cluster, on_stand_in_cluster
 
 SERVING = "gpt-oss-infra:serving:DynamoServing"

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.dynamo_graph import graph_components
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.report import stack_report
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.report.stack_report import stack_report
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release, refused
 

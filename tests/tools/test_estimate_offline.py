@@ -73,7 +73,7 @@ def recommend_args(**changes):
 
 
 def search_row(mode, workers, gpus, concurrency):
-    from gpt_oss_infra.core.inputs.modelled import SearchRow
+    from gpt_oss_infra.core.inputs.estimates import SearchRow
 
     return SearchRow.model_validate(
         {"mode": mode, "workers": workers, "ttftMs": 500, "tpotMs": 25, "tokensPerSecondPerGpu": 3000,

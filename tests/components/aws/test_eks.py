@@ -9,7 +9,7 @@ import pulumi_aws as aws
 import pytest
 
 from gpt_oss_infra.components.aws.eks import EksAddons, EksCluster, EksClusterArgs
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 from tests.components.conftest import is_secret, unwrap_secret
 
 SUBNETS = ["subnet-1", "subnet-2"]

@@ -6,7 +6,7 @@ import json
 
 from gpt_oss_infra.components.aws.iam import role_with_managed_policies
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 
 def test_a_role_gets_its_trust_policy_and_each_managed_policy(engine):

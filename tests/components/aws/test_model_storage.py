@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from gpt_oss_infra.components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
-from gpt_oss_infra.core.render import model_cache
+from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 SUBNETS = ["subnet-pinned", "subnet-a", "subnet-c"]
 MODEL_STORAGE = "gpt-oss-infra:aws:ModelStorage"
@@ -64,7 +64,7 @@ def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, exam
         "securityGroupIds": ["storage-clients-id"],
         "fileSystemTypeVersion": LUSTRE_VERSION,
     }
-    assert fsx["storageCapacity"] == model_cache.fsx_capacity_gib(config.size)
+    assert fsx["storageCapacity"] == fsx_capacity_gib(config.size)
     assert fsx["perUnitStorageThroughput"] == config.fsx_throughput_per_tib
     opts = engine.built["storage-fsx"].opts
     assert (opts.protect, opts.retain_on_delete) == (True, True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from gpt_oss_infra.components.aws.network import Network, NetworkArgs
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 VPC_CIDR = "10.0.0.0/16"
 ZONES = ["us-east-2b", "us-east-2a", "us-east-2c"]  # as availability_zone_order gives them: pinned first

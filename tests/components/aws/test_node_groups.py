@@ -7,7 +7,7 @@ import json
 import pulumi_aws as aws
 
 from gpt_oss_infra.components.aws.node_groups import NodeGroups, NodeGroupsArgs
-from gpt_oss_infra.core.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws import specs as aws_specs
 from tests.components.conftest import BLOCK_START
 
 SUBNETS = ["subnet-first", "subnet-second", "subnet-third"]  # private subnets, in availability_zone_order

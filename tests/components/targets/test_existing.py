@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from gpt_oss_infra.components.targets import existing
-from gpt_oss_infra.core.cluster_plan import existing_cluster_plan
+from gpt_oss_infra.core.render.cluster_plan import existing_cluster_plan
 from tests.components.conftest import SIGNATURE_KEY, unwrap_secret
 
 KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: lab\n  user:\n    token: lab-bearer-token\n"

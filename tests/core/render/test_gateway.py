@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.inputs.config import EndpointConfig, namespace_config
 from gpt_oss_infra.core.render import gateway
-from gpt_oss_infra.core.render.validation import object_problems
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, problem_keys, refused
 

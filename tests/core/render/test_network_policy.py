@@ -9,9 +9,9 @@ from itertools import permutations, product
 
 import pytest
 
-from gpt_oss_infra.core.aws import specs
 from gpt_oss_infra.core.dynamo_graph import graph_components
 from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
 from gpt_oss_infra.core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
 from gpt_oss_infra.core.stack import build_stack

@@ -9,6 +9,7 @@ import re
 import jsonschema
 import pytest
 
+from gpt_oss_infra.core.checks.validation import vendored_validators
 from gpt_oss_infra.core.inputs.config import ObservabilityConfig
 from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems
 from gpt_oss_infra.core.render.labels import GPU_TAINT, SYSTEM_POOL_AFFINITY
@@ -19,7 +20,6 @@ from gpt_oss_infra.core.render.observability import (
     load_settings,
     observability,
 )
-from gpt_oss_infra.core.render.validation import vendored_validators
 
 # Every metric name a dashboard may query, as /work/research/issue12/observability/FINDINGS.md found
 # them: Dynamo 1.2.1 (section 2, from the ai-dynamo-runtime 1.2.1 wheel's prometheus_names.py),

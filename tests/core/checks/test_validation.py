@@ -1,4 +1,4 @@
-"""core/render/validation.py: rendered objects pass their real consumers' schemas, and those checks
+"""core/checks/validation.py: rendered objects pass their real consumers' schemas, and those checks
 reject bad input."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
+from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.dynamo_graph import graph_components, render_graph
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.validation import object_problems
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, on_release, refused, stack_names_on
 

@@ -7,19 +7,20 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from gpt_oss_infra.core.aws.capacity import BlockPlan
 from gpt_oss_infra.core.backends import EngineView
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
 from gpt_oss_infra.core.inputs.rules import loads_weights
-from gpt_oss_infra.core.render import cost, figures
+from gpt_oss_infra.core.render.aws.capacity import BlockPlan
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, Gateway
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.render.stack_objects import Serving, Stack
+from gpt_oss_infra.core.report import figures
+from gpt_oss_infra.core.resolve import cost
 from gpt_oss_infra.core.resolve.efa import crosses_nodes
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
 from gpt_oss_infra.core.resolve.sizing import WorkerFit
-from gpt_oss_infra.core.stack import Serving, Stack
 
 
 def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: str | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.modelled import ModelledPoint, SearchRow
+from gpt_oss_infra.core.inputs.estimates import ModelledPoint, SearchRow
 from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 

@@ -29,8 +29,8 @@ from gpt_oss_infra.core.dynamo import ChartPod, DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND, graph_components
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog, InstanceFacts, NodeFacts, NodePods
-from gpt_oss_infra.core.inputs.quantity import parse_quantity
 from gpt_oss_infra.core.mappings import deep_merge, value_at
+from gpt_oss_infra.core.quantity import parse_quantity
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -276,7 +276,7 @@ def system_pool(instance_type: str, nodes: int, catalog: Catalog, storage: str) 
 
 
 def gpu_pool(pool, created: bool, efa: bool, catalog: Catalog, storage: str) -> Pool:
-    """A GPU pool: ours on a created cluster (labels and taint as core.aws.specs gives its node group),
+    """A GPU pool: ours on a created cluster (labels and taint as core.render.aws.specs gives its node group),
     or an existing cluster's nodes as the pool's nodeSelector describes them."""
     facts = catalog.nodes.instance_types.get(pool.instance_type)
     labels = (

@@ -1,10 +1,10 @@
-"""core/aws/efa.py: how a node's EFA interfaces are laid out over its network cards."""
+"""core/render/aws/efa_interfaces.py: how a node's EFA interfaces are laid out over its network cards."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpt_oss_infra.core.aws.efa import efa_network_interfaces
+from gpt_oss_infra.core.render.aws.efa_interfaces import efa_network_interfaces
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from gpt_oss_infra.core.inputs.catalog import Catalog, Prices, RegionPrices
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
-from gpt_oss_infra.core.inputs.quantity import gibibytes
-from gpt_oss_infra.core.render.model_cache import fsx_capacity_gib
+from gpt_oss_infra.core.quantity import gibibytes
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
+from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 PRICES = "configs/prices.yaml"
 

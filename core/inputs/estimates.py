@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt
 
-from gpt_oss_infra.core.inputs.schema import StrictModel
+from gpt_oss_infra.core.schema import StrictModel
 
 Goal = Literal["low-latency", "max-throughput", "disaggregated", "long-context"]
 

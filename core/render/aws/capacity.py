@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from gpt_oss_infra.core.aws.account import CapacityBlock
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.render.aws.account import CapacityBlock
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
 EKS_SCALEDOWN_BEFORE_END = timedelta(minutes=40)  # [eks-cb]

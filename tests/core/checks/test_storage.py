@@ -1,4 +1,4 @@
-"""core/render/storage.py: every PersistentVolumeClaim (ours and the Dynamo chart's) gets a
+"""core/checks/storage.py: every PersistentVolumeClaim (ours and the Dynamo chart's) gets a
 StorageClass the stack provides; a claim that would stay Pending refuses the stack."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+from gpt_oss_infra.core.checks.storage import DEFAULT_CLASS_ANNOTATION, VolumeClaim, chart_claims, storage_problems
 from gpt_oss_infra.core.dynamo import ChartVolumeClaim
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.storage import DEFAULT_CLASS_ANNOTATION, VolumeClaim, chart_claims, storage_problems
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused
 

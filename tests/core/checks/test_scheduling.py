@@ -1,4 +1,4 @@
-"""core/render/scheduling.py: every pod the plan makes is placed on the stack's node pools as the
+"""core/checks/scheduling.py: every pod the plan makes is placed on the stack's node pools as the
 scheduler would; a pod that cannot be placed refuses the stack, naming the object, the pool and why."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
+from gpt_oss_infra.core.checks import scheduling
+from gpt_oss_infra.core.checks.scheduling import Amounts, Pod, Pool
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render import scheduling
-from gpt_oss_infra.core.render.scheduling import Amounts, Pod, Pool
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused, stack_names
 

@@ -1,4 +1,4 @@
-"""What a stack costs as AWS bills it (core/render/cost.py, configs/prices.yaml) and what the plan
+"""What a stack costs as AWS bills it (core/resolve/cost.py, configs/prices.yaml) and what the plan
 claims for throughput (configs/performance.yaml): whole pools, idle GPUs, per-region prices, unknown
 rather than borrowed, and no figure scaled from another traffic point."""
 
@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.inputs.catalog import PublishedThroughput
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.report import render_summary, stack_report
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.report.stack_report import render_summary, stack_report
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.plan import ROOT
 from tests.support import example_entries, run_entries, stack_names

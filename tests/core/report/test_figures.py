@@ -1,4 +1,4 @@
-"""core/render/figures.py: every figure of a deployment says whether it is published, modelled or
+"""core/report/figures.py: every figure of a deployment says whether it is published, modelled or
 simulated, and from what; the modelled one only where the deployment is at the recipe's modelled point."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpt_oss_infra.core.inputs.catalog import PublishedThroughput
-from gpt_oss_infra.core.render import figures
+from gpt_oss_infra.core.report import figures
 from gpt_oss_infra.core.stack import build_stack
 
 

@@ -1,4 +1,4 @@
-"""core/aws/capacity.py: a Capacity Block's scheduled scaling never starts in the past."""
+"""core/render/aws/capacity.py: a Capacity Block's scheduled scaling never starts in the past."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from gpt_oss_infra.core.aws.capacity import block_plan
 from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.aws.capacity import block_plan
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import BLOCK_END, BLOCK_START, block, example_entries
 

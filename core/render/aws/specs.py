@@ -21,14 +21,11 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpt_oss_infra.core.aws import capacity
-from gpt_oss_infra.core.aws.account import AccountFacts
-from gpt_oss_infra.core.aws.capacity import BlockPlan, ScheduledScaling
-from gpt_oss_infra.core.aws.efa import efa_network_interfaces
-from gpt_oss_infra.core.cluster_plan import ClusterPlan
-from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import AddonVersion
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.render.aws.account import AccountFacts
+from gpt_oss_infra.core.render.aws.capacity import BlockPlan, ScheduledScaling
 from gpt_oss_infra.core.render.labels import (
     GPU_NODE_LABEL,
     GPU_TAINT,
@@ -95,62 +92,6 @@ def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
     if spec.capacity_reservation_id:
         tags["gpt-oss-infra/capacity-reservation"] = spec.capacity_reservation_id
     return tags
-
-
-@dataclass(frozen=True)
-class EksPlan:
-    """The add-ons and node groups of a created cluster, decided from the config, the catalog and
-    what the account reports."""
-
-    addons: list[AddonSpec]
-    groups: list[NodeGroupSpec]  # the system group first
-
-
-def eks_plan(
-    config: StackConfig,
-    pools: dict[str, NodePool],
-    efa_pools: dict[str, bool],
-    pinned_addons: dict[str, AddonVersion],
-    facts: AccountFacts,
-) -> ClusterPlan:
-    """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
-    AWS would refuse."""
-    addon_specs, warnings = addons(config, pinned_addons)
-    groups, blocks, problems = [system_node_group(config)], {}, offering_problems(config, pools, facts)
-    for pool in pools.values():
-        ec2 = facts.instance_types[pool.instance_type]
-        if ec2 != pool.instance.ec2:
-            warnings.append(
-                f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
-                f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
-            )
-        interfaces: list[dict[str, Any]] = []
-        if efa_pools[pool.name]:
-            interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
-            problems += found
-        block = None
-        if pool.config.capacity_type == "CAPACITY_BLOCK":
-            block, found = capacity.block_plan(
-                pool, facts.capacity_blocks[pool.config.capacity_reservation_id], facts.now
-            )
-            problems += found
-            if block is not None:
-                blocks[pool.name] = block
-            if block is not None and block.nodes_now:
-                warnings.append(
-                    f"nodePools.{pool.name}: Capacity Block {block.block.reservation_id} is running: AWS asks to scale "
-                    "its node group to 0 before an AMI or launch-template update (aws eks update-nodegroup-config "
-                    "--scaling-config desiredSize=0), and back after: the block has no spare instances"
-                )
-        groups.append(gpu_node_group(pool, interfaces, block))
-    if problems:
-        raise ConfigError(problems)
-    return ClusterPlan(
-        api_access=api_access(config.cluster),
-        warnings=warnings,
-        blocks=blocks,
-        eks=EksPlan(addons=addon_specs, groups=groups),
-    )
 
 
 def offering_problems(config: StackConfig, pools: dict[str, NodePool], facts: AccountFacts) -> list[Problem]:

@@ -1,0 +1,162 @@
+"""The check stage of a stack: what its cluster-wide parts and its objects must satisfy before anything
+is deployed: charts' values, API keys, the platform chart's values, every object against its schema,
+every claim's StorageClass, and every pod placed on the stack's nodes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpt_oss_infra.core.checks import scheduling, storage
+from gpt_oss_infra.core.checks.validation import DGD_KIND, object_problems
+from gpt_oss_infra.core.dynamo import undeclared_values
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.inputs.types import is_dns_label
+from gpt_oss_infra.core.render import gateway, gpu_software
+from gpt_oss_infra.core.render.stack_objects import Stack, StackParts
+from gpt_oss_infra.core.resolve.resolution import Resolution
+
+
+def part_problems(
+    config: StackConfig, resolved: Resolution, parts: StackParts, catalog: Catalog, clients: list[str]
+) -> list[Problem]:
+    """The cluster-wide parts: GPU charts' values (EFA's device plugin for the instance types that use it),
+    the gateway's API keys and charts, the monitoring chart, and the platform chart's values."""
+    efa_types = {pool.instance_type for name, pool in resolved.pools.items() if resolved.efa_pools[name]}
+    problems = gpu_software.chart_problems(parts.charts, efa_types)
+    problems += gateway_problems(config, parts.gateways, clients)
+    if parts.monitoring is not None:
+        problems += gpu_software.chart_problems([parts.monitoring.release], set())
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    problems += [
+        Problem(
+            f"{KEY_PREFIX}release.dynamo",
+            f"{path}: not a value the dynamo-platform {dynamo.version} chart declares (configs/dynamo/"
+            f"{dynamo.version}/chart); the chart would ignore it or refuse the install",
+        )
+        for path in undeclared_values(parts.platform_values, dynamo.chart_defaults())
+    ]
+    return problems
+
+
+def policy_warnings(config: StackConfig) -> list[str]:
+    """NetworkPolicies that may not hold (an existing cluster's plugin), or are off while endpoints are exposed."""
+    warnings = []
+    if config.network_policies_enabled and not isinstance(config.cluster, EksClusterConfig):
+        warnings.append(
+            f"{KEY_PREFIX}networkPolicies.enabled: the NetworkPolicies are created, but only a network plugin that "
+            "enforces them (on EKS, the VPC CNI with enableNetworkPolicy) makes them hold on an existing cluster"
+        )
+    if config.exposed and config.network_policies.enabled is False:
+        warnings.append(
+            f"{KEY_PREFIX}networkPolicies.enabled: false, while deployments {', '.join(config.exposed)} are reached "
+            "from outside the cluster: any pod of the cluster can reach their frontends and workers directly, "
+            "around the gateway's API keys (the default, with exposed endpoints, is on)"
+        )
+    return warnings
+
+
+def stack_problems(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]]:
+    """Every object against its schema and every claim's StorageClass; then, where those hold, every pod
+    placed on the stack's nodes (placing pods of objects that are wrong would only repeat their problems)."""
+    config = stack.config
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    problems = [
+        Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
+        for obj in stack.objects()
+        for line in object_problems(obj, config.cluster.kubernetes_version, dynamo)
+    ]
+    problems += _storage_problems(stack)
+    if problems:
+        return problems, []
+    return _placement(stack, catalog)
+
+
+def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]]:
+    """Every pod placed on the stack's nodes, as the scheduler would (core/checks/scheduling.py)."""
+    cluster, storage_kind = stack.config.cluster, stack.config.model_cache.storage
+    created = isinstance(cluster, EksClusterConfig)
+    pools = [
+        scheduling.gpu_pool(pool, created, stack.efa_pools[name], catalog, storage_kind)
+        for name, pool in stack.pools.items()
+    ]
+    pods = scheduling.chart_pods(stack.platform.dynamo, stack.platform.values)
+    if created:
+        pools.append(
+            scheduling.system_pool(
+                cluster.system_nodes.instance_type, cluster.system_nodes.nodes, catalog, storage_kind
+            )
+        )
+        pods += scheduling.cluster_pods(catalog.nodes, storage_kind)
+    else:
+        pools.append(scheduling.OTHER_NODES)
+    objects = stack.objects()
+    for obj in objects:
+        if obj["kind"] == "Job":
+            download = obj["metadata"]["labels"].get("app.kubernetes.io/component") == "model-download"
+            pods.append(scheduling.job_pod(obj, scheduling.FILLING if download else scheduling.SERVING))
+        elif obj["kind"] == DGD_KIND:
+            pods += scheduling.graph_pods(obj)
+    made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
+    return scheduling.placement_problems(pods, pools, made, catalog.image_platforms)
+
+
+def _storage_problems(stack: Stack) -> list[Problem]:
+    """Every claim (ours, and the platform chart's from its values) gets a class the stack provides."""
+    cluster, cache = stack.config.cluster, stack.config.model_cache
+    declared = {}  # classes an existing cluster has, as its config says
+    if cluster.kind == "existing" and cluster.block_storage_class_name:
+        declared[cluster.block_storage_class_name] = f"{KEY_PREFIX}cluster.blockStorageClassName"
+    if cache.storage == "existing" and cache.storage_class_name:
+        declared[cache.storage_class_name] = f"{KEY_PREFIX}modelCache.storageClassName"
+    created = [obj for obj in stack.objects() if obj["kind"] == "StorageClass"]
+    provided = storage.provided_classes(created, declared)
+    claims = storage.manifest_claims(stack.objects(), f"{KEY_PREFIX}modelCache.storageClassName")
+    claims += storage.chart_claims(
+        stack.platform.dynamo, stack.platform.values, f"{KEY_PREFIX}cluster.blockStorageClassName"
+    )
+    return storage.storage_problems(claims, provided)
+
+
+def gateway_problems(
+    config: StackConfig, gateways: gateway.GatewaySoftware | None, clients: list[str]
+) -> list[Problem]:
+    """API keys to check callers against, named as Secret keys can be, the clients given their own
+    rate limits among them, and chart values each pinned chart declares."""
+    if gateways is None:
+        return []
+    problems = []
+    if not clients:
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}apiKeys",
+                f"required: deployments {', '.join(config.exposed)} have a gateway, which admits only API keys; "
+                f"set one per client with {SECRET_COMMANDS['apiKeys']}",
+            )
+        )
+    problems += [
+        Problem(
+            f"{KEY_PREFIX}apiKeys.{client}",
+            "not a client name: lower-case letters, digits and '-', at most 63 (it names the key in the "
+            "API-key Secret and reaches the frontend as x-client-id)",
+        )
+        for client in clients
+        if not is_dns_label(client)
+    ]
+    for name, deployment in config.deployments.items():
+        problems += [
+            Problem(
+                f"{KEY_PREFIX}deployments.{name}.endpoint.clientRateLimits.{client}",
+                f"no such client in apiKeys (clients: {', '.join(clients) or 'none'}): the limit would never apply",
+            )
+            for client in deployment.endpoint.client_rate_limits
+            if clients and client not in clients
+        ]
+    releases = [gateways.controller]
+    if gateways.load_balancers is not None:  # with what the shell sets
+        shell_values = dict.fromkeys(gateway.SHELL_VALUES, "")
+        releases.append(
+            dataclasses.replace(gateways.load_balancers, values=gateways.load_balancers.values | shell_values)
+        )
+    return problems + gpu_software.chart_problems(releases, set())

@@ -1,0 +1,117 @@
+"""What a cluster target decides besides the stack itself, for the shell and the report.
+
+Each cluster kind makes one (kind eks: eks_plan, from what the AWS account
+reports; kind existing: existing_cluster_plan), before any resource is registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.catalog import AddonVersion
+from gpt_oss_infra.core.inputs.config import StackConfig
+from gpt_oss_infra.core.render.aws import capacity
+from gpt_oss_infra.core.render.aws.account import AccountFacts
+from gpt_oss_infra.core.render.aws.capacity import BlockPlan
+from gpt_oss_infra.core.render.aws.efa_interfaces import efa_network_interfaces
+from gpt_oss_infra.core.render.aws.specs import (
+    AddonSpec,
+    NodeGroupSpec,
+    addons,
+    api_access,
+    gpu_node_group,
+    offering_problems,
+    system_node_group,
+)
+from gpt_oss_infra.core.resolve.recipes import NodePool
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    api_access: str  # how `pulumi up` and kubectl reach the Kubernetes API: said in the summary
+    warnings: list[str] = field(default_factory=list)
+    blocks: dict[str, BlockPlan] = field(default_factory=dict)  # Capacity Block pools: when nodes come and go
+    eks: EksPlan | None = None  # kind eks: the add-ons and node groups
+
+    def waiting_pools(self) -> dict[str, str]:
+        """Pools whose nodes cannot run now, and why: their graphs are not awaited yet."""
+        waiting = {}
+        for pool, plan in self.blocks.items():
+            block = plan.block
+            if plan.nodes_now:
+                continue
+            if block.upcoming:
+                waiting[pool] = (
+                    f"the pool's nodes arrive when Capacity Block {block.reservation_id} starts "
+                    f"({block.start:%Y-%m-%d %H:%M} UTC); run `pulumi up` again after that"
+                )
+            else:
+                waiting[pool] = (
+                    f"Capacity Block {block.reservation_id} drains its nodes at {plan.drained_at:%Y-%m-%d %H:%M} UTC "
+                    f"before it ends ({block.end:%Y-%m-%d %H:%M} UTC): set the pool's next block"
+                )
+        return waiting
+
+
+def existing_cluster_plan() -> ClusterPlan:
+    return ClusterPlan(
+        api_access="through your kubeconfig (kubernetes:kubeconfig / kubernetes:context, else KUBECONFIG)"
+    )
+
+
+@dataclass(frozen=True)
+class EksPlan:
+    """The add-ons and node groups of a created cluster, decided from the config, the catalog and
+    what the account reports."""
+
+    addons: list[AddonSpec]
+    groups: list[NodeGroupSpec]  # the system group first
+
+
+def eks_plan(
+    config: StackConfig,
+    pools: dict[str, NodePool],
+    efa_pools: dict[str, bool],
+    pinned_addons: dict[str, AddonVersion],
+    facts: AccountFacts,
+) -> ClusterPlan:
+    """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
+    AWS would refuse."""
+    addon_specs, warnings = addons(config, pinned_addons)
+    groups, blocks, problems = [system_node_group(config)], {}, offering_problems(config, pools, facts)
+    for pool in pools.values():
+        ec2 = facts.instance_types[pool.instance_type]
+        if ec2 != pool.instance.ec2:
+            warnings.append(
+                f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
+                f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
+            )
+        interfaces: list[dict[str, Any]] = []
+        if efa_pools[pool.name]:
+            interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
+            problems += found
+        block = None
+        if pool.config.capacity_type == "CAPACITY_BLOCK":
+            block, found = capacity.block_plan(
+                pool, facts.capacity_blocks[pool.config.capacity_reservation_id], facts.now
+            )
+            problems += found
+            if block is not None:
+                blocks[pool.name] = block
+            if block is not None and block.nodes_now:
+                warnings.append(
+                    f"nodePools.{pool.name}: Capacity Block {block.block.reservation_id} is running: AWS asks to scale "
+                    "its node group to 0 before an AMI or launch-template update (aws eks update-nodegroup-config "
+                    "--scaling-config desiredSize=0), and back after: the block has no spare instances"
+                )
+        groups.append(gpu_node_group(pool, interfaces, block))
+    if problems:
+        raise ConfigError(problems)
+    return ClusterPlan(
+        api_access=api_access(config.cluster),
+        warnings=warnings,
+        blocks=blocks,
+        eks=EksPlan(addons=addon_specs, groups=groups),
+    )

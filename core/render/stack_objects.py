@@ -1,0 +1,373 @@
+"""The render stage of a stack: every object it deploys, as plain dicts (Stack), in two steps: what
+the cluster gets once (StackParts: GPU charts, gateway software, monitoring, platform values), checked
+before the objects are made from them, then the objects themselves."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import EksClusterConfig, Release, StackConfig
+from gpt_oss_infra.core.inputs.rules import loads_weights
+from gpt_oss_infra.core.render import (
+    benchmark,
+    destroy_waits,
+    gateway,
+    gpu_software,
+    manifests,
+    model_cache,
+    network_policy,
+    observability,
+    platform,
+    pod_security,
+    smoke_test,
+)
+from gpt_oss_infra.core.render.aws import specs
+from gpt_oss_infra.core.render.labels import POOL_LABEL
+from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
+from gpt_oss_infra.core.resolve import cost, sizing
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
+from gpt_oss_infra.core.resolve.resolution import Resolution
+
+
+@dataclass(frozen=True)
+class Serving:
+    """One deployment, the objects that serve it, and how its workers fit their GPUs."""
+
+    deployment: ResolvedDeployment
+    engine_config: dict[str, Any] | None  # None: its backend takes every engine setting as a flag
+    graph: dict[str, Any]
+    fits: list[sizing.WorkerFit]
+    benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
+    smoke_test: ScriptedJob | None  # None while its nodes cannot exist yet (`deferred` says why)
+    gateway: gateway.Gateway | None  # endpoint internal or public: the way in from outside the cluster
+    deferred: str | None = None
+
+    def objects(self) -> list[dict[str, Any]]:
+        jobs = [scripted for scripted in (self.benchmark, self.smoke_test) if scripted]
+        gateway_objects = [*self.gateway.objects, self.gateway.api_key_secret] if self.gateway else []
+        objects = [
+            self.engine_config,
+            self.graph,
+            *(obj for each in jobs for obj in each.objects()),
+            *gateway_objects,
+        ]
+        return [obj for obj in objects if obj]
+
+
+@dataclass(frozen=True)
+class ModelCacheObjects:
+    storage_class: dict[str, Any] | None  # None: an existing StorageClass
+    persistent_volume: dict[str, Any] | None  # FSx for Lustre only: a static PV
+    pvc: dict[str, Any]
+    hf_token_secret: dict[str, Any] | None  # without data: the shell adds the secret value
+    download: ScriptedJob
+
+
+@dataclass(frozen=True)
+class PlatformObjects:
+    dynamo: DynamoVersion  # the pinned release: chart, CRDs
+    crds: list[dict[str, Any]]  # the release's CRDs, applied by the program before the chart and every graph
+    namespace: dict[str, Any]
+    values: dict[str, Any]  # dynamo-platform chart values
+    pull_secret: dict[str, Any] | None  # without data
+
+
+@dataclass(frozen=True)
+class Stack:
+    config: StackConfig
+    pools: dict[str, NodePool]
+    block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
+    efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
+    gpu_software: list[gpu_software.ChartRelease]
+    gateways: gateway.GatewaySoftware | None  # Envoy Gateway (and the NLB controller) when an endpoint needs them
+    network_policies: list[dict[str, Any]]  # the workloads namespace's (networkPolicies.enabled)
+    observability: observability.ObservabilityObjects | None  # observability.enabled
+    platform: PlatformObjects
+    namespace: dict[str, Any]
+    workload_pull_secret: dict[str, Any] | None
+    model_cache: ModelCacheObjects
+    serving: list[Serving]
+    warnings: list[str]  # the shell logs these; nothing is refused for them
+
+    @property
+    def load_balancers_gone(self) -> destroy_waits.DestroyWait | None:
+        """At destroy: the gateways' NLBs gone before their controller (core/render/destroy_waits.py)."""
+        if self.gateways is None or not self.gateways.target.with_nlb:
+            return None
+        target = self.gateways.target
+        services = [
+            f"{target.namespace}/{serving.gateway.front_door.service}" for serving in self.serving if serving.gateway
+        ]
+        return destroy_waits.load_balancer_wait(services, self.config.cluster.name)
+
+    @property
+    def volumes_gone(self) -> destroy_waits.DestroyWait:
+        """At destroy: the charts' claims' volumes gone before the nodes and the CSI drivers."""
+        namespaces = [self.platform.namespace["metadata"]["name"]]
+        if self.observability is not None:
+            namespaces.append(self.observability.namespace["metadata"]["name"])
+        return destroy_waits.volume_wait(namespaces)
+
+    def deployment_network_policies(self, deployment: str) -> list[dict[str, Any]]:
+        """The NetworkPolicies of one deployment's graph pods, among the namespace's."""
+        names = network_policy.deployment_policy_names(deployment)
+        return [policy for policy in self.network_policies if policy["metadata"]["name"] in names]
+
+    @property
+    def deployments(self) -> list[ResolvedDeployment]:
+        return [serving.deployment for serving in self.serving]
+
+    def objects(self) -> list[dict[str, Any]]:
+        cache = self.model_cache
+        fixed: list[dict[str, Any] | None] = [
+            self.block_storage_class,
+            self.platform.namespace,
+            self.platform.pull_secret,
+            self.namespace,
+            self.workload_pull_secret,
+            cache.storage_class,
+            cache.persistent_volume,
+            cache.pvc,
+            cache.hf_token_secret,
+            *cache.download.objects(),
+            *([self.gateways.namespace, self.gateways.gateway_class] if self.gateways else []),
+            *self.network_policies,
+            *([self.observability.namespace, *self.observability.objects] if self.observability else []),
+        ]
+        per_deployment = [obj for serving in self.serving for obj in serving.objects()]
+        return [obj for obj in fixed + per_deployment if obj]
+
+
+@dataclass(frozen=True)
+class StackParts:
+    """What the stack's cluster gets once, decided before its objects: checked first."""
+
+    charts: list[gpu_software.ChartRelease]  # GPU software
+    gateways: gateway.GatewaySoftware | None
+    monitoring: observability.ObservabilityObjects | None
+    platform_values: dict[str, Any]  # dynamo-platform chart values
+
+
+def render_parts(
+    config: StackConfig, resolved: Resolution, catalog: Catalog, with_ngc_key: bool, region: str | None
+) -> StackParts:
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    return StackParts(
+        charts=gpu_software.gpu_software(
+            config.cluster,
+            catalog.charts,
+            efa=any(resolved.efa_pools.values()),
+            scraped=config.observability.enabled,
+            gpu_pools=bool(resolved.pools),
+        ),
+        gateways=gateway.gateway_software(config, catalog.charts),
+        monitoring=_observability(config, resolved.deployments, catalog, region),
+        platform_values=platform.platform_values(
+            config.platform, dynamo, config.cluster.block_storage_class, with_ngc_key
+        ),
+    )
+
+
+def render_stack(
+    config: StackConfig,
+    resolved: Resolution,
+    parts: StackParts,
+    catalog: Catalog,
+    with_hf_token: bool,
+    with_ngc_key: bool,
+    clients: list[str],
+    warnings: list[str],
+) -> Stack:
+    """Every object of the stack. `clients`: the API keys' client names."""
+    namespace = config.namespace
+    cache = config.model_cache
+    deployments = resolved.deployments
+    pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
+    weights = loads_weights(config, catalog)  # else a cache of the tokenizer only (mocker recipes)
+    init_container, init_volume = model_cache.wait_for_model(config.release, weights)
+    dynamo = catalog.dynamo_versions[config.release.dynamo]
+    return Stack(
+        config=config,
+        pools=resolved.pools,
+        block_storage_class=specs.gp3_storage_class(config.cluster.block_storage_class)
+        if isinstance(config.cluster, EksClusterConfig)
+        else None,
+        efa_pools=resolved.efa_pools,
+        gpu_software=parts.charts,
+        gateways=parts.gateways,
+        network_policies=network_policy.network_policies(
+            namespace,
+            [deployment.name for deployment in deployments],
+            parts.gateways.controller.chart.namespace if parts.gateways else None,
+            config.observability.namespace if parts.monitoring else None,
+        )
+        if config.network_policies_enabled
+        else [],
+        observability=parts.monitoring,
+        platform=PlatformObjects(
+            dynamo=dynamo,
+            crds=dynamo.owned_crds(),
+            namespace=manifests.namespace(
+                config.platform.namespace,
+                "dynamo-platform",
+                pod_security.admission_labels(pod_security.BASELINE, config.cluster.kubernetes_version),
+            ),
+            values=parts.platform_values,
+            pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
+            if with_ngc_key
+            else None,
+        ),
+        namespace=manifests.namespace(
+            namespace,
+            "workloads",
+            pod_security.admission_labels(
+                pod_security.workloads_level(any(w.efa for d in deployments for w in d.workers)),
+                config.cluster.kubernetes_version,
+            ),
+        ),
+        workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET) if with_ngc_key else None,
+        model_cache=ModelCacheObjects(
+            storage_class=model_cache.storage_class(cache),
+            persistent_volume=model_cache.fsx_persistent_volume(cache, namespace)
+            if cache.storage == "fsx-lustre"
+            else None,
+            pvc=model_cache.model_cache_pvc(cache, namespace),
+            hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
+            download=model_cache.model_download_job(
+                config.release,
+                namespace,
+                catalog.model_download,
+                _script(catalog, model_cache.DOWNLOAD_SCRIPT),
+                with_hf_token,
+                weights,
+            ),
+        ),
+        serving=[
+            _serving(
+                deployment,
+                manifests.dynamo_graph_deployment(
+                    deployment,
+                    config.release,
+                    dynamo,
+                    namespace,
+                    manifests.PodExtras(
+                        node_selector=node_selector(deployment.pool) if deployment.pool else None,
+                        init_container=init_container,
+                        init_volume=init_volume,
+                        image_pull_secrets=pull_secrets,
+                        with_hf_token=with_hf_token,
+                        observed=config.observability.enabled,
+                    ),
+                    smoke_test.readiness_annotations(deployment.config.ready_timeout_minutes),
+                ),
+                resolved.fits[deployment.name],
+                config.release,
+                catalog,
+                parts.gateways,
+                clients,
+            )
+            for deployment in deployments
+        ],
+        warnings=warnings,
+    )
+
+
+def _serving(
+    deployment: ResolvedDeployment,
+    graph: dict[str, Any],
+    fits: list[sizing.WorkerFit],
+    release: Release,
+    catalog: Catalog,
+    gateways: gateway.GatewaySoftware | None,
+    clients: list[str],
+) -> Serving:
+    namespace = graph["metadata"]["namespace"]
+    endpoint = deployment.config.endpoint
+    front = (
+        gateway.gateway(deployment.name, namespace, endpoint, release.model, gateways.target, clients)
+        if gateways is not None and endpoint.exposure != "cluster"
+        else None
+    )
+    return Serving(
+        deployment=deployment,
+        engine_config=manifests.engine_config_map(deployment, catalog.dynamo_versions[release.dynamo], namespace),
+        graph=graph,
+        fits=fits,
+        benchmark=benchmark.benchmark_job(
+            deployment, release, namespace, catalog.benchmark, _script(catalog, benchmark.SCRIPT)
+        )
+        if deployment.config.benchmark.enabled
+        else None,
+        smoke_test=smoke_test.smoke_test(
+            graph,
+            release,
+            catalog.smoke_test,
+            _script(catalog, smoke_test.SCRIPT),
+            simulated=deployment.backend.spec.simulated,
+            front_door=front.front_door if front else None,
+        ),
+        gateway=front,
+    )
+
+
+def _observability(
+    config: StackConfig, deployments: list[ResolvedDeployment], catalog: Catalog, region: str | None
+) -> observability.ObservabilityObjects | None:
+    """Prometheus, Grafana and Alertmanager, our dashboards and alerts, when asked for. A
+    deployment's live $ per million tokens divides its share of its pool's cost (all the nodes, idle
+    ones too, shared by GPUs among the pool's deployments) by its tokens; a simulated engine's has none."""
+    if not config.observability.enabled:
+        return None
+    pools = {deployment.pool.name: deployment.pool for deployment in deployments if deployment.pool}
+    created = isinstance(config.cluster, EksClusterConfig)
+    pool_costs = cost.pool_costs(pools, deployments, catalog.prices, region, created)
+    metrics = [
+        observability.DeploymentMetrics(
+            name=deployment.name,
+            namespace=config.namespace,
+            mode=deployment.recipe.mode,
+            dollars_per_hour=pool_costs[deployment.pool.name].share_of(deployment) if deployment.pool else None,
+            ttft_p95_seconds=deployment.config.alerts.ttft_p95_seconds
+            or observability.default_ttft_p95_seconds(deployment.recipe.mode),
+            simulated=deployment.backend.spec.simulated,
+        )
+        for deployment in deployments
+    ]
+    return observability.observability(
+        config.observability,
+        catalog.charts["kube-prometheus-stack"],
+        config.cluster.block_storage_class,
+        metrics,
+        model_cache.download_job_name(config.release, loads_weights(config, catalog)),
+        config.cluster.kubernetes_version,
+        gpu_nodes=bool(config.node_pools),
+    )
+
+
+def _script(catalog: Catalog, file_name: str) -> Script:
+    return Script(file_name, catalog.scripts[file_name])
+
+
+def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:
+    """The stack with the graphs on pools whose nodes do not exist yet (pool -> when they come)
+    created without waiting for them, and without a smoke test until a later `pulumi up`."""
+    serving = [
+        dataclasses.replace(
+            each,
+            graph=each.graph | {"metadata": each.graph["metadata"] | {"annotations": smoke_test.NOT_AWAITED}},
+            smoke_test=None,
+            deferred=waiting_pools[each.deployment.pool.name],
+        )
+        if each.deployment.pool and each.deployment.pool.name in waiting_pools
+        else each
+        for each in stack.serving
+    ]
+    return dataclasses.replace(stack, serving=serving)
+
+
+def node_selector(pool: NodePool) -> dict[str, str]:
+    return pool.config.node_selector or {POOL_LABEL: pool.name}

@@ -1,0 +1,142 @@
+"""The import graph of the product code, drawn from the code: no import cycle anywhere, and the core's
+stages (core/stack.py says which) import only from the stages before them. A failure names the modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from gpt_oss_infra.tools.plan import ROOT
+
+PRODUCT = ["core", "components", "tools", "gpt_oss_infra", "provider"]
+# The core's stages in order; a module may import its own stage and the ones before it. Everything of
+# core/ outside the stage packages is the foundation (errors, schemas, YAML, the release and backend seams).
+STAGES = ["foundation", "inputs", "resolve", "render", "checks", "report", "pipeline"]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[0] != "gpt_oss_infra":
+        parts = ("gpt_oss_infra", *parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """module -> the modules of `sources` it imports (TYPE_CHECKING imports too: a cycle there is one)."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    target = f"{node.module}.{alias.name}"
+                    graph[name].add(target if target in sources else node.module)
+            elif isinstance(node, ast.Import):
+                graph[name].update(alias.name for alias in node.names)
+        graph[name] = {target for target in graph[name] if target in sources and target != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other, round and round (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def stage(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[1:2] != ["core"]:
+        return None
+    if len(parts) > 2 and parts[2] in STAGES:
+        return parts[2]
+    return "pipeline" if parts[2:] == ["stack"] else "foundation"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of the core from a stage into a later one."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        here = stage(module)
+        for target in sorted(targets):
+            there = stage(target)
+            if here and there and STAGES.index(there) > STAGES.index(here):
+                found.append(f"{module} ({here}) imports {target} ({there})")
+    return found
+
+
+@pytest.fixture(scope="module")
+def product_graph() -> dict[str, set[str]]:
+    paths = [path for folder in PRODUCT for path in (ROOT / folder).rglob("*.py")]
+    return import_graph({module_name(path): path.read_text() for path in paths})
+
+
+def test_no_module_of_the_product_imports_one_that_imports_it_back(product_graph):
+    assert cycles(product_graph) == []
+
+
+def test_each_stage_of_the_core_imports_only_from_the_stages_before_it(product_graph):
+    assert upward_imports(product_graph) == []
+    assert {stage(module) for module in product_graph if module.startswith("gpt_oss_infra.core.")} == set(STAGES)
+
+
+def shell_module(name: str) -> bool:
+    """A module of the shell: the Pulumi components or the command-line tools."""
+    return name.startswith(("gpt_oss_infra.components", "gpt_oss_infra.tools"))
+
+
+def test_the_core_imports_no_pulumi_and_nothing_of_the_shell():
+    for path in (ROOT / "core").rglob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        shell = sorted(name for name in imported if name.split(".")[0].startswith("pulumi") or shell_module(name))
+        assert not shell, f"{path.relative_to(ROOT)} imports {shell}"
+
+
+def test_a_cycle_and_an_upward_import_are_caught_by_name():
+    sources = {
+        "gpt_oss_infra.core.resolve.a": "from gpt_oss_infra.core.resolve.b import x\n",
+        "gpt_oss_infra.core.resolve.b": "from gpt_oss_infra.core.resolve import a\n",
+        "gpt_oss_infra.core.render.c": "from gpt_oss_infra.core.report.d import y\n",
+        "gpt_oss_infra.core.report.d": "import gpt_oss_infra.core.render.c\n",  # a cycle through stages too
+        "gpt_oss_infra.core.inputs.e": "from gpt_oss_infra.core.render.c import z\n",
+    }
+    graph = import_graph(sources)
+    assert cycles(graph) == [
+        ["gpt_oss_infra.core.render.c", "gpt_oss_infra.core.report.d"],
+        ["gpt_oss_infra.core.resolve.a", "gpt_oss_infra.core.resolve.b"],
+    ]
+    assert upward_imports(graph) == [
+        "gpt_oss_infra.core.inputs.e (inputs) imports gpt_oss_infra.core.render.c (render)",
+        "gpt_oss_infra.core.render.c (render) imports gpt_oss_infra.core.report.d (report)",
+    ]
