@@ -39,7 +39,7 @@ $(VENV_CHECKOV)/.installed: requirements-checkov.txt
 
 $(VENV_DYNAMO)/.installed: $(VENV)/.installed configs/dynamo/versions.yaml requirements-dynamo-parsers.txt
 	@echo "==> $(VENV_DYNAMO): each Dynamo release's ai-dynamo wheels, whose argument parsers the tests run"
-	$(PY) -m gpt_oss_infra.tools.dynamo_parsers install --into $(VENV_DYNAMO)
+	$(PY) -m gpt_oss_infra dynamo-parsers install --into $(VENV_DYNAMO)
 	@touch $@
 
 $(VENV_TRIAL)/.installed: requirements-trial.txt
@@ -55,46 +55,46 @@ $(VENV_AIC)/.installed: requirements-aic.txt
 	@touch $@
 
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
-	$(PY) -m gpt_oss_infra.tools.plan --stack $(STACK)
+	$(PY) -m gpt_oss_infra plan --stack $(STACK)
 
 plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in configs/examples/, and examples/own-cluster
 	for file in Pulumi.*.yaml configs/examples/Pulumi.*.yaml; do \
-	  stack=$$(basename $$file .yaml); $(PY) -m gpt_oss_infra.tools.plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
+	  stack=$$(basename $$file .yaml); $(PY) -m gpt_oss_infra plan --stack $${stack#Pulumi.} > /dev/null || exit 1; \
 	done
-	$(PY) -m gpt_oss_infra.tools.plan --program-dir examples/own-cluster --stack dev --out build/plan/examples/own-cluster > /dev/null
+	$(PY) -m gpt_oss_infra plan --program-dir examples/own-cluster --stack dev --out build/plan/examples/own-cluster > /dev/null
 
 plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
-	@$(PY) -m gpt_oss_infra.tools.plan_diff --stack $(STACK) --base $(BASE)
+	@$(PY) -m gpt_oss_infra plan-diff --stack $(STACK) --base $(BASE)
 
 promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1]: copy the release block (STEP: one Dynamo minor at a time)
-	$(PY) -m gpt_oss_infra.tools.promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
+	$(PY) -m gpt_oss_infra promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
 
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
-	$(PY) -m gpt_oss_infra.tools.promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
+	$(PY) -m gpt_oss_infra promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed $(VENV_AIC)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, AIConfigurator)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
-	$(PY) -m gpt_oss_infra.tools.trial
+	$(PY) -m gpt_oss_infra trial
 
 mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
-	$(PY) -m gpt_oss_infra.tools.mocker_timing --aic-python $(VENV_AIC)/bin/python
+	$(PY) -m gpt_oss_infra mocker-timing --aic-python $(VENV_AIC)/bin/python
 
 estimate: $(VENV)/.installed $(VENV_AIC)/.installed  ## model every recipe with NVIDIA AIConfigurator into configs/estimates.yaml [RECIPE=name]
-	$(PY) -m gpt_oss_infra.tools.estimate $(if $(RECIPE),--recipe $(RECIPE))
+	$(PY) -m gpt_oss_infra estimate $(if $(RECIPE),--recipe $(RECIPE))
 
 recommend: $(VENV)/.installed $(VENV_AIC)/.installed  ## make recommend HARDWARE=h200 GPUS=8 TTFT_MS=1000 TPOT_MS=10 ISL=1024 OSL=1024 [NAME=]: a recipe from AIConfigurator's best configuration
-	$(PY) -m gpt_oss_infra.tools.recommend --hardware $(HARDWARE) --gpus $(GPUS) --ttft-ms $(TTFT_MS) --tpot-ms $(TPOT_MS) --isl $(ISL) --osl $(OSL) $(if $(NAME),--name $(NAME))
+	$(PY) -m gpt_oss_infra recommend --hardware $(HARDWARE) --gpus $(GPUS) --ttft-ms $(TTFT_MS) --tpot-ms $(TPOT_MS) --isl $(ISL) --osl $(OSL) $(if $(NAME),--name $(NAME))
 
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
-	$(PY) -m gpt_oss_infra.tools.preflight --stack $(STACK)
+	$(PY) -m gpt_oss_infra preflight --stack $(STACK)
 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
-	$(PY) -m gpt_oss_infra.tools.check_versions
+	$(PY) -m gpt_oss_infra check-versions
 
 bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments, and make estimate
-	$(PY) -m gpt_oss_infra.tools.bench
+	$(PY) -m gpt_oss_infra bench
 
 lint: $(VENV)/.installed  ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from gpt_oss_infra.components.pulumi_internals import (
+from gpt_oss_infra.components.pulumi_engine import (
     SECRET,
     all_config,
     on_mock_engine,

@@ -49,7 +49,7 @@ class CrdOwnership(StrictModel):
     """Who applies a release's CRDs (configs/dynamo/versions.yaml `crds`)."""
 
     owner: Literal["program", "operator"]
-    directory: str  # under configs/dynamo/: the CRDs the program applies, or validates graphs against
+    directory: str  # under vendor/dynamo/: the CRDs the program applies, or validates graphs against
 
 
 class PublishArgs(StrictModel):
@@ -83,7 +83,7 @@ class DynamoVersionSpec(StrictModel):
 class DynamoVersion:
     version: str
     spec: DynamoVersionSpec = field(compare=False)  # identity (and hash) is the version and its folder
-    directory: Path  # configs/dynamo/, where the folders the spec names are
+    directory: Path  # vendor/dynamo/, where the folders the spec names are
 
     @property
     def chart_reference(self) -> str:

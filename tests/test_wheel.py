@@ -11,9 +11,12 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
 import yaml
 
 import gpt_oss_infra
+
+pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,13 +13,13 @@ from gpt_oss_infra.components.building_blocks import (
     ModelCacheArgs,
 )
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.components.pulumi_engine import _Mocks
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
 from gpt_oss_infra.core.render.destroy_waits import DestroyWait
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
 from gpt_oss_infra.core.schema import StrictModel
-from gpt_oss_infra.tools.mock_engine import _Mocks
 from tests.components.test_destroy_wait import _Api
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
@@ -58,7 +58,7 @@ DestroyWait.claim_namespaces
 DestroyWait.leftovers
 DestroyWait.timeout_seconds
 
-# http.client calls connect() and reads sock on the smoke test's TLS connection (configs/scripts/smoke_test.py).
+# http.client calls connect() and reads sock on the smoke test's TLS connection (jobs/smoke_test.py).
 http.client.HTTPSConnection.connect
 http.client.HTTPSConnection.sock
 

@@ -1,6 +1,6 @@
 """`make check-versions`: are the pinned chart versions still in their repositories' live indexes?
 
-configs/charts/<chart>/index.json records what each index listed when the pin was chosen (the
+vendor/charts/<chart>/index.json records what each index listed when the pin was chosen (the
 offline tests check pins against it). This reads the live indexes again, over the network, and
 says for each chart: ok (listed, same digest), changed (listed with another digest), missing, or
 unreachable. Each Dynamo release's dynamo-platform chart (NGC publishes no readable index) is
@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from gpt_oss_infra.core.dynamo import CHART, DynamoVersion, merged_chart_defaults, undeclared_values
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, load_catalog
+from gpt_oss_infra.core.inputs.catalog import Chart, load_catalog
 from gpt_oss_infra.core.inputs.config import PlatformConfig
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.render.platform import platform_values
 from gpt_oss_infra.core.yaml_files import load_yaml
 
@@ -46,8 +47,8 @@ def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:
     return {entry["version"]: entry.get("digest", "") for entry in index.get("entries", {}).get(chart, [])}
 
 
-def check_chart(chart: Chart, timeout: float, config_dir: Path = CONFIG_DIR) -> tuple[str, str]:
-    recorded = json.loads((config_dir / "charts" / chart.chart / "index.json").read_text())
+def check_chart(chart: Chart, timeout: float, vendor_dir: Path = VENDOR_DIR) -> tuple[str, str]:
+    recorded = json.loads((vendor_dir / "charts" / chart.chart / "index.json").read_text())
     if recorded["index"] is None:  # an OCI registry lists no index; index.json says where its versions came from
         return "by hand", f"helm show chart {chart.repo}/{chart.chart} --version {chart.version} (OCI: no index)"
     digest = next(entry["digest"] for entry in recorded["versions"] if entry["version"] == chart.version)

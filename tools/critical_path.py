@@ -16,11 +16,12 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from gpt_oss_infra.components.pulumi_engine import Registration
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.tools.dependencies import direct_waits
-from gpt_oss_infra.tools.mock_engine import Registration
 
-DURATIONS = Path(__file__).resolve().parents[1] / "configs" / "durations.yaml"
+DURATIONS = CONFIG_DIR / "durations.yaml"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
 

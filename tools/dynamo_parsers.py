@@ -28,14 +28,15 @@ from typing import Any
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import graph_components
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, load_catalog
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.paths import VENDOR_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 VENVS = ROOT / ".venv-dynamo"
 DRIVER = ROOT / "tools" / "dynamo_cli_driver.py"
 STANDIN = ROOT / "tools" / "trtllm_standin"
 REQUIREMENTS = ROOT / "requirements-dynamo-parsers.txt"
-FIELD_LIST = CONFIG_DIR / "schemas" / "trtllm" / "llm_args_fields.json"
+FIELD_LIST = VENDOR_DIR / "trtllm" / "llm_args_fields.json"
 TIMEOUT_SECONDS = 300
 
 

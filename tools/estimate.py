@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--aic-python", type=Path, default=AIC_PYTHON, help="the Python that has aiconfigurator")
     parser.add_argument("--out", type=Path, default=ESTIMATES, help="where to write (default: configs/estimates.yaml)")
     args = parser.parse_args(argv)
-    catalog = load_catalog()
+    catalog = load_catalog(cached=False)  # make recommend may have just written a recipe
     known = sorted(modelled.modelled_gpu_counts(catalog))
     names = args.recipe or known
     unknown = sorted(set(names) - set(known))
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     content = estimate(catalog, names, not args.skip_search, not args.skip_calibration, args.aic_python)
     write(content, args.out)
     if args.out == ESTIMATES:
-        write_readme(load_catalog())
+        write_readme(load_catalog(cached=False))  # with the estimates just written
     points = sum(len(points) for name, points in content["recipes"].items() if name in names)
     print(
         f"wrote {args.out}: {points} points of {len(names)} recipes"

@@ -39,6 +39,7 @@ from gpt_oss_infra.core.checks.scheduling import ARCH_LABEL, GPU_RESOURCE, KUBER
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, namespace_config
+from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render.aws.account import CapacityBlock
 from gpt_oss_infra.core.render.aws.capacity import block_plan
 from gpt_oss_infra.core.render.aws.specs import availability_zone_order
@@ -46,9 +47,9 @@ from gpt_oss_infra.core.render.stack_objects import Stack, node_selector
 from gpt_oss_infra.core.resolve.recipes import NodePool
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_yaml
-from gpt_oss_infra.tools.plan import ROOT, find_stack_file, stack_config_entries
+from gpt_oss_infra.tools.plan import find_stack_file, stack_config_entries
 
-QUOTAS_FILE = ROOT / "configs" / "aws-quotas.yaml"
+QUOTAS_FILE = CONFIG_DIR / "aws-quotas.yaml"
 
 # --- what a check found
 

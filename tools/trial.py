@@ -79,7 +79,7 @@ SUBSTITUTIONS = [
     f"short run: the benchmark's REQUEST_COUNT -> {SHORT_RUN_ROUNDS} x CONCURRENCY; the smoke test's "
     f"DEADLINE_SECONDS -> {SMOKE_DEADLINE_SECONDS}",
     "the gateway: none here (Envoy Gateway, the NLB): the smoke test's gateway settings (GATEWAY_*, API_KEY_FILE, "
-    "SERVICE_ACCOUNT_DIR) are dropped, so it checks the frontend only; tests/configs/scripts checks its gateway "
+    "SERVICE_ACCOUNT_DIR) are dropped, so it checks the frontend only; tests/jobs checks its gateway "
     "part against stand-ins",
 ]
 GATEWAY_ENV = ("GATEWAY_", "API_KEY_FILE", "SERVICE_ACCOUNT_DIR")

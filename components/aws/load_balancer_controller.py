@@ -2,7 +2,7 @@
 
 Installed on a created cluster when a deployment's endpoint is internal or public, on the system
 nodes, with its own EKS Pod Identity role [lbc-install] whose policy is the controller's own
-published one for the pinned version (configs/aws-iam/, no wildcard actions: a test checks).
+published one for the pinned version (vendor/aws-iam/, no wildcard actions: a test checks).
   [lbc-install] https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/installation/
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_aws as aws
@@ -18,10 +17,11 @@ import pulumi_aws as aws
 from gpt_oss_infra.components.aws.iam import pod_identity_role
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.kubernetes import chart_release
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.render.gateway import LOAD_BALANCER_SERVICE_ACCOUNT
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 
-POLICY_DIR = Path(__file__).resolve().parents[2] / "configs" / "aws-iam"
+POLICY_DIR = VENDOR_DIR / "aws-iam"
 
 
 def controller_policy(app_version: str) -> dict:

@@ -23,7 +23,7 @@ class BackendSpec(StrictModel):
     framework: str | None  # DynamoGraphDeployment spec.backendFramework (None: not set)
     command: list[str] = Field(min_length=1)
     service_names: dict[str, str]  # role (worker, prefill, decode) -> Dynamo service name
-    engine_fields: str  # path under configs/ of the engine field list
+    engine_fields: str  # the engine field list, under the data root (core/paths.py): vendor/... or configs/...
     # A simulated engine (the mocker): no GPU, no weights (the cache holds the tokenizer only), answers
     # whose text may be empty (a smoke test counts their tokens), simulated throughput and latency.
     simulated: bool = False

@@ -2,7 +2,7 @@
 
 It serves through the real frontend and router with a real KV-cache model and simulated timing, so
 a whole stack can be tried on CPU nodes (the trial recipes, configs/recipes/trial-*.yaml). Its
-engine settings are its own flags (configs/schemas/mocker/fields.yaml), rendered onto its command
+engine settings are its own flags (configs/backends/mocker-fields.yaml), rendered onto its command
 line, where Dynamo's own parser checks them (tools/dynamo_parsers.py). One is ours:
 `planner_profile_data: <profile>` names timing tables of configs/mocker-timing/, which the worker
 reads as an NPZ file from its mounted config directory (`--planner-profile-data`).
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.npz import npz_bytes
+from gpt_oss_infra.core.paths import DATA_ROOT
 from gpt_oss_infra.core.schema import problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
@@ -49,7 +50,7 @@ class MockerBackend:
             name: read_yaml(timing_dir / f"{name}.yaml") if (timing_dir / f"{name}.yaml").exists() else None
             for name in read_yaml(timing_dir / "profiles.yaml")
         }
-        return cls(spec, read_yaml(config_dir / spec.engine_fields), timing)
+        return cls(spec, read_yaml(DATA_ROOT / spec.engine_fields), timing)
 
     def check(self, engine: dict[str, Any], key_prefix: str) -> list[Problem]:
         problems = []

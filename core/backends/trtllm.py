@@ -1,6 +1,6 @@
 """Dynamo's TensorRT-LLM backend: its engine configs (`extra_llm_api_options`) and how workers run.
 
-Engine configs are checked against the fields TRT-LLM accepts: configs/schemas/trtllm/llm_args_fields.json
+Engine configs are checked against the fields TRT-LLM accepts: vendor/trtllm/llm_args_fields.json
 (see SOURCES.md there), for each TorchLlmArgs class its field names, annotation text and default.
 TorchLlmArgs rejects unknown keys at start-up, after the pod has pulled a large image and loaded
 60 GiB of weights; we refuse them at plan time instead, with the closest valid name.
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.paths import DATA_ROOT
 from gpt_oss_infra.core.schema import problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
@@ -186,7 +187,7 @@ class TrtllmBackend:
             spec = BackendSpec.model_validate(read_yaml(path))
         except ValidationError as error:
             raise ConfigError(problems_from(error, f"{path}: ")) from None
-        backend = cls(spec, EngineFields.load(config_dir / spec.engine_fields))
+        backend = cls(spec, EngineFields.load(DATA_ROOT / spec.engine_fields))
         problems = backend.check(spec.efa.engine, f"{path}: efa.engine") if spec.efa else []
         if problems:
             raise ConfigError(problems)

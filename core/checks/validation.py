@@ -3,9 +3,9 @@
 - Custom resources: the openAPIV3Schema of their apiVersion in the CRD that defines them, with
   unknown fields rejected (the API server prunes unknown fields silently, so a misplaced key would
   otherwise vanish without an error). Dynamo's kinds: the CRDs of the pinned release
-  (configs/dynamo/<version>/crds/, the CRDs the program installs); other projects' kinds (Gateway
-  API, Envoy Gateway, Prometheus Operator): configs/crds/<project>/<version>/, the CRDs their pinned
-  charts install, as vendored (configs/crds/SOURCES.md).
+  (vendor/dynamo/<version>/crds/, the CRDs the program installs); other projects' kinds (Gateway
+  API, Envoy Gateway, Prometheus Operator): vendor/crds/<project>/<version>/, the CRDs their pinned
+  charts install, as vendored (vendor/crds/SOURCES.md).
 - Every other object: kubernetes-validate --strict against the cluster's Kubernetes version.
 """
 
@@ -21,9 +21,10 @@ import kubernetes_validate
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.yaml_files import load_yaml_documents
 
-VENDORED_CRDS = Path(__file__).resolve().parents[2] / "configs" / "crds"
+VENDORED_CRDS = VENDOR_DIR / "crds"
 
 DGD_KIND = KIND
 
@@ -64,7 +65,7 @@ def _dynamo_validators(dynamo: DynamoVersion) -> Validators:
 @cache
 def vendored_validators(directory: Path = VENDORED_CRDS) -> Validators:
     """(apiVersion, kind) -> a validator of each served version of every vendored CRD, and where
-    that CRD came from (configs/crds/<project>/<version>/<file>)."""
+    that CRD came from (vendor/crds/<project>/<version>/<file>)."""
     validators: Validators = {}
     for path in sorted(directory.glob("*/*/*.yaml.gz")):
         with gzip.open(path) as stream:

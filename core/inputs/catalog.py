@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import date
@@ -16,10 +17,9 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
 from gpt_oss_infra.core.inputs.estimates import AiconfiguratorSettings, Estimates, Goal, MaxLoadFigure
 from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.paths import CONFIG_DIR, JOB_SCRIPTS_DIR, VENDOR_DIR
 from gpt_oss_infra.core.schema import StrictModel, problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
-
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
 Role = Literal["worker", "prefill", "decode"]
@@ -149,19 +149,19 @@ class Chart(StrictModel):
     version: str
     namespace: str
 
-    def default_values(self, config_dir: Path = CONFIG_DIR) -> dict[str, Any]:
-        """The pinned version's own values.yaml (configs/charts/<chart>/<version>/), with each vendored
+    def default_values(self, vendor_dir: Path = VENDOR_DIR) -> dict[str, Any]:
+        """The pinned version's own values.yaml (vendor/charts/<chart>/<version>/), with each vendored
         subchart's (charts/<subchart>/values.yaml there) under its name, as Helm merges them."""
-        folder = config_dir / "charts" / self.chart / self.version
+        folder = vendor_dir / "charts" / self.chart / self.version
         defaults = _read_yaml(folder / "values.yaml")
         for path in sorted(folder.glob("charts/*/values.yaml")):
             name = path.parent.name
             defaults[name] = deep_merge(_read_yaml(path), defaults.get(name) or {})
         return defaults
 
-    def indexed_versions(self, config_dir: Path = CONFIG_DIR) -> set[str]:
-        """The versions the chart repository's index listed when it was read (configs/charts/<chart>/index.json)."""
-        index = json.loads((config_dir / "charts" / self.chart / "index.json").read_text())
+    def indexed_versions(self, vendor_dir: Path = VENDOR_DIR) -> set[str]:
+        """The versions the chart repository's index listed when it was read (vendor/charts/<chart>/index.json)."""
+        index = json.loads((vendor_dir / "charts" / self.chart / "index.json").read_text())
         return {entry["version"] for entry in index["versions"]}
 
 
@@ -316,13 +316,26 @@ class Catalog:
     efa: EfaPodSettings
     smoke_test: SmokeTestSettings
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
-    scripts: dict[str, str]  # configs/scripts/<file name> -> its text, mounted into the Jobs that run it
+    scripts: dict[str, str]  # jobs/<file name> -> its text, mounted into the Jobs that run it
     nodes: NodeFacts  # what the placement check sees of a node (configs/nodes.yaml)
     image_platforms: dict[str, list[str]]  # image -> CPU architectures it is published for (configs/images.yaml)
 
 
-def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
-    """Load and check configs/: hardware, recipes, and every recipe's engine config keys."""
+def load_catalog(config_dir: Path = CONFIG_DIR, *, cached: bool = True) -> Catalog:
+    """Load and check configs/: hardware, recipes, and every recipe's engine config keys. The
+    repository's own configs/ are read once per process (every plan, every component reads them; the
+    catalog is immutable); `cached=False` reads them again (a tool that has just written one)."""
+    if config_dir == CONFIG_DIR and cached:
+        return _repository_catalog()
+    return _load_catalog(config_dir)
+
+
+@functools.cache
+def _repository_catalog() -> Catalog:
+    return _load_catalog(CONFIG_DIR)
+
+
+def _load_catalog(config_dir: Path) -> Catalog:
     hardware = {
         name: _parse(Hardware, data, f"{config_dir / 'hardware.yaml'}: {name}.")
         for name, data in _read_yaml(config_dir / "hardware.yaml").items()
@@ -386,7 +399,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
             SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
         ),
         # Files only: an installed package compiles smoke_test.py into scripts/__pycache__/.
-        scripts={path.name: path.read_text() for path in sorted((config_dir / "scripts").iterdir()) if path.is_file()},
+        scripts={path.name: path.read_text() for path in sorted(JOB_SCRIPTS_DIR.iterdir()) if path.is_file()},
         nodes=_parse(NodeFacts, _read_yaml(config_dir / "nodes.yaml"), f"{config_dir / 'nodes.yaml'}: "),
         image_platforms=_read_yaml(config_dir / "images.yaml"),
         dynamo_versions=dynamo_versions,
@@ -395,7 +408,7 @@ def load_catalog(config_dir: Path = CONFIG_DIR) -> Catalog:
 
 def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict[str, DynamoVersion]:
     """configs/dynamo/versions.yaml: each release with every backend's images and flags, and the
-    vendored folders it names."""
+    folders of vendor/dynamo/ it names (the releases' own charts, CRDs and graph templates)."""
     versions, problems = {}, []
     for version, data in _read_yaml(directory / "versions.yaml").items():
         key = f"{directory / 'versions.yaml'}: {version}."
@@ -412,9 +425,9 @@ def _load_dynamo_versions(directory: Path, backends: dict[str, Backend]) -> dict
             ("chartValues", f"{spec.chart_values}/chart"),
             ("crds.directory", f"{spec.crds.directory}/crds"),
         ):
-            if not (directory / folder).is_dir():
-                problems.append(Problem(f"{key}{field}", f"configs/dynamo/{folder} does not exist"))
-        versions[version] = DynamoVersion(version=version, spec=spec, directory=directory)
+            if not (VENDOR_DIR / "dynamo" / folder).is_dir():
+                problems.append(Problem(f"{key}{field}", f"vendor/dynamo/{folder} does not exist"))
+        versions[version] = DynamoVersion(version=version, spec=spec, directory=VENDOR_DIR / "dynamo")
     if problems:
         raise ConfigError(problems)
     return versions

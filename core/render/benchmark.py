@@ -23,7 +23,7 @@ from gpt_oss_infra.core.render.model_cache import cache_job
 from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
-SCRIPT = "benchmark.sh"  # configs/scripts/
+SCRIPT = "benchmark.sh"  # jobs/
 
 
 def benchmark_shape(deployment: ResolvedDeployment) -> dict[str, int]:

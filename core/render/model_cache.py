@@ -24,7 +24,7 @@ FILE_SYSTEM_ID = "${fileSystemId}"
 FILE_SYSTEM_DNS_NAME = "${fileSystemDnsName}"
 FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"
 
-DOWNLOAD_SCRIPT = "model-download.sh"  # configs/scripts/
+DOWNLOAD_SCRIPT = "model-download.sh"  # jobs/
 
 # The download Job reads the HF token from a file of the Secret (huggingface_hub's HF_TOKEN_PATH).
 HF_TOKEN_MOUNT = "/var/run/secrets/huggingface"

@@ -11,7 +11,7 @@ implies here (research: issue 12, network):
   podSelector: kube-dns is selected by exactly its Service's selector;
 - kubelet probes come from the node, which is always allowed: no rule for them.
 Graph pods are selected by our labels (core.render.labels.worker_labels), not the operator's, which have
-changed between Dynamo releases. `tools/reachability.py` evaluates these policies in the tests.
+changed between Dynamo releases. `tests/reachability.py` evaluates these policies in the tests.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from pydantic import Field, PositiveFloat, model_validator
 
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, Recipe
 from gpt_oss_infra.core.inputs.config import ObservabilityConfig
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.render import manifests, pod_security
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import (
@@ -209,7 +210,7 @@ def _label_name(label: str) -> str:
 
 
 def _vendored_dashboards() -> list[Path]:
-    return sorted((CONFIG_DIR / "observability" / "dashboards").glob("*/*.json"))
+    return sorted((VENDOR_DIR / "dashboards").glob("*/*.json"))
 
 
 def _dashboard_config_map(namespace: str, name: str, dashboard_json: str) -> dict[str, Any]:

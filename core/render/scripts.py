@@ -1,4 +1,4 @@
-"""Scripts the program's Jobs run: files in configs/scripts/, each mounted from its own ConfigMap.
+"""Scripts the program's Jobs run: files in jobs/, each mounted from its own ConfigMap.
 
 A script lives in a file, where a reader and a linter (shellcheck, in the tests) see it whole.
 The Job's pod template carries the script's digest: a changed script changes the Job's template,
@@ -19,7 +19,7 @@ SCRIPT_VOLUME_MOUNT = {"name": SCRIPT_VOLUME, "mountPath": SCRIPT_MOUNT, "readOn
 
 @dataclass(frozen=True)
 class Script:
-    file_name: str  # under configs/scripts/, and under SCRIPT_MOUNT in the container
+    file_name: str  # under jobs/, and under SCRIPT_MOUNT in the container
     text: str
 
     @property

@@ -4,7 +4,7 @@
   provider waits for the operator's Ready condition (set when all of the graph's resources are
   ready), and the condition check is generation-aware, so an update waits for the new spec too.
   `pulumi.com/timeoutSeconds` bounds the wait (deployments.<name>.readyTimeoutMinutes).
-- Then a Job sends one chat completion through the frontend (configs/scripts/smoke_test.py) and,
+- Then a Job sends one chat completion through the frontend (jobs/smoke_test.py) and,
   when the endpoint has a gateway, through its front door as a client would: without an API key it
   must get 401, with the key of the first client in apiKeys (read from the API-key Secret) an
   answer. The path is the NLB where the NLB admits the pod (core.render.gateway.front_door): the Job
@@ -34,7 +34,7 @@ from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, 
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
 from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
 
-SCRIPT = "smoke_test.py"  # configs/scripts/
+SCRIPT = "smoke_test.py"  # jobs/
 WAIT_FOR_READY = "condition=Ready"
 # The script gives up (and says why) at its deadline; the Job's deadline leaves room to schedule
 # the pod and pull its image first, and Pulumi's await outlasts both, so the reason always arrives.

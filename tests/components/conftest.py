@@ -12,13 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from gpt_oss_infra.components.targets import eks as eks_target
-from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
-from gpt_oss_infra.core.render.stack_objects import Stack
-from gpt_oss_infra.core.stack import build_stack
-from gpt_oss_infra.tools.mock_engine import (
+from gpt_oss_infra.components.pulumi_engine import (
     CLUSTER_TOKEN,
     OFFERINGS_TOKEN,
     SUBNETS_TOKEN,
@@ -26,6 +20,12 @@ from gpt_oss_infra.tools.mock_engine import (
     instance_type_offerings,
     subnets_in_zones,
 )
+from gpt_oss_infra.components.targets import eks as eks_target
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
 
 PROJECT, STACK = "gpt-oss-infra", "test"

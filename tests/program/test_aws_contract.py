@@ -14,9 +14,9 @@ import pytest
 
 import gpt_oss_infra.core.inputs.catalog as catalog_module
 from gpt_oss_infra.components import gpt_oss_stack
+from gpt_oss_infra.components.pulumi_engine import ProgramRun, run_program
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
 from gpt_oss_infra.tools.aws_contract import Problem, load_mapping, resource_problems
-from gpt_oss_infra.tools.mock_engine import ProgramRun, run_program
 from gpt_oss_infra.tools.plan import as_preview
 from tests.support import ROOT, eks_stack_names, engine_config, example_entries, run_entries, stack_names
 

@@ -27,6 +27,8 @@ needs_checkov = pytest.mark.skipif(
     reason="checkov is not installed: run make test to create .venv-checkov (Kubernetes manifests NOT scanned)",
 )
 
+pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+
 # The dev stack with both secrets set: the HF token Secret and the NGC pull secrets, and how the
 # download Job reads the token, exist only then (the same run as conftest's dev_run).
 WITH_SECRETS = "dev+secrets"

@@ -1,4 +1,4 @@
-"""Every script Job runs its script (configs/scripts/) from its own ConfigMap, which it waits for."""
+"""Every script Job runs its script (jobs/) from its own ConfigMap, which it waits for."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.paths import JOB_SCRIPTS_DIR
 from gpt_oss_infra.core.render.scripts import SCRIPT_DIGEST
 
 
@@ -25,7 +25,7 @@ def runs(dev_run, disagg_run):
 )
 def test_each_job_runs_its_script_from_its_config_map(runs, job, interpreter, file_name):
     config_map, job = runs[f"{job}-script"], runs[job]
-    text = (CONFIG_DIR / "scripts" / file_name).read_text()
+    text = (JOB_SCRIPTS_DIR / file_name).read_text()
     assert config_map.inputs["data"] == {file_name: text}
     assert config_map.name in job.options["dependsOn"]  # the pod never waits on a missing volume
     template = job.inputs["spec"]["template"]

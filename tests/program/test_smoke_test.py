@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import kubernetes_validate
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.paths import JOB_SCRIPTS_DIR
 from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import run_entries, stack_entries
 
@@ -43,7 +43,7 @@ def test_the_smoke_test_waits_for_the_graph_and_reports_in_the_outputs(dev_run):
     assert job.inputs["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"  # a failed one runs again
     assert (
         resources["gpt-oss-smoke-test-script"].inputs["data"]["smoke_test.py"]
-        == (CONFIG_DIR / "scripts" / "smoke_test.py").read_text()
+        == (JOB_SCRIPTS_DIR / "smoke_test.py").read_text()
     )
     assert kubernetes_validate.validate(job.inputs, "1.33.0", strict=True) == "1.33"
     name = job.inputs["metadata"]["name"]

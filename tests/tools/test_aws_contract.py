@@ -4,6 +4,7 @@ found, named by resource, input, member, value and what the API allows; the mapp
 
 from __future__ import annotations
 
+from gpt_oss_infra.components.pulumi_engine import SECRET, UNKNOWN, Registration
 from gpt_oss_infra.tools import aws_contract
 from gpt_oss_infra.tools.aws_contract import (
     MAPPING_FILE,
@@ -15,7 +16,6 @@ from gpt_oss_infra.tools.aws_contract import (
     mapping_errors,
     resource_problems,
 )
-from gpt_oss_infra.tools.mock_engine import SECRET, UNKNOWN, Registration
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart
+from gpt_oss_infra.core.inputs.catalog import Chart
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.tools.check_versions import check_chart, check_dynamo_chart, check_image, release_images
 from tests.support import serving
 
@@ -33,7 +34,7 @@ def chart_repository(tmp_path):
         (served / "index.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "entries": {"demo": entries}}))
 
     with serving(Handler) as port:
-        config = tmp_path / "configs"
+        config = tmp_path / "vendor"
         (config / "charts" / "demo").mkdir(parents=True)
         recorded = {"index": f"http://127.0.0.1:{port}/index.yaml", "versions": [{"version": "1.2.3", "digest": "abc"}]}
         (config / "charts" / "demo" / "index.json").write_text(json.dumps(recorded))
@@ -46,16 +47,16 @@ CHART = Chart.model_validate({"repo": "x", "chart": "demo", "version": "1.2.3", 
 def test_a_pin_still_listed_with_its_digest_is_ok(chart_repository):
     config, publish = chart_repository
     publish([{"version": "1.2.3", "digest": "abc"}, {"version": "1.3.0", "digest": "def"}])
-    assert check_chart(CHART, timeout=5, config_dir=config)[0] == "ok"
+    assert check_chart(CHART, timeout=5, vendor_dir=config)[0] == "ok"
 
 
 def test_a_pin_gone_from_the_index_or_rebuilt_is_reported(chart_repository):
     config, publish = chart_repository
     publish([{"version": "1.3.0", "digest": "def"}])
-    status, detail = check_chart(CHART, timeout=5, config_dir=config)
+    status, detail = check_chart(CHART, timeout=5, vendor_dir=config)
     assert status == "missing" and "1.2.3 is not in" in detail
     publish([{"version": "1.2.3", "digest": "changed"}])
-    assert check_chart(CHART, timeout=5, config_dir=config)[0] == "changed"
+    assert check_chart(CHART, timeout=5, vendor_dir=config)[0] == "changed"
 
 
 def _chart_archive(release_values: Path, operator_values: Path, nats_as_archive: bool) -> bytes:
@@ -72,7 +73,7 @@ def _chart_archive(release_values: Path, operator_values: Path, nats_as_archive:
         add("dynamo-platform/Chart.yaml", b"apiVersion: v2\nname: dynamo-platform\nversion: 1.6.1\n")
         add("dynamo-platform/values.yaml", release_values.read_bytes())
         add("dynamo-platform/charts/dynamo-operator/values.yaml", operator_values.read_bytes())
-        nats = (CONFIG_DIR / "dynamo" / "1.2.1" / "chart" / "charts" / "nats" / "values.yaml").read_bytes()
+        nats = (VENDOR_DIR / "dynamo" / "1.2.1" / "chart" / "charts" / "nats" / "values.yaml").read_bytes()
         if nats_as_archive:
             inner = io.BytesIO()
             with tarfile.open(fileobj=inner, mode="w:gz") as nats_tar:
@@ -98,7 +99,7 @@ def ngc(tmp_path):
         yield tmp_path, f"http://127.0.0.1:{port}"
 
 
-FIXTURE = CONFIG_DIR / "dynamo" / "main-2026-08-21" / "chart"  # the values the 1.6.1 data was checked against
+FIXTURE = VENDOR_DIR / "dynamo" / "main-2026-08-21" / "chart"  # the values the 1.6.1 data was checked against
 
 
 @pytest.mark.parametrize("nats_as_archive", [False, True])

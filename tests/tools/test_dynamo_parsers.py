@@ -15,6 +15,8 @@ from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.dynamo_parsers import graph_command_lines, parse, python_of
 from tests.support import example_entries, on_release, stack_names_on
 
+pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+
 RELEASES = sorted(load_catalog().dynamo_versions)
 
 

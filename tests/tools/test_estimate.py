@@ -15,9 +15,12 @@ from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import estimate, recommend
 
-pytestmark = pytest.mark.skipif(
-    not estimate.AIC_PYTHON.exists(), reason="AIConfigurator is not installed: make test creates .venv-aic"
-)
+pytestmark = [
+    pytest.mark.end_to_end,
+    pytest.mark.skipif(
+        not estimate.AIC_PYTHON.exists(), reason="AIConfigurator is not installed: make test creates .venv-aic"
+    ),
+]
 
 
 def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog):

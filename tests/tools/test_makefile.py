@@ -59,13 +59,46 @@ def words(text: str) -> str:
 
 
 @pytest.mark.parametrize("tool", TOOLS)
-def test_every_tool_has_help_with_a_description_and_each_options_help(tool, monkeypatch):
-    result = subprocess.run(
-        [sys.executable, "-m", f"gpt_oss_infra.tools.{tool}", "--help"], cwd=ROOT, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr
+def test_every_tool_has_help_with_a_description_and_each_options_help(tool, monkeypatch, capsys):
+    """--help of each command through python -m gpt_oss_infra (of a driver, its own), run in this process."""
+    from gpt_oss_infra.__main__ import COMMANDS
+    from gpt_oss_infra.__main__ import main as command_line
+
+    command = next((name for name, (module, _) in COMMANDS.items() if module == tool), None)
+    with pytest.raises(SystemExit) as exited:
+        if command:
+            command_line([command, "--help"])
+        else:
+            importlib.import_module(f"gpt_oss_infra.tools.{tool}").main(["--help"])
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
     parser = parser_of(tool, monkeypatch)
-    assert parser.description and words(parser.description) in words(result.stdout)
+    assert parser.description and words(parser.description) in words(shown)
     for action in parser._actions:
         assert action.help, f"tools.{tool} {'/'.join(action.option_strings)} has no help text"
-        assert words(action.help) in words(result.stdout)
+        assert words(action.help) in words(shown)
+
+
+# Tools that run in another venv's Python (AIConfigurator's, each Dynamo release's), not as a command here.
+OTHER_VENV_DRIVERS = {"aiconfigurator_driver", "dynamo_cli_driver"}
+
+
+def test_every_tool_is_a_command_of_python_m_gpt_oss_infra_and_make_calls_only_that():
+    from gpt_oss_infra.__main__ import COMMANDS
+
+    assert sorted(module for module, _ in COMMANDS.values()) == sorted(set(TOOLS) - OTHER_VENV_DRIVERS)
+    assert "-m gpt_oss_infra.tools" not in MAKEFILE  # one entry point: python -m gpt_oss_infra <command>
+    listed = subprocess.run([sys.executable, "-m", "gpt_oss_infra", "--help"], cwd=ROOT, capture_output=True, text=True)
+    for command, (_, about) in COMMANDS.items():
+        assert re.search(rf"^\s+{command}\s+{re.escape(about)}$", listed.stdout, re.M), command
+
+
+def test_a_refused_stack_ends_any_command_with_its_message_and_no_traceback(tmp_path):
+    (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  gpt-oss-infra:environment: [\n")
+    args = [sys.executable, "-m", "gpt_oss_infra", "plan", "--stack", "broken", "--stack-dir", str(tmp_path)]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 1 and "Pulumi.broken.yaml" in done.stderr and "Traceback" not in done.stderr
+    unknown = subprocess.run(
+        [sys.executable, "-m", "gpt_oss_infra", "deploy"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert unknown.returncode == 2 and "unknown command 'deploy'" in unknown.stderr

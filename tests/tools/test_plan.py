@@ -73,6 +73,7 @@ def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     assert "| TrtllmWorker | worker | 1 | 8 | 8 | 8 | off | TRITON |" in summary
 
 
+@pytest.mark.end_to_end
 def test_two_plans_of_a_stack_are_byte_identical(tmp_path):
     """In one process, and across processes (another hash seed)."""
     first, _ = plan.plan_files("dev")

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpt_oss_infra.tools.plan import ROOT
+
+pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
 
 def snapshot(tmp_path) -> Path:

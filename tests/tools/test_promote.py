@@ -71,6 +71,7 @@ def test_a_promotion_across_minor_releases_is_refused_with_the_path(envs):
     assert (envs / "Pulumi.staging.yaml").read_text() == before
 
 
+@pytest.mark.end_to_end
 def test_stepping_through_every_minor_release_to_dev(envs):
     """One `make promote ... STEP=1` per minor release, each planned (and `pulumi up`-ed) before the next."""
     staging = envs / "Pulumi.staging.yaml"
@@ -102,6 +103,7 @@ def test_stepping_through_every_minor_release_to_dev(envs):
     )
 
 
+@pytest.mark.end_to_end
 def test_a_rollback_is_the_previous_release_block_again(envs):
     """Reverting a step's commit puts the previous block back: it plans, and `pulumi up` re-adopts the
     program's CRDs and takes the graph back to its old apiVersion in place (tests/tools/test_urns.py)."""

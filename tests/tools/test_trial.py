@@ -104,6 +104,7 @@ def test_the_smoke_test_checks_the_frontend_only_here_its_gateway_settings_dropp
     assert set(local) == {"ENDPOINT", "MODEL", "MAX_TOKENS", "DEADLINE_SECONDS", "PYTHONUNBUFFERED", "SIMULATED"}
 
 
+@pytest.mark.end_to_end
 def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments, places, tmp_path):
     graph = copy.deepcopy(deployments["agg"].graph)
     components = graph_components(graph)
@@ -137,6 +138,7 @@ def _ours_running(work) -> list[str]:
     return found
 
 
+@pytest.mark.end_to_end
 def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, tmp_path):
     """The whole of `make trial`: the output it promises, and nothing left running."""
     assert trial.main(["--keep", str(tmp_path)]) == 0

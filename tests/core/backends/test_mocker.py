@@ -50,9 +50,9 @@ def parser_options(catalog) -> dict[str, str]:
 
 
 def test_every_setting_is_a_flag_of_the_real_mocker(mocker, parser_options):
-    """configs/schemas/mocker/fields.yaml against dynamo.mocker 1.6.1's parser: each name is a flag, and
+    """configs/backends/mocker-fields.yaml against dynamo.mocker 1.6.1's parser: each name is a flag, and
     a boolean one has its --no- form (the backend renders false so)."""
-    fields = read_yaml(CONFIG_DIR / "schemas" / "mocker" / "fields.yaml")
+    fields = read_yaml(CONFIG_DIR / "backends" / "mocker-fields.yaml")
     assert fields == mocker.fields and len(fields) > 10
     for name, field in fields.items():
         flag = "--" + name.replace("_", "-")

@@ -1,4 +1,4 @@
-"""core/backends/trtllm.py: engine configs are checked against the TRT-LLM field list (configs/schemas/trtllm)."""
+"""core/backends/trtllm.py: engine configs are checked against the TRT-LLM field list (vendor/trtllm)."""
 
 from __future__ import annotations
 

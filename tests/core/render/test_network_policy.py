@@ -1,5 +1,5 @@
 """core/render/network_policy.py: the rendered policies, and the isolation they give as
-tools/reachability.py evaluates it (on hand-made pods, then on the labels the stack renders)."""
+tests/reachability.py evaluates it (on hand-made pods, then on the labels the stack renders)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
 from gpt_oss_infra.core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
 from gpt_oss_infra.core.stack import build_stack
-from gpt_oss_infra.tools.reachability import External, Pod, allowed
+from tests.reachability import External, Pod, allowed
 from tests.support import example_entries
 
 NAMESPACE, GATEWAY, MONITORING = "gpt-oss", "envoy-gateway-system", "monitoring"

@@ -84,7 +84,7 @@ def test_the_values_are_ones_the_chart_and_its_subcharts_declare(rendered):
 def test_a_value_the_chart_does_not_declare_is_refused(rendered):
     values = rendered.release.values | {"grafana": rendered.release.values["grafana"] | {"adminPasword": "x"}}
     (problem,) = chart_problems([ChartRelease(rendered.release.chart, values)], set())
-    assert problem.key == "configs/charts.yaml: kube-prometheus-stack 88.5.3"
+    assert problem.key == "vendor/charts.yaml: kube-prometheus-stack 88.5.3"
     assert problem.message.startswith("grafana.adminPasword: not a value this chart declares")
 
 

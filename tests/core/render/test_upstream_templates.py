@@ -1,5 +1,5 @@
 """Our 1.6.1 TensorRT-LLM graphs against the 1.6.1 wheel's own v1beta1 templates
-(configs/dynamo/1.6.1/templates/, see configs/dynamo/SOURCES.md), field by field: component types,
+(vendor/dynamo/1.6.1/templates/, see vendor/dynamo/SOURCES.md), field by field: component types,
 container names, commands and flags, images, volume and secret wiring. Every difference is listed
 below with its reason; a new one (ours or upstream's) fails the test until it is fixed or listed."""
 
@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import read_yaml
-from gpt_oss_infra.tools.plan import ROOT
 from tests.support import on_release
 
-TEMPLATES = ROOT / "configs" / "dynamo" / "1.6.1" / "templates"
+TEMPLATES = VENDOR_DIR / "dynamo" / "1.6.1" / "templates"
 
 # What differs, and why it stays.
 EXPECTED = {

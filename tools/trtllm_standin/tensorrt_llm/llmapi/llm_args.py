@@ -1,6 +1,6 @@
 """`tensorrt_llm.llmapi.llm_args.BaseLlmArgs`: only its fields' defaults, as pydantic exposes them
 (`model_fields[name].default`), read from the field list named by GPT_OSS_TRTLLM_FIELDS
-(configs/schemas/trtllm/llm_args_fields.json)."""
+(vendor/trtllm/llm_args_fields.json)."""
 
 import ast
 import json

@@ -1,10 +1,10 @@
-"""tools/reachability.py: the upstream NetworkPolicy semantics, on hand-written policies."""
+"""tests/reachability.py: the upstream NetworkPolicy semantics, on hand-written policies."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpt_oss_infra.tools.reachability import External, Pod, allowed, matrix
+from tests.reachability import External, Pod, allowed, matrix
 
 APP = Pod("shop", "app", {"app": "web", "tier": "front"})
 DB = Pod("shop", "db", {"app": "db"})

@@ -1,4 +1,4 @@
-"""The Jobs' shell scripts (configs/scripts/*.sh) and .ci/run pass shellcheck."""
+"""The Jobs' shell scripts (jobs/*.sh) and .ci/run pass shellcheck."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.paths import JOB_SCRIPTS_DIR
 from gpt_oss_infra.tools.plan import ROOT
 
-SHELL_SCRIPTS = sorted((CONFIG_DIR / "scripts").glob("*.sh"))
+SHELL_SCRIPTS = sorted(JOB_SCRIPTS_DIR.glob("*.sh"))
 
 
 def test_the_jobs_shell_scripts_are_files():

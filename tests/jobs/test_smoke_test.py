@@ -1,4 +1,4 @@
-"""configs/scripts/smoke_test.py, run here against a local stand-in for the Dynamo frontend: it
+"""jobs/smoke_test.py, run here against a local stand-in for the Dynamo frontend: it
 passes on an answer with content and fails, saying why, on anything else."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 import subprocess
 import sys
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
+from gpt_oss_infra.core.paths import JOB_SCRIPTS_DIR
 from tests.support import JsonHandler, serving
 
-SCRIPT = CONFIG_DIR / "scripts" / "smoke_test.py"
+SCRIPT = JOB_SCRIPTS_DIR / "smoke_test.py"
 MODEL = "openai/gpt-oss-120b"
 
 

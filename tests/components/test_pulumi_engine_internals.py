@@ -1,4 +1,4 @@
-"""components/pulumi_internals.py: the SDK internals it uses are still there, and still behave, in the
+"""components/pulumi_engine.py: the SDK internals it uses are still there, and still behave, in the
 pinned SDK. When one of these fails after an upgrade, re-read that module against the new SDK."""
 
 from __future__ import annotations
@@ -13,22 +13,22 @@ import pulumi
 import pulumi.resource
 from pulumi.runtime import config as runtime_config
 
-from gpt_oss_infra.components import pulumi_internals
+from gpt_oss_infra.components import pulumi_engine
 from gpt_oss_infra.tools.plan import ROOT
 
-SDK_CHANGED = "the Pulumi SDK changed: re-check components/pulumi_internals.py against it"
+SDK_CHANGED = "the Pulumi SDK changed: re-check components/pulumi_engine.py against it"
 
 
 def test_the_installed_sdk_is_the_one_the_internals_were_read_from():
     pinned = re.search(r"^pulumi==(\S+)", (ROOT / "requirements.txt").read_text(), re.MULTILINE).group(1)
-    assert pulumi_internals.PINNED_SDK == pinned == importlib.metadata.version("pulumi"), SDK_CHANGED
+    assert pulumi_engine.PINNED_SDK == pinned == importlib.metadata.version("pulumi"), SDK_CHANGED
 
 
 def test_the_internals_keep_their_shape():
     register = inspect.signature(pulumi.resource.register_resource)
     assert list(register.parameters)[:3] == ["res", "ty", "name"], SDK_CHANGED
     assert isinstance(runtime_config.CONFIG, ContextVar), SDK_CHANGED
-    assert callable(pulumi_internals.MockMonitor.RegisterResource), SDK_CHANGED
+    assert callable(pulumi_engine.MockMonitor.RegisterResource), SDK_CHANGED
     assert list(inspect.signature(pulumi.runtime.set_mocks).parameters)[5] == "monitor", SDK_CHANGED
 
 
@@ -47,7 +47,7 @@ def test_all_config_sees_every_key_and_which_are_stored_encrypted(monkeypatch):
             {"gpt-oss-infra:namespace": "gpt-oss", "gpt-oss-infra:deploymnts": "{}", "gpt-oss-infra:hfToken": "x"},
             ["gpt-oss-infra:hfToken"],
         )
-        return pulumi_internals.all_config(), pulumi_internals.stored_encrypted("gpt-oss-infra:hfToken")
+        return pulumi_engine.all_config(), pulumi_engine.stored_encrypted("gpt-oss-infra:hfToken")
 
     config, encrypted = _in_fresh_context(read)
     assert set(config) == {"gpt-oss-infra:namespace", "gpt-oss-infra:deploymnts", "gpt-oss-infra:hfToken"}
@@ -72,9 +72,9 @@ def test_a_program_runs_to_completion_with_its_construction_order_recorded():
             second = pulumi.CustomResource("test:index:Thing", "second", {"value": first.id})
             built.extend([first, second])
 
-        with pulumi_internals.construction_order() as order:
-            pulumi_internals.run_program_function(program)
-        return order, pulumi_internals.wait_for(built[1].id.future())
+        with pulumi_engine.construction_order() as order:
+            pulumi_engine.run_program_function(program)
+        return order, pulumi_engine.wait_for(built[1].id.future())
 
     order, second_id = _in_fresh_context(run)
     assert order == {("test:index:Thing", "first"): 0, ("test:index:Thing", "second"): 1}

@@ -1,34 +1,121 @@
-"""Run the real Pulumi program on Pulumi's mock engine and record what it registers.
+"""Pulumi's engine as this project uses it offline, and every use of the Python SDK's private API.
+
+The mock engine: run the real Pulumi program on Pulumi's mock engine and record what it registers.
 
 No CLI, no credentials, no network: `pulumi.runtime.set_mocks` stands in for the engine, a
 recording monitor keeps every RegisterResource request (inputs with their secret markers, and
 the options protect / retainOnDelete / dependsOn), and invokes get plausible, deterministic
 answers so that two runs of one stack are identical.
+
+The SDK's private API, all of it here: tests/components/test_pulumi_engine_internals.py pins it to the
+SDK version in requirements.txt and fails loudly when an upgrade changes it. Nothing else in the
+repository imports SDK internals. What uses it:
+
+- The program (components/stack_config.py) reads the whole set of stack config keys, so that a
+  misspelt top-level key is refused; the public `pulumi.Config` only answers for keys it is asked.
+- Before a real engine registers anything, the program plans itself on the mock engine
+  (components/stack_config.py): it needs to know which engine it runs on and which keys are secret.
+- The mock engine (below) runs a program to completion synchronously, records
+  resources in the order the program constructs them, and subclasses the mock monitor to keep
+  every registration request.
+- The tests hand a public component its inputs as the SDK's provider host does for a program in
+  another Pulumi language (as_a_provider_receives).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import json
 import logging
 import runpy
 import sys
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
+import pulumi.resource
 from google.protobuf import json_format
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
 
-from gpt_oss_infra.components.pulumi_internals import (
-    SECRET,
-    MockMonitor,
-    construction_order,
-    run_program_function,
-    wait_for,
-)
 from gpt_oss_infra.core.inputs.aws_values import enum
+
+T = TypeVar("T")
+
+PINNED_SDK = "3.272.0"  # the pulumi version these were read from (requirements.txt)
+SECRET = "[secret]"  # what an offline plan shows instead of a secret's value
+
+MockMonitor = mocks.MockMonitor  # the monitor set_mocks installs; subclassed to record requests
+
+
+def all_config() -> dict[str, Any]:
+    """Every stack config key with its value, the environment's first and then the engine's."""
+    return runtime_config.get_config_env() | runtime_config.CONFIG.get()
+
+
+def stored_encrypted(full_key: str) -> bool:
+    """Whether the stack file holds this key encrypted (`pulumi config set --secret`)."""
+    return runtime_config.is_config_secret(full_key) or full_key in runtime_config.get_config_secret_keys_env()
+
+
+def secret_config_keys() -> list[str]:
+    """The stack config keys whose values are secrets."""
+    return sorted({key for key in all_config() if stored_encrypted(key)})
+
+
+def on_mock_engine() -> bool:
+    """Whether the program runs on Pulumi's mock engine (an offline plan, a unit test)."""
+    return isinstance(settings.get_monitor(), MockMonitor)
+
+
+def wait_for(awaitable: Awaitable[T]) -> T:
+    """The awaitable's result, outside an event loop (after a program has run)."""
+    return _sync_await(awaitable)
+
+
+def run_program_function(program: Callable[[], None]) -> None:
+    """Run a Pulumi program function as the engine would, until every registration is done."""
+    _sync_await(run_pulumi_func(program))
+
+
+@contextlib.contextmanager
+def construction_order() -> Iterator[dict[tuple[str, str], int]]:
+    """While open, every resource the program constructs gets its (type, name) -> position here.
+
+    The mock monitor sees requests when their inputs resolve, an order asyncio does not fix
+    between runs; the order in which the program constructs resources is fixed."""
+    register = pulumi.resource.register_resource
+    order: dict[tuple[str, str], int] = {}
+
+    def recording_register(res, ty, name, *args, **kwargs):
+        order.setdefault((ty, name), len(order))
+        return register(res, ty, name, *args, **kwargs)
+
+    pulumi.resource.register_resource = recording_register
+    try:
+        yield order
+    finally:
+        pulumi.resource.register_resource = register
+
+
+async def as_a_provider_receives(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Component inputs as the SDK's provider host hands them to a component constructed for another
+    Pulumi language: serialized as the engine sends them, then deserialized by the host (a map with a
+    secret in it arrives as one secret Output, numbers as floats)."""
+    from pulumi.provider.server import ProviderServicer
+    from pulumi.runtime import rpc
+
+    wire = await rpc.serialize_properties(inputs, {})
+    return await ProviderServicer._construct_inputs(wire, {})
+
+
+# --- The mock engine
 
 UNKNOWN = "[unknown]"
 # Markers of the Pulumi RPC property format (pulumi/sdk/proto, rpc.py).
@@ -191,7 +278,9 @@ class _Mocks(pulumi.runtime.Mocks):
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
             return found if found is not None else ({}, [("id", "no matching EC2 Capacity Block reservation found")])
-        raise NotImplementedError(f"the mock engine does not answer {args.token}: add it to tools/mock_engine.py")
+        raise NotImplementedError(
+            f"the mock engine does not answer {args.token}: add it to components/pulumi_engine.py"
+        )
 
 
 class _RecordingMonitor(MockMonitor):
