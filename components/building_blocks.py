@@ -18,11 +18,11 @@ from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.aws.lookups import account_facts
 from gpt_oss_infra.components.aws.node_groups import NodeGroupPlacement, add_node_group, efa_interface_groups, node_role
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.kubernetes import resource_args
-from gpt_oss_infra.components.model_cache import ModelCacheArgs as CacheObjectsArgs
-from gpt_oss_infra.components.model_cache import add_model_cache
-from gpt_oss_infra.components.platform import add_dynamo_platform
+from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs as CacheObjectsArgs
+from gpt_oss_infra.components.model_cache_resources import add_model_cache
+from gpt_oss_infra.components.platform_resources import add_dynamo_platform
 from gpt_oss_infra.components.serving import DynamoServingArgs, add_serving
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.errors import ConfigError, Problem

@@ -9,11 +9,11 @@ import pulumi
 from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
-from gpt_oss_infra.components.gateway import GatewayController, GatewayControllerArgs
-from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
-from gpt_oss_infra.components.model_cache import ModelCacheArgs, StackModelCache
-from gpt_oss_infra.components.observability import Observability, ObservabilityArgs
-from gpt_oss_infra.components.platform import DynamoPlatformArgs, StackPlatform
+from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
+from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs, StackModelCache
+from gpt_oss_infra.components.observability_resources import Observability, ObservabilityArgs
+from gpt_oss_infra.components.platform_resources import DynamoPlatformArgs, StackPlatform
 from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.components.stack_config import (
     api_key_clients,

@@ -10,10 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.gateway import DeploymentGateway, DeploymentGatewayArgs
+from gpt_oss_infra.components.gateway_resources import DeploymentGateway, DeploymentGatewayArgs
 from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
 from gpt_oss_infra.core.dynamo_graph import other_graph_types
-from gpt_oss_infra.core.render import manifests, smoke_test
+from gpt_oss_infra.core.render import manifests, smoke_test_job
 from gpt_oss_infra.core.render.stack_objects import Serving
 
 
@@ -90,7 +90,7 @@ def add_serving(owner: Component, name: str, args: DynamoServingArgs) -> Served:
             depends_on=[graph_resource, *(gateway.ready if gateway else [])],
             access_after=gateway.ready if gateway else None,
         )
-        proven = smoke_test.proven(serving.deployment.name, serving.gateway)
+        proven = smoke_test_job.proven(serving.deployment.name, serving.gateway)
         check = job.metadata.apply(lambda metadata: f"{proven} (Job {metadata['name']})")
     outputs["check"] = check
     return Served(endpoint, check, outputs)

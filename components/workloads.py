@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.kubernetes import resource_args
-from gpt_oss_infra.components.platform import docker_config_json
+from gpt_oss_infra.components.platform_resources import docker_config_json
 
 
 @dataclass(frozen=True)

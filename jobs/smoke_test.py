@@ -1,7 +1,7 @@
 """Smoke test of a gpt-oss deployment: one chat completion through its Dynamo frontend, then, when
 it has a gateway, through the gateway as a client calls it.
 
-Run by the smoke-test Job (core/render/smoke_test.py) once Pulumi has seen the graph Ready. It waits
+Run by the smoke-test Job (core/render/smoke_test_job.py) once Pulumi has seen the graph Ready. It waits
 until the frontend lists the model, sends one chat completion and checks that the answer has
 content. With a gateway, it then checks that a request without an API key gets 401 and that one with
 the key gets an answer. On failure it writes why to the container's termination message, which

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.aws.eks import EksAddons, EksCluster, EksClusterArgs
+from gpt_oss_infra.components.aws.eks_cluster import EksAddons, EksCluster, EksClusterArgs
 from gpt_oss_infra.components.aws.load_balancer_controller import LoadBalancerController, LoadBalancerControllerArgs
 from gpt_oss_infra.components.aws.lookups import account_facts
 from gpt_oss_infra.components.aws.model_storage import ModelStorage, ModelStorageArgs

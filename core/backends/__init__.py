@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpt_oss_infra.core.backends import mocker, trtllm
-from gpt_oss_infra.core.backends.base import Backend, BackendEfa, BackendSpec, EngineView
+from gpt_oss_infra.core.backends.protocol import Backend, BackendEfa, BackendSpec, EngineView
 
 __all__ = ["Backend", "BackendEfa", "BackendSpec", "EngineView", "load_backends"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
+from gpt_oss_infra.core.backends.protocol import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.npz import npz_bytes
 from gpt_oss_infra.core.paths import DATA_ROOT

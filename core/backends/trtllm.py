@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from gpt_oss_infra.core.backends.base import BackendSpec, EngineView
+from gpt_oss_infra.core.backends.protocol import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.paths import DATA_ROOT
 from gpt_oss_infra.core.schema import problems_from

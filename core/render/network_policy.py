@@ -25,7 +25,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by Kubernetes on eve
 COMPONENT_LABEL = "app.kubernetes.io/component"  # the key common_labels(component) sets
 WORKER_ROLES = ("worker", "prefill", "decode")
 SYSTEM_PORT = 9090  # Dynamo's system port on workers: /metrics, /live, /health
-# The Jobs' components (core/render/smoke_test.py, benchmark.py, model_cache.py).
+# The Jobs' components (core/render/smoke_test_job.py, benchmark.py, model_cache.py).
 SERVING_CLIENTS = ("smoke-test", "benchmark")
 MODEL_DOWNLOAD = "model-download"
 ALL_TCP = {"protocol": "TCP"}  # no port: every TCP port

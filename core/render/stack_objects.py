@@ -23,7 +23,7 @@ from gpt_oss_infra.core.render import (
     observability,
     platform,
     pod_security,
-    smoke_test,
+    smoke_test_job,
 )
 from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import POOL_LABEL
@@ -262,7 +262,7 @@ def render_stack(
                         with_hf_token=with_hf_token,
                         observed=config.observability.enabled,
                     ),
-                    smoke_test.readiness_annotations(deployment.config.ready_timeout_minutes),
+                    smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
                 ),
                 resolved.fits[deployment.name],
                 config.release,
@@ -302,11 +302,11 @@ def _serving(
         )
         if deployment.config.benchmark.enabled
         else None,
-        smoke_test=smoke_test.smoke_test(
+        smoke_test=smoke_test_job.smoke_test(
             graph,
             release,
             catalog.smoke_test,
-            _script(catalog, smoke_test.SCRIPT),
+            _script(catalog, smoke_test_job.SCRIPT),
             simulated=deployment.backend.spec.simulated,
             front_door=front.front_door if front else None,
         ),
@@ -358,7 +358,7 @@ def defer_serving(stack: Stack, waiting_pools: dict[str, str]) -> Stack:
     serving = [
         dataclasses.replace(
             each,
-            graph=each.graph | {"metadata": each.graph["metadata"] | {"annotations": smoke_test.NOT_AWAITED}},
+            graph=each.graph | {"metadata": each.graph["metadata"] | {"annotations": smoke_test_job.NOT_AWAITED}},
             smoke_test=None,
             deferred=waiting_pools[each.deployment.pool.name],
         )

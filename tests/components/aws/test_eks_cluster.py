@@ -1,4 +1,4 @@
-"""components/aws/eks.py: the EKS control plane, its API access, its kubeconfig and provider, and the add-ons."""
+"""components/aws/eks_cluster.py: the EKS control plane, its API access, kubeconfig and provider, and the add-ons."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from gpt_oss_infra.components.aws.eks import EksAddons, EksCluster, EksClusterArgs
+from gpt_oss_infra.components.aws.eks_cluster import EksAddons, EksCluster, EksClusterArgs
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 from tests.components.conftest import is_secret, unwrap_secret
 

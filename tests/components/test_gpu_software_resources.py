@@ -1,10 +1,10 @@
-"""components/gpu_software.py: one pinned Helm release per chart the core chose, on the cluster."""
+"""components/gpu_software_resources.py: one pinned Helm release per chart the core chose, on the cluster."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpt_oss_infra.components.gpu_software import GpuSoftware, GpuSoftwareArgs
+from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
 from tests.components.conftest import assert_on_the_cluster, on_stand_in_cluster
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"

@@ -1,11 +1,11 @@
-"""components/model_cache.py: the cache's storage wired to the file system, the HF token Secret, the download Job."""
+"""components/model_cache_resources.py: the cache storage on its file system, the HF token Secret, the download."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.model_cache import ModelCacheArgs, StackModelCache
+from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs, StackModelCache
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.render import manifests, model_cache
 from tests.components.conftest import (

@@ -1,4 +1,4 @@
-"""components/platform.py: the Dynamo platform's CRDs, namespace, NGC pull secret and pinned Helm release."""
+"""components/platform_resources.py: the Dynamo platform's CRDs, namespace, NGC pull secret and pinned Helm release."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.platform import DynamoPlatformArgs, StackPlatform, docker_config_json
+from gpt_oss_infra.components.platform_resources import DynamoPlatformArgs, StackPlatform, docker_config_json
 from gpt_oss_infra.core.dynamo import CHART
 from tests.components.conftest import (
     SYSTEM_READY,
