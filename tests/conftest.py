@@ -4,6 +4,7 @@ test files read (each run once per session; tests only read them)."""
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -13,7 +14,21 @@ from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
-from tests.support import example_entries, stack_entries, successful_run
+from tests.support import SHARED_RUNS, example_entries, stack_entries, successful_run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_runs(tmp_path_factory, worker_id):
+    """Under pytest-xdist, the workers of one session share the runs of the program they make
+    (tests/support.py: _run_once): a folder beside each worker's own temporary folder."""
+    if worker_id == "master":
+        yield
+        return
+    folder = tmp_path_factory.getbasetemp().parent / "shared-runs"
+    folder.mkdir(exist_ok=True)
+    os.environ[SHARED_RUNS] = str(folder)
+    yield
+    del os.environ[SHARED_RUNS]
 
 
 @pytest.fixture(scope="session")

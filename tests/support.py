@@ -4,8 +4,12 @@ and short ways to read what a run registered or why a config was refused."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
+import hashlib
 import json
+import os
+import pickle
 import ssl
 import threading
 from collections.abc import Iterator
@@ -153,8 +157,28 @@ def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
     return _run_once(json.dumps(entries, sort_keys=True), stack)
 
 
+# A folder the test workers of one session share (tests/conftest.py sets it under pytest-xdist): a run
+# one worker made, the other reads instead of making it again.
+SHARED_RUNS = "GPT_OSS_INFRA_SHARED_RUNS"
+
+
 @functools.cache
 def _run_once(entries_json: str, stack: str) -> ProgramRun:
+    shared = os.environ.get(SHARED_RUNS)
+    if not shared:
+        return _run(entries_json, stack)
+    key = hashlib.sha256(f"{stack} {entries_json}".encode()).hexdigest()[:24]
+    path = Path(shared) / f"{key}.pickle"
+    with path.with_suffix(".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for this run rather than making it too
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        run = _run(entries_json, stack)
+        path.write_bytes(pickle.dumps(run))
+        return run
+
+
+def _run(entries_json: str, stack: str) -> ProgramRun:
     config, secret_keys = engine_config(json.loads(entries_json))
     decrypted = [f"{KEY_PREFIX}{key}" for key in SECRET_KEYS if f"{KEY_PREFIX}{key}" in config]
     return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, sorted({*secret_keys, *decrypted}))

@@ -84,3 +84,8 @@ SupportEntry.disaggregated
 from tests.tools import test_estimate  # noqa: E402
 
 test_estimate.pytestmark
+
+# pytest runs autouse fixtures without a caller: the workers' shared runs (tests/conftest.py).
+from tests import conftest  # noqa: E402
+
+conftest.shared_runs

@@ -166,6 +166,7 @@ def test_unknown_stack_is_a_clear_error(capsys):
     assert "no stack file Pulumi.nope.yaml" in capsys.readouterr().err
 
 
+@pytest.mark.end_to_end  # every stack file planned as make plan does: whole plans
 @pytest.mark.parametrize(
     "stack_file",
     sorted([*plan.ROOT.glob("Pulumi.*.yaml"), *plan.EXAMPLES.glob("Pulumi.*.yaml")]),
