@@ -331,11 +331,18 @@ _PROPERTY = re.compile(r"\\p\{(\w{1,2})\}")
 _SURROGATE_PAIR = re.compile(r"\\u(D[89AB][0-9A-F]{2})\\u(D[C-F][0-9A-F]{2})", re.IGNORECASE)
 
 
+# Past the last code point: a pattern for any value. ASCII values, almost all, get a pattern whose
+# \p{X} classes list only ASCII code points, which takes milliseconds to build instead of a second.
+ANY_CODE_POINT = 0x110000
+ASCII_ONLY = 0x80
+
+
 @functools.cache
-def compiled_pattern(pattern: str) -> re.Pattern | str:
-    """The pattern for Python's `re`, or why it cannot be compiled (reported, never raised)."""
+def compiled_pattern(pattern: str, below: int = ANY_CODE_POINT) -> re.Pattern | str:
+    """The pattern for Python's `re`, for values whose code points are all below `below`, or why it
+    cannot be compiled (reported, never raised)."""
     translated = _SURROGATE_PAIR.sub(_code_point_of_pair, pattern)
-    translated = _with_property_classes(translated)
+    translated = _with_property_classes(translated, below)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # FutureWarning on Java-style nested sets
@@ -349,14 +356,14 @@ def _code_point_of_pair(match: re.Match) -> str:
     return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
 
 
-def _with_property_classes(pattern: str) -> str:
-    """\\p{X} as the code point ranges of Unicode general category X, inside a class or as one."""
+def _with_property_classes(pattern: str, below: int) -> str:
+    """\\p{X} as the code point ranges (below `below`) of Unicode general category X, inside a class or as one."""
     out, in_class, position = [], False, 0
     while position < len(pattern):
         char = pattern[position]
         if char == "\\":
             prop = _PROPERTY.match(pattern, position)
-            ranges = _category_ranges(prop[1]) if prop else ""
+            ranges = _category_ranges(prop[1], below) if prop else ""
             if ranges:  # else not a general category: left for `re` to refuse
                 out.append(ranges if in_class else f"[{ranges}]")
                 position = prop.end()
@@ -374,10 +381,11 @@ def _with_property_classes(pattern: str) -> str:
 
 
 @functools.cache
-def _category_ranges(category: str) -> str:
-    """Character-class ranges of every code point whose general category starts with `category`."""
+def _category_ranges(category: str, below: int) -> str:
+    """Character-class ranges of every code point below `below` whose general category starts with
+    `category` (of every code point, if none below `below` has it: a class must not be empty)."""
     ranges, start, previous = [], None, None
-    for code_point in range(0x110000):
+    for code_point in range(below):
         if unicodedata.category(chr(code_point)).startswith(category):
             if start is None:
                 start = code_point
@@ -387,6 +395,8 @@ def _category_ranges(category: str) -> str:
             start = None
     if start is not None:
         ranges.append(f"\\U{start:08X}-\\U{previous:08X}")
+    if not ranges and below < ANY_CODE_POINT:
+        return _category_ranges(category, ANY_CODE_POINT)
     return "".join(ranges)
 
 
@@ -681,7 +691,7 @@ def _string_problems(shape: Shape, value: str, member: PathParts) -> Iterator[tu
     if ("min" in limits and len(value) < limits["min"]) or ("max" in limits and len(value) > limits["max"]):
         yield member, value, f"{shape.name} of length {_range_text(limits)} (this one: {len(value)})"
     if "pattern" in limits:
-        compiled = compiled_pattern(limits["pattern"])
+        compiled = compiled_pattern(limits["pattern"], ASCII_ONLY if value.isascii() else ANY_CODE_POINT)
         if isinstance(compiled, str):
             yield member, value, f"{shape.name} matching {compiled}"
         # AWS validates the whole value (Java's String.matches), anchored or not: a log group name

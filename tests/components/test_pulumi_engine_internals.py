@@ -30,6 +30,7 @@ def test_the_internals_keep_their_shape():
     assert isinstance(runtime_config.CONFIG, ContextVar), SDK_CHANGED
     assert callable(pulumi_engine.MockMonitor.RegisterResource), SDK_CHANGED
     assert list(inspect.signature(pulumi.runtime.set_mocks).parameters)[5] == "monitor", SDK_CHANGED
+    assert not inspect.signature(pulumi.runtime.resource._get_stack_trace).parameters, SDK_CHANGED
 
 
 def _in_fresh_context(function):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpt_oss_infra.components.pulumi_engine import SECRET, UNKNOWN, Registration
 from gpt_oss_infra.tools import aws_contract
 from gpt_oss_infra.tools.aws_contract import (
+    ASCII_ONLY,
     MAPPING_FILE,
     OMIT,
     TRANSFORMS,
@@ -142,8 +143,23 @@ def test_patterns_are_translated_from_java_or_reported():
     )
 
 
+def test_an_ascii_value_is_checked_as_against_the_whole_pattern():
+    """The ASCII-only pattern (what an ASCII value is checked with) accepts exactly the ASCII
+    characters the whole one does, a category with no ASCII code point (marks) included."""
+    for category in ("L", "Z", "N", "P", "S", "M"):
+        whole, ascii_only = (
+            compiled_pattern(rf"[\p{{{category}}}_]"),
+            compiled_pattern(rf"[\p{{{category}}}_]", ASCII_ONLY),
+        )
+        assert [chr(c) for c in range(ASCII_ONLY) if whole.fullmatch(chr(c))] == [
+            chr(c) for c in range(ASCII_ONLY) if ascii_only.fullmatch(chr(c))
+        ], category
+    letters = compiled_pattern(r"\p{L}+", ASCII_ONLY)
+    assert letters.fullmatch("Gross") and not letters.fullmatch("G1")
+
+
 def test_a_pattern_python_cannot_compile_is_a_problem_not_a_crash(monkeypatch):
-    monkeypatch.setattr(aws_contract, "compiled_pattern", lambda pattern: f"{pattern!r} cannot be checked")
+    monkeypatch.setattr(aws_contract, "compiled_pattern", lambda pattern, _below: f"{pattern!r} cannot be checked")
     problem = only(problems("aws:cloudwatch/logGroup:LogGroup", {"name": "/aws/eks/logs"}))
     assert problem.allowed == "LogGroupName matching '[\\\\.\\\\-_/#A-Za-z0-9]+' cannot be checked"
 

@@ -68,6 +68,26 @@ def test_kubernetes_validate_strict_rejects_an_unknown_field(dev_stack):
     assert "accessMode" in problem
 
 
+@pytest.mark.parametrize("kubernetes_version", ["1.29", "1.33"])
+def test_the_built_in_check_says_what_kubernetes_validate_says(dev_stack, kubernetes_version):
+    """object_problems builds kubernetes-validate's validator once per kind: on valid and broken
+    objects it agrees with kubernetes_validate.validate itself, error for error."""
+    objects = [obj for obj in dev_stack.objects() if obj["kind"] != "DynamoGraphDeployment"]
+    broken_pvc = copy.deepcopy(dev_stack.model_cache.pvc)
+    broken_pvc["spec"]["accessModes"] = "ReadWriteMany"
+    broken_namespace = copy.deepcopy(objects[0]) | {"spec": {"finalizers": 3}}
+    for obj in [*objects, broken_pvc, broken_namespace]:
+        try:
+            kubernetes_validate.validate(obj, f"{kubernetes_version}.0", strict=True)
+            expected = []
+        except kubernetes_validate.ValidationError as error:
+            expected = [f"{'.'.join(map(str, error.path))}: {error.message} (Kubernetes {kubernetes_version})"]
+        assert object_problems(obj, kubernetes_version, dev_stack.platform.dynamo) == expected
+    assert all(
+        object_problems(obj, kubernetes_version, dev_stack.platform.dynamo) for obj in (broken_pvc, broken_namespace)
+    )
+
+
 def test_undeclared_values_are_refused_before_anything_is_built(dev_raw, catalog):
     broken = dataclasses.replace(
         catalog.dynamo_versions["1.2.1"],
