@@ -29,7 +29,7 @@ def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_p
 
     def plan_diff() -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "gpt_oss_infra.tools.plan_diff", "--stack", "dev", "--base", "HEAD"],
+            [sys.executable, "-m", "gpt_oss_infra", "plan-diff", "--stack", "dev", "--base", "HEAD"],
             cwd=clone,
             capture_output=True,
             text=True,
