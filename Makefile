@@ -93,7 +93,7 @@ preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
 	$(PY) -m gpt_oss_infra check-versions
 
-bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan against a bare SDK import and 20 vs 1 deployments, and make estimate
+bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan (against a bare SDK import; 20 vs 1 deployments), the unit and program tests, make estimate
 	$(PY) -m gpt_oss_infra bench
 
 lint: $(VENV)/.installed  ## ruff check and ruff format --check

@@ -69,7 +69,7 @@ def chart_release(
     create_namespace: bool = True,
     **shell_values: Any,
 ) -> k8s.helm.v3.Release:
-    """A pinned chart (vendor/charts.yaml) with the core's values and those only the shell knows.
+    """A pinned chart (configs/charts.yaml) with the core's values and those only the shell knows.
     `release_name`: the Helm release's own name, which the chart's object names start with (else
     Pulumi's auto-name, with a random suffix). `create_namespace`: False where the caller creates the
     namespace itself (with labels Helm cannot set)."""

@@ -18,10 +18,11 @@ from tests.support import SHARED_RUNS, example_entries, stack_entries, successfu
 
 
 @pytest.fixture(scope="session", autouse=True)
-def shared_runs(tmp_path_factory, worker_id):
+def shared_runs(tmp_path_factory):
     """Under pytest-xdist, the workers of one session share the runs of the program they make
-    (tests/support.py: _run_once): a folder beside each worker's own temporary folder."""
-    if worker_id == "master":
+    (tests/support.py: _run_once): a folder beside each worker's own temporary folder. Without
+    xdist (no PYTEST_XDIST_WORKER), one process: its own cache is enough."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
     folder = tmp_path_factory.getbasetemp().parent / "shared-runs"

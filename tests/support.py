@@ -174,7 +174,9 @@ def _run_once(entries_json: str, stack: str) -> ProgramRun:
         if path.exists():
             return pickle.loads(path.read_bytes())
         run = _run(entries_json, stack)
-        path.write_bytes(pickle.dumps(run))
+        partial = path.with_suffix(".partial")  # renamed into place whole: never half a pickle to read
+        partial.write_bytes(pickle.dumps(run))
+        partial.replace(path)
         return run
 
 

@@ -17,6 +17,10 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import pulumi
+
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.yaml_files import YamlFileError
 from gpt_oss_infra.tools.plan import ROOT, plan_files
 
 COMPARED = ("resources.json", "manifests/")
@@ -86,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         except (RuntimeError, subprocess.CalledProcessError) as error:
             print(f"plan-diff: {error}", file=sys.stderr)
             return 1
-    after = compared(plan_files(args.stack)[0])  # a refused stack: ConfigError, said by python -m gpt_oss_infra
+        try:
+            after = compared(plan_files(args.stack)[0])
+        except (pulumi.RunError, ConfigError, YamlFileError, FileNotFoundError) as error:
+            print(f"plan-diff: plan of {args.stack} in the working tree failed:\n{error}", file=sys.stderr)
+            return 1
     sys.stdout.write(unified_diff(before, after, args.base) or "no changes\n")
     return 0
 

@@ -49,7 +49,7 @@ def object_problems(manifest: dict[str, Any], kubernetes_version: str, dynamo: D
 
 
 @cache
-def _built_in_validator(kubernetes_version: str, api_version: str, kind: str) -> jsonschema.Validator | None:
+def _built_in_validator(kubernetes_version: str, api_version: str, kind: str) -> jsonschema.Draft202012Validator | None:
     """The validator kubernetes_validate.validate(..., strict=True) checks a built-in kind with, made once:
     it reads and parses the schema files again on every call, a fifth of a whole-stack plan's time.
     None for a kind that is not built in."""

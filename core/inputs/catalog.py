@@ -398,7 +398,7 @@ def _load_catalog(config_dir: Path) -> Catalog:
         smoke_test=_parse(
             SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
         ),
-        # Files only: an installed package compiles smoke_test.py into scripts/__pycache__/.
+        # Files only: an installed package compiles smoke_test.py into jobs/__pycache__/.
         scripts={path.name: path.read_text() for path in sorted(JOB_SCRIPTS_DIR.iterdir()) if path.is_file()},
         nodes=_parse(NodeFacts, _read_yaml(config_dir / "nodes.yaml"), f"{config_dir / 'nodes.yaml'}: "),
         image_platforms=_read_yaml(config_dir / "images.yaml"),

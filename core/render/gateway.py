@@ -2,7 +2,7 @@
 
 Dynamo's frontend authenticates nobody: Dynamo's deployment guidance puts an authenticating
 gateway in front of it as the security boundary [dynamo-sec]. We use Envoy Gateway (pinned in
-vendor/charts.yaml), the Gateway API implementation whose SecurityPolicy has API-key auth and whose
+configs/charts.yaml), the Gateway API implementation whose SecurityPolicy has API-key auth and whose
 BackendTrafficPolicy has per-client local rate limits, with no external store [eg-apikey]
 [eg-ratelimit]. Per deployment, in the workloads namespace (so no ReferenceGrant is needed):
 

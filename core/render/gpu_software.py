@@ -62,7 +62,7 @@ def chart_problems(releases: list[ChartRelease], efa_instance_types: set[str]) -
     problems = []
     for release in releases:
         chart = release.chart
-        key = f"vendor/charts.yaml: {chart.chart} {chart.version}"
+        key = f"configs/charts.yaml: {chart.chart} {chart.version}"
         defaults = chart.default_values()
         problems += [
             Problem(key, f"{path}: not a value this chart declares (vendor/charts/{chart.chart}/{chart.version})")

@@ -1,6 +1,6 @@
 """Pod security: the Pod Security Admission level of each namespace the program creates, and the
 securityContext of the graph's pods (the Jobs set their own: core/render/model_cache.py,
-smoke_test.py).
+smoke_test_job.py).
 
 Each namespace enforces the strictest level its pods meet [psa], and warns and audits at
 `restricted`, so what keeps it from `restricted` shows up in `kubectl` warnings and the audit log:

@@ -57,7 +57,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
             for name, instance in hardware.instance_types.items()
         }
         self.capacity_blocks: dict[str, dict[str, Any]] = {}
-        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (tools/mock_engine.subnets_in_zones)
+        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (components/pulumi_engine.subnets_in_zones)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)

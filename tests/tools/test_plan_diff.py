@@ -43,3 +43,10 @@ def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_p
     assert changed.returncode == 0
     assert "--- HEAD/manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml" in changed.stdout
     assert "-      max_batch_size: 8\n+      max_batch_size: 16\n" in changed.stdout
+    # A working tree the program refuses: its message, not a traceback.
+    stack_file = clone / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text().replace("b5c939de8f754692c1647ca79fbf85e8c1e70f8a", "main"))
+    refused = plan_diff()
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("plan-diff: plan of dev in the working tree failed:\n")
+    assert "modelRevision" in refused.stderr and "Traceback" not in refused.stderr

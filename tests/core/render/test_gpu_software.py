@@ -36,7 +36,7 @@ def test_an_efa_plugin_without_the_instance_type_is_refused(catalog, tmp_path):
 
     broken = Vendored.model_validate(chart.model_dump(by_alias=True))
     (problem,) = chart_problems([ChartRelease(broken, {})], {"p6e-gb200.36xlarge", "p6-b200.48xlarge"})
-    assert problem.key == "vendor/charts.yaml: aws-efa-k8s-device-plugin v0.5.30"
+    assert problem.key == "configs/charts.yaml: aws-efa-k8s-device-plugin v0.5.30"
     assert "does not run on p6e-gb200.36xlarge" in problem.message
 
 

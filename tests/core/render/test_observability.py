@@ -24,8 +24,8 @@ from gpt_oss_infra.core.render.observability import (
 # Every metric name a dashboard may query, as /work/research/issue12/observability/FINDINGS.md found
 # them: Dynamo 1.2.1 (section 2, from the ai-dynamo-runtime 1.2.1 wheel's prometheus_names.py),
 # DCGM (section 4, dcgm-exporter 4.8.2's default counters), kube-state-metrics' kube_pod_labels
-# (section 5), and what the vendored Dynamo dashboard queries besides (vendor/dynamo-dashboards/
-# 1.2.1/SOURCES.md: node-exporter and cAdvisor series of kube-prometheus-stack).
+# (section 5), and what the vendored Dynamo dashboard queries besides (vendor/dashboards/SOURCES.md:
+# node-exporter and cAdvisor series of kube-prometheus-stack).
 HISTOGRAMS = {  # each is the series <name>_bucket, _sum and _count
     "dynamo_frontend_time_to_first_token_seconds",
     "dynamo_frontend_inter_token_latency_seconds",
@@ -84,7 +84,7 @@ def test_the_values_are_ones_the_chart_and_its_subcharts_declare(rendered):
 def test_a_value_the_chart_does_not_declare_is_refused(rendered):
     values = rendered.release.values | {"grafana": rendered.release.values["grafana"] | {"adminPasword": "x"}}
     (problem,) = chart_problems([ChartRelease(rendered.release.chart, values)], set())
-    assert problem.key == "vendor/charts.yaml: kube-prometheus-stack 88.5.3"
+    assert problem.key == "configs/charts.yaml: kube-prometheus-stack 88.5.3"
     assert problem.message.startswith("grafana.adminPasword: not a value this chart declares")
 
 

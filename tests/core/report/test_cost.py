@@ -97,7 +97,7 @@ def test_a_published_figure_counts_only_at_the_deployments_point_else_the_modell
     report = report_of("dev", catalog)
     estimate = report["deployments"]["gpt-oss"]["estimate"]
     assert estimate["point"] == {"gpus": 8, "inputTokens": 1024, "outputTokens": 1024, "concurrency": 16}
-    assert estimate["basis"].startswith("modelled: ")  # nothing published there (tests/core/render/test_figures.py)
+    assert estimate["basis"].startswith("modelled: ")  # nothing published there (tests/core/report/test_figures.py)
     measured = PublishedThroughput.model_validate(
         {
             "outputTokensPerSecond": 1000,
