@@ -16,7 +16,7 @@ STACK ?= dev
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions clean
+.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions vendor-json clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -95,6 +95,9 @@ check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes
 
 bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan (against a bare SDK import; 20 vs 1 deployments), the unit and program tests, make estimate
 	$(PY) -m gpt_oss_infra bench
+
+vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD: write the JSON twin the program reads it from
+	$(PY) -m gpt_oss_infra vendor-json
 
 lint: $(VENV)/.installed  ## ruff check and ruff format --check
 	$(VENV)/bin/ruff check .

@@ -9,7 +9,6 @@ release means adding its row (and its data); nothing else changes.
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from pydantic import Field
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS
 from gpt_oss_infra.core.mappings import deep_merge
 from gpt_oss_infra.core.schema import StrictModel
-from gpt_oss_infra.core.yaml_files import load_yaml, read_yaml
+from gpt_oss_infra.core.yaml_files import read_vendored_documents, read_yaml
 
 CHART = "dynamo-platform"
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
@@ -141,8 +140,8 @@ class DynamoVersion:
 def _load_crds(directory: Path) -> list[dict[str, Any]]:
     crds = []
     for path in sorted(directory.glob("*.yaml.gz")):
-        with gzip.open(path) as stream:
-            crds.append(load_yaml(stream))
+        (crd,) = read_vendored_documents(path)  # one CRD per file, as Dynamo publishes them
+        crds.append(crd)
     return crds
 
 

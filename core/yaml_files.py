@@ -1,8 +1,11 @@
 """Reading the YAML data files of configs/: with LibYAML's C parser where PyYAML has it (every
-stack plan reads the whole catalog, and the vendored CRDs are megabytes), else PyYAML's own."""
+stack plan reads the whole catalog), else PyYAML's own. The vendored CRDs, megabytes of YAML, are
+read from their JSON twins, which parse ten times faster."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,6 +26,18 @@ def read_yaml(path: Path) -> Any:
 def load_yaml_documents(stream: IO | str | bytes) -> list[Any]:
     """Every document of a multi-document stream (a CRD bundle)."""
     return list(yaml.load_all(stream, Loader=LOADER))
+
+
+def json_twin(path: Path) -> Path:
+    """Where the JSON twin of a vendored x.yaml.gz is: x.json.gz beside it, the same documents as a
+    JSON list (python -m gpt_oss_infra vendor-json writes it; a test keeps the two equal)."""
+    return path.with_name(path.name.removesuffix(".yaml.gz") + ".json.gz")
+
+
+def read_vendored_documents(path: Path) -> list[Any]:
+    """Every document of a vendored x.yaml.gz, read from its JSON twin."""
+    with gzip.open(json_twin(path)) as stream:
+        return json.load(stream)
 
 
 class YamlFileError(ValueError):

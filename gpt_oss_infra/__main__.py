@@ -24,6 +24,7 @@ COMMANDS = {
     "trial": ("trial", "the trial stack's graphs served by real Dynamo here, no GPU"),
     "mocker-timing": ("mocker_timing", "model the trial recipes' timing tables"),
     "dynamo-parsers": ("dynamo_parsers", "install or run each Dynamo release's own argument parsers"),
+    "vendor-json": ("vendor_json", "write the JSON twins the program reads the vendored CRDs from"),
     "bench": ("bench", "time make plan, the unit and program tests, and make estimate"),
 }
 

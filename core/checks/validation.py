@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gzip
 import re
 from functools import cache
 from pathlib import Path
@@ -24,7 +23,7 @@ from referencing import Registry, Resource
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND
 from gpt_oss_infra.core.paths import VENDOR_DIR
-from gpt_oss_infra.core.yaml_files import load_yaml_documents
+from gpt_oss_infra.core.yaml_files import read_vendored_documents
 
 VENDORED_CRDS = VENDOR_DIR / "crds"
 
@@ -91,8 +90,7 @@ def vendored_validators(directory: Path = VENDORED_CRDS) -> Validators:
     that CRD came from (vendor/crds/<project>/<version>/<file>)."""
     validators: Validators = {}
     for path in sorted(directory.glob("*/*/*.yaml.gz")):
-        with gzip.open(path) as stream:
-            documents = load_yaml_documents(stream.read())
+        documents = read_vendored_documents(path)
         crds = [crd for crd in documents if crd and crd["kind"] == "CustomResourceDefinition"]
         validators |= _crd_validators(crds, f"{path.parent.parent.name} {path.parent.name} CRD {{kind}}")
     return validators
