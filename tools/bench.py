@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             [sys.executable, "-m", "pytest", "-n", "2", "-m", "not end_to_end", "-q", "-p", "no:cacheprovider"]
         )
         estimate = seconds(
-            [sys.executable, "-m", "gpt_oss_infra.tools.estimate", "--skip-search", "--skip-calibration", "--out",
+            [sys.executable, "-m", "gpt_oss_infra", "estimate", "--skip-search", "--skip-calibration", "--out",
              str(work / "estimates.yaml")]
         )  # fmt: skip
     print(f"median of {REPEATS} runs, fresh interpreter each, this machine:")

@@ -11,7 +11,7 @@ not known here) and nothing of this process's environment. A line that would mak
 and exit (--help, --version) fails. `dynamo.trtllm` imports TensorRT-LLM for four flag defaults only:
 a stand-in answers that import (tools/trtllm_standin/, which says so).
 
-    python -m tools.dynamo_parsers install [--into .venv-dynamo]
+    python -m gpt_oss_infra dynamo-parsers install [--into .venv-dynamo]
 """
 
 from __future__ import annotations

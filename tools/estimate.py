@@ -8,7 +8,7 @@ per hardware type, the best configurations at each recipe's default GPUs, length
 latency targets (configs/aiconfigurator.yaml), and the calibration against NVIDIA's published
 max-load figures (configs/performance.yaml `maxLoad`). The plan reads the stored file only.
 
-    python -m gpt_oss_infra.tools.estimate [--recipe NAME ...] [--skip-search] [--skip-calibration]
+    python -m gpt_oss_infra estimate [--recipe NAME ...] [--skip-search] [--skip-calibration]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ capacity) by context length (doubling, up to its context length), the batch bein
 the mocker derives it. Run by `make mocker-timing`, which installs aiconfigurator (about 850 MB) into
 .venv-aic; the .yaml files are committed, so nothing else needs it.
 
-    python -m tools.mocker_timing [--profile NAME] [--aic-python .venv-aic/bin/python]
+    python -m gpt_oss_infra mocker-timing [--profile NAME] [--aic-python .venv-aic/bin/python]
 """
 
 from __future__ import annotations

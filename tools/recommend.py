@@ -8,7 +8,7 @@ hardware and goal, the Dynamo flags every recipe has, and sources naming the mod
 checked like every recipe (engine fields, the GPUs it fits on) and modelled at its own point
 (`make estimate` for it), so it plans, validates and prices like the others.
 
-    python -m gpt_oss_infra.tools.recommend --hardware h200 --gpus 8 --ttft-ms 1000 --tpot-ms 10 \\
+    python -m gpt_oss_infra recommend --hardware h200 --gpus 8 --ttft-ms 1000 --tpot-ms 10 \\
         --isl 1024 --osl 1024 [--name NAME]
 """
 

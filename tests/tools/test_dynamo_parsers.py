@@ -24,7 +24,8 @@ RELEASES = sorted(load_catalog().dynamo_versions)
 def release(request, catalog):
     dynamo = catalog.dynamo_versions[request.param]
     assert python_of(dynamo).exists(), (
-        f"no parser venv for Dynamo {dynamo.version}: `make test` makes it (python -m tools.dynamo_parsers install)"
+        f"no parser venv for Dynamo {dynamo.version}: "
+        "`make test` makes it (python -m gpt_oss_infra dynamo-parsers install)"
     )
     return dynamo
 

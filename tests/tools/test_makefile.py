@@ -1,5 +1,5 @@
 """The command line explains itself: `make` (= `make help`) lists every target with its
-description, and every `python -m gpt_oss_infra.tools.<name>` has a --help naming what it does and each option."""
+description, and every command of `python -m gpt_oss_infra` has a --help naming what it does and each option."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def mocker(catalog):
 @pytest.fixture(scope="module")
 def parser_options(catalog) -> dict[str, str]:
     python = python_of(catalog.dynamo_versions["1.6.1"])
-    assert python.exists(), "make test makes the parser venvs (python -m tools.dynamo_parsers install)"
+    assert python.exists(), "make test makes the parser venvs (python -m gpt_oss_infra dynamo-parsers install)"
     return json.loads(
         subprocess.run([str(python), "-c", MOCKER_OPTIONS], capture_output=True, text=True, check=True).stdout
     )
