@@ -1,8 +1,16 @@
 """gpt-oss-infra: Pulumi components that run OpenAI's gpt-oss-120b on Kubernetes with NVIDIA Dynamo
 and TensorRT-LLM. The public API is what this module exports (`__all__`); README, "Use the components
-in your own program", shows it, and CHANGELOG.md records every change to it."""
+in your own program", shows it, and CHANGELOG.md records every change to it.
 
+The components are imported on first use (`gpt_oss_infra.GptOssStack`), not with the package: the
+functional core (`gpt_oss_infra.core`) then imports without Pulumi's providers, as the policy pack does
+in its own venv (policy/requirements.txt: pulumi and pulumi-policy only)."""
+
+from __future__ import annotations
+
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
@@ -13,22 +21,51 @@ _source_tree = Path(__file__).resolve().parent.parent
 if not (Path(__file__).parent / "core").is_dir() and (_source_tree / "core" / "__init__.py").is_file():
     __path__.append(str(_source_tree))
 
-from gpt_oss_infra.components.building_blocks import (  # noqa: E402
-    DynamoPlatform,
-    DynamoPlatformArgs,
-    Endpoint,
-    GptOssDeployment,
-    GptOssDeploymentArgs,
-    GpuNodePool,
-    GpuNodePoolArgs,
-    ModelCache,
-    ModelCacheArgs,
-)
-from gpt_oss_infra.components.gpt_oss_stack import GptOssStack, GptOssStackArgs, stack_config_args  # noqa: E402
+if TYPE_CHECKING:  # what type checkers and editors resolve; at run time, __getattr__ below
+    from gpt_oss_infra.components.building_blocks import (
+        DynamoPlatform,
+        DynamoPlatformArgs,
+        Endpoint,
+        GptOssDeployment,
+        GptOssDeploymentArgs,
+        GpuNodePool,
+        GpuNodePoolArgs,
+        ModelCache,
+        ModelCacheArgs,
+    )
+    from gpt_oss_infra.components.gpt_oss_stack import GptOssStack, GptOssStackArgs, stack_config_args
 
 PACKAGE = "gpt-oss-infra"  # the Pulumi package: its components' tokens are gpt-oss-infra:index:<Class>
-# What provider/ hosts for every Pulumi language.
-COMPONENTS = [GptOssStack, GpuNodePool, DynamoPlatform, ModelCache, GptOssDeployment]
+
+# Each public name -> the module that defines it.
+_PUBLIC = {
+    **dict.fromkeys(
+        [
+            "DynamoPlatform",
+            "DynamoPlatformArgs",
+            "Endpoint",
+            "GptOssDeployment",
+            "GptOssDeploymentArgs",
+            "GpuNodePool",
+            "GpuNodePoolArgs",
+            "ModelCache",
+            "ModelCacheArgs",
+        ],
+        "gpt_oss_infra.components.building_blocks",
+    ),
+    **dict.fromkeys(["GptOssStack", "GptOssStackArgs", "stack_config_args"], "gpt_oss_infra.components.gpt_oss_stack"),
+}
+# What provider/ hosts for every Pulumi language, by name (COMPONENTS: the classes).
+_COMPONENT_NAMES = ["GptOssStack", "GpuNodePool", "DynamoPlatform", "ModelCache", "GptOssDeployment"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "COMPONENTS":
+        return [__getattr__(component) for component in _COMPONENT_NAMES]
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COMPONENTS",
