@@ -15,7 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
-from gpt_oss_infra.components.aws.lookups import account_facts
+from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
 from gpt_oss_infra.components.aws.node_groups import NodeGroupPlacement, add_node_group, efa_interface_groups, node_role
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
@@ -25,12 +25,14 @@ from gpt_oss_infra.components.model_cache_resources import add_model_cache
 from gpt_oss_infra.components.platform_resources import add_dynamo_platform
 from gpt_oss_infra.components.serving import DynamoServingArgs, add_serving
 from gpt_oss_infra.components.targets.target import FileSystemRef
+from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
-from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.render.ownership import owner_of
+from gpt_oss_infra.core.render.stack_objects import Stack, teardown_guards
 from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
@@ -95,7 +97,10 @@ class GpuNodePool(Component):
         config = stack.config
         # Before this component exists, EC2 is asked through the provider its children will use.
         facts = _refused(
-            "GpuNodePool", name, fragment, lambda: account_facts(stack, pulumi.InvokeOptions(provider=_aws(opts)))
+            "GpuNodePool",
+            name,
+            fragment,
+            lambda: account_facts(stack, pulumi.InvokeOptions(provider=aws_provider_of(opts))),
         )
         plan = _refused(
             "GpuNodePool",
@@ -126,9 +131,29 @@ class GpuNodePool(Component):
             NodeGroupPlacement(args["cluster_name"], role_arn, subnet_ids, interface_groups),
             config.environment,
         )
-        self.node_group_name = group.node_group_name
+        # The node group's name is known only once the provider is known to build where it was checked.
+        self.node_group_name = pulumi.Output.all(
+            group.node_group_name, _same_region(aws_provider_of(opts), region)
+        ).apply(lambda both: both[0])
         self.node_labels = group.labels.apply(lambda labels: labels or {})
         self.register_outputs({"nodeGroupName": self.node_group_name, "nodeLabels": self.node_labels})
+
+
+def _same_region(provider: pulumi.ProviderResource | None, region: str) -> pulumi.Output[str]:
+    """`region`, once the AWS provider the pool is made with is known to build there: one pool is never
+    checked for one region and made in another (an error of preview and up otherwise)."""
+    if not isinstance(provider, aws.Provider):
+        return pulumi.Output.from_input(region)
+
+    def same(provider_region: str | None) -> str:
+        if provider_region and provider_region != region:
+            raise ValueError(
+                f"GpuNodePool: region is {region!r} but the AWS provider in opts makes the pool in "
+                f"{provider_region!r}: give region={provider_region!r} (or a provider of {region!r})"
+            )
+        return region
+
+    return provider.region.apply(same)
 
 
 def usable_subnets(
@@ -157,16 +182,6 @@ def usable_subnets(
     return pulumi.Output.all(given, found).apply(in_zones)
 
 
-def _aws(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
-    """The AWS provider a component's children use: `opts.provider`, or the aws one of `opts.providers`."""
-    if opts is None:
-        return None
-    candidates = [opts.provider] if opts.provider is not None else []
-    providers = opts.providers
-    candidates += list(providers.values() if isinstance(providers, dict) else providers or [])
-    return next((p for p in candidates if p is not None and p.package == "aws"), None)
-
-
 class DynamoPlatformArgs(TypedDict):
     dynamo_release: NotRequired[str | None]
     """A Dynamo release of configs/dynamo/versions.yaml (default: configs/components.yaml's, 1.6.1)."""
@@ -175,7 +190,7 @@ class DynamoPlatformArgs(TypedDict):
     block_storage_class: NotRequired[str | None]
     """The ReadWriteOnce StorageClass of the bundled NATS' volume, where the release bundles NATS."""
     kubernetes_version: NotRequired[str | None]
-    """The cluster's Kubernetes version the objects are checked against (default 1.33)."""
+    """The cluster's Kubernetes version the objects are checked against (default 1.36)."""
     ngc_api_key: NotRequired[pulumi.Input[str] | None]
     """An NGC API key (a secret): the pull secret for nvcr.io; none where images pull anonymously."""
     gateway: NotRequired[bool | None]
@@ -204,14 +219,28 @@ class DynamoPlatform(Component):
         catalog = load_catalog()
         fragment = block_args.platform(name, dict(args))
         stack = _rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
+        software = gateway.cluster_gateway_software(stack.config, catalog.charts) if args.get("gateway") else None
+        guarded = teardown_guards(stack.config, software, None, catalog)
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
+        # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
+        # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
+        guards = TeardownGuards(f"{name}-teardown", TeardownArgs(guarded), opts=self.child_opts()) if guarded else None
         objects = stack.platform
-        release = add_dynamo_platform(self, name, objects, pulumi.Output.secret(ngc_api_key) if ngc_api_key else None)
-        if args.get("gateway"):
-            # The cluster's load balancers and their controller are the program's: nothing to wait for here.
-            software = gateway.cluster_gateway_software(stack.config, catalog.charts)
+        release = add_dynamo_platform(
+            self,
+            name,
+            objects,
+            pulumi.Output.secret(ngc_api_key) if ngc_api_key else None,
+            after=[guards.volumes_gone] if guards and guards.volumes_gone else [],
+        )
+        if software is not None:
+            # The cluster's load balancer controller is the program's: make this component depend on it.
             GatewayController(
-                f"{name}-gateway", GatewayControllerArgs(software, [], None, access=None), opts=self.child_opts()
+                f"{name}-gateway",
+                GatewayControllerArgs(
+                    software, [], guarded.load_balancers_gone if guarded else None, guards.access if guards else []
+                ),
+                opts=self.child_opts(),
             )
         # Read from the release: whatever uses them waits for the platform.
         self.namespace = release.namespace.apply(str)
@@ -245,7 +274,7 @@ class ModelCacheArgs(TypedDict):
     model_revision: NotRequired[str | None]
     """The Hugging Face commit of openai/gpt-oss-120b to download (default: the one the stacks pin)."""
     kubernetes_version: NotRequired[str | None]
-    """The cluster's Kubernetes version the objects are checked against (default 1.33)."""
+    """The cluster's Kubernetes version the objects are checked against (default 1.36)."""
 
 
 class ModelCache(Component):
@@ -331,7 +360,7 @@ class GptOssDeploymentArgs(TypedDict):
     model_revision: NotRequired[str | None]
     """The ModelCache's model revision."""
     kubernetes_version: NotRequired[str | None]
-    """The cluster's Kubernetes version the objects are checked against (default 1.33)."""
+    """The cluster's Kubernetes version the objects are checked against (default 1.36)."""
     endpoint: NotRequired[Endpoint | None]
     """Reach the deployment from outside the cluster through an authenticating gateway (API keys, rate
     limits); needs a DynamoPlatform with `gateway`. Default: its in-cluster Service only."""
@@ -406,7 +435,7 @@ _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi confi
 
 def _rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
     """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
-    options = {"with_hf_token": False, **options}
+    options = {"with_hf_token": False, "owner": owner_of(pulumi.get_project(), pulumi.get_stack()), **options}
     return _refused(block, name, fragment, lambda: build_stack(fragment.config, catalog, **options))
 
 

@@ -3,15 +3,16 @@ endpoint, its gateway objects and API keys (core.render.gateway decides them all
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.destroy_wait import ClusterAccess, WaitAtDestroy
-from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, resource_args
-from gpt_oss_infra.core.render.destroy_waits import DestroyWait
+from gpt_oss_infra.components.kubernetes import adopted, chart_release, custom_resource, resource_args
+from gpt_oss_infra.components.teardown_resources import add_guard
 from gpt_oss_infra.core.render.gateway import Gateway, GatewaySoftware
 
 
@@ -19,8 +20,10 @@ from gpt_oss_infra.core.render.gateway import Gateway, GatewaySoftware
 class GatewayControllerArgs:
     software: GatewaySoftware
     load_balancers_ready: list[pulumi.Resource]  # the NLB controller, where the target installs one
-    load_balancers_gone: DestroyWait | None  # with an NLB: destroy waits for it before the controllers go
-    access: ClusterAccess | None  # how that wait reaches the cluster; None without one
+    # With NLBs: the guard `pulumi destroy` waits on before the controllers go (core/render/teardown.py),
+    # and its namespace and access (components/teardown_resources.py).
+    load_balancers_gone: dict[str, Any] | None = None
+    guard_access: list[pulumi.Resource] = dataclasses.field(default_factory=list)
 
 
 class GatewayController(Component):
@@ -30,7 +33,9 @@ class GatewayController(Component):
     def __init__(self, name: str, args: GatewayControllerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gateway:GatewayController", name, None, opts)
         namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace", **resource_args(args.software.namespace), opts=self.child_opts()
+            f"{name}-namespace",
+            **resource_args(args.software.namespace),
+            opts=self.child_opts(**adopted(args.software.namespace)),
         )
         release = chart_release(
             self,
@@ -44,10 +49,8 @@ class GatewayController(Component):
         self.ready: list[pulumi.Resource] = [gateway_class, *args.load_balancers_ready]
         if args.load_balancers_gone is not None:  # deleted after every gateway, before both controllers
             self.ready.append(
-                WaitAtDestroy(
-                    args.load_balancers_gone,
-                    args.access,
-                    self.child_opts(depends_on=[release, *args.load_balancers_ready]),
+                add_guard(
+                    self, name, args.load_balancers_gone, args.guard_access, after=[release, *args.load_balancers_ready]
                 )
             )
         self.register_outputs({})

@@ -7,8 +7,8 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from gpt_oss_infra.components.api_keys import api_keys
+from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.destroy_wait import WaitAtDestroy
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
 from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs, StackModelCache
@@ -24,8 +24,10 @@ from gpt_oss_infra.components.stack_config import (
     secret_map_config,
 )
 from gpt_oss_infra.components.targets import KINDS
+from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import defer_serving
 from gpt_oss_infra.core.report.stack_report import stack_report
 from gpt_oss_infra.core.stack import build_stack
@@ -48,8 +50,6 @@ class GptOssStackArgs(TypedDict):
     api_clients: NotRequired[list[str] | None]
     """The client names of api_keys, where api_keys is an output (another resource's, or from another
     Pulumi language): they name the gateways' keys and rate limits before anything is registered."""
-    region: NotRequired[str | None]
-    """The AWS region (prices, a created cluster); default: the stack's `aws:region`."""
 
 
 def stack_config_args() -> GptOssStackArgs:
@@ -61,7 +61,6 @@ def stack_config_args() -> GptOssStackArgs:
         hf_token=secret_config("hfToken"),
         ngc_api_key=secret_config("ngcApiKey"),
         api_keys={client: secrets[client] for client in api_key_clients()} if secrets is not None else None,
-        region=pulumi.Config("aws").get("region"),
     )
 
 
@@ -69,7 +68,8 @@ class GptOssStack(Component):
     """gpt-oss-120b served by NVIDIA Dynamo and TensorRT-LLM, everything a stack config says: the
     cluster (EKS with its GPU node groups, or an existing one), the Dynamo platform, the model cache,
     one serving graph per deployment and their gateways. Its children keep the names the config gives
-    them (the cluster's, each deployment's): one GptOssStack per Pulumi stack."""
+    them (the cluster's, each deployment's): one GptOssStack per Pulumi stack. Everything AWS is made,
+    checked and priced in one region, the stack's `aws:region`, through the default AWS provider."""
 
     endpoints: pulumi.Output[dict[str, str]]
     """Each deployment's in-cluster OpenAI-compatible URL."""
@@ -82,7 +82,8 @@ class GptOssStack(Component):
         catalog = load_catalog()
         hf_token, ngc_api_key = args.get("hf_token"), args.get("ngc_api_key")
         keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
-        region = args.get("region")
+        refuse_other_regions(opts)
+        region = pulumi.Config("aws").get("region")
         stack = refused(
             lambda: build_stack(
                 args["config"],
@@ -91,6 +92,7 @@ class GptOssStack(Component):
                 with_ngc_key=ngc_api_key is not None,
                 api_key_clients=keys.clients,
                 region=region,
+                owner=owner_of(pulumi.get_project(), pulumi.get_stack()),
             )
         )
         # The cluster: what its kind decides before anything exists, then its one component.
@@ -108,9 +110,10 @@ class GptOssStack(Component):
                 providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=FROM_STACK_ROOT
             )
 
-        # Destroy deletes the charts that make volume claims, then this wait (their volumes gone), then the nodes.
-        volumes_gone = WaitAtDestroy(stack.volumes_gone, target.access, on_cluster())
-        with_volumes = on_cluster(volumes_gone)
+        # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
+        # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
+        guards = TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster()) if stack.teardown else None
+        with_volumes = on_cluster(*([guards.volumes_gone] if guards and guards.volumes_gone else []))
         observability = (
             Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
             if stack.observability
@@ -141,7 +144,10 @@ class GptOssStack(Component):
             GatewayController(
                 "gateway",
                 GatewayControllerArgs(
-                    stack.gateways, target.load_balancers_ready, stack.load_balancers_gone, target.access
+                    stack.gateways,
+                    target.load_balancers_ready,
+                    stack.teardown.load_balancers_gone if stack.teardown else None,
+                    guards.access if guards else [],
                 ),
                 opts=on_cluster(),
             )

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION
 from gpt_oss_infra.core.render.scripts import ScriptedJob
 
 
@@ -25,6 +26,16 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
         for key, value in manifest.items()
         if key not in ("apiVersion", "kind")
     }
+
+
+def adopted(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Resource options for an object the stack adopts (core/render/ownership.py): imported as it is in
+    the cluster instead of created, and left there by `pulumi destroy`. None for the stack's own."""
+    metadata = manifest["metadata"]
+    if ADOPTED_ANNOTATION not in metadata.get("annotations", {}):
+        return {}
+    name = f"{metadata['namespace']}/{metadata['name']}" if "namespace" in metadata else metadata["name"]
+    return {"import_": name, "retain_on_delete": True}
 
 
 # What a Job's pod may read the Kubernetes API with (core.render.scripts.ScriptedJob.access).

@@ -43,8 +43,6 @@ class CacheResources:
 def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheResources:
     """The cache's resources, children of `owner`."""
     objects = args.objects
-    # The weights outlive every workload change: never deleted, never replaced by accident.
-    keep = {"protect": True, "retain_on_delete": True}
     storage = []
     if objects.storage_class is not None:
         storage_class = objects.storage_class
@@ -70,7 +68,7 @@ def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheR
             k8s.core.v1.PersistentVolume(
                 f"{name}-pv",
                 **resource_args(volume | {"spec": volume["spec"] | {"csi": csi}}),
-                opts=owner.child_opts(depends_on=storage, **keep),
+                opts=owner.child_opts(depends_on=storage),
             )
         )
     secrets = []
@@ -84,7 +82,7 @@ def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheR
             )
         )
     pvc = k8s.core.v1.PersistentVolumeClaim(
-        f"{name}-pvc", **resource_args(objects.pvc), opts=owner.child_opts(depends_on=storage, **keep)
+        f"{name}-pvc", **resource_args(objects.pvc), opts=owner.child_opts(depends_on=storage)
     )
     # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
     # on it starts only with a complete cache.

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import resource_args
+from gpt_oss_infra.components.kubernetes import adopted, resource_args
 from gpt_oss_infra.core.dynamo import CHART
 from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 
@@ -21,6 +21,11 @@ from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 class DynamoPlatformArgs:
     objects: PlatformObjects
     ngc_api_key: pulumi.Output[str] | None
+
+
+def _import_if_adopted(crd: dict) -> dict:
+    """A CRD is retained whether adopted or not (see below): only the import comes from adoption."""
+    return {key: value for key, value in adopted(crd).items() if key == "import_"}
 
 
 def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
@@ -41,9 +46,15 @@ class StackPlatform(Component):
 
 
 def add_dynamo_platform(
-    owner: Component, name: str, objects: PlatformObjects, ngc_api_key: pulumi.Output[str] | None
+    owner: Component,
+    name: str,
+    objects: PlatformObjects,
+    ngc_api_key: pulumi.Output[str] | None,
+    after: list[pulumi.Resource] | None = None,
 ) -> k8s.helm.v3.Release:
-    """The platform's resources, children of `owner`: its Helm release is Ready once the operator is."""
+    """The platform's resources, children of `owner`: its Helm release is Ready once the operator is.
+    `after`: what they are made after and deleted before (its teardown guard)."""
+    after = after or []
     # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
     # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
     # updates them before the operator and the graphs; the operator patches spec.conversion (its
@@ -54,11 +65,17 @@ def add_dynamo_platform(
         k8s.apiextensions.v1.CustomResourceDefinition(
             f"{name}-crd-{crd['spec']['names']['plural']}",
             **resource_args(crd),
-            opts=owner.child_opts(ignore_changes=["spec.conversion"], retain_on_delete=True),
+            opts=owner.child_opts(
+                depends_on=after, ignore_changes=["spec.conversion"], retain_on_delete=True, **_import_if_adopted(crd)
+            ),
         )
         for crd in objects.crds
     ]
-    namespace = k8s.core.v1.Namespace(f"{name}-namespace", **resource_args(objects.namespace), opts=owner.child_opts())
+    namespace = k8s.core.v1.Namespace(
+        f"{name}-namespace",
+        **resource_args(objects.namespace),
+        opts=owner.child_opts(depends_on=after, **adopted(objects.namespace)),
+    )
     waits_for = [namespace]
     if objects.pull_secret is not None and ngc_api_key is not None:
         waits_for.append(
@@ -75,7 +92,8 @@ def add_dynamo_platform(
     return k8s.helm.v3.Release(
         f"{name}-release",
         name=CHART,
-        chart=objects.dynamo.chart_reference,
+        chart=CHART,
+        repository_opts={"repo": objects.dynamo.spec.chart_repository},  # NGC's Helm repository, not OCI
         version=objects.dynamo.version,
         namespace=objects.namespace["metadata"]["name"],
         values=objects.values,

@@ -75,12 +75,12 @@ def refusal(error: ConfigError) -> pulumi.RunError:
 
 def secret_config(key: str) -> pulumi.Output[str] | None:
     """A secret key (hfToken, ngcApiKey) as a Pulumi secret; one stored in plaintext is refused."""
-    return _secret(key, pulumi.Config().get_secret)
+    return _secret(key, pulumi.Config(NAMESPACE).get_secret)
 
 
 def secret_map_config(key: str) -> pulumi.Output[dict[str, str]] | None:
     """A secret map (apiKeys: client name -> key) as a Pulumi secret; one stored in plaintext is refused."""
-    return _secret(key, pulumi.Config().get_secret_object)
+    return _secret(key, pulumi.Config(NAMESPACE).get_secret_object)
 
 
 def api_key_clients() -> list[str]:

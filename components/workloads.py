@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import resource_args
+from gpt_oss_infra.components.kubernetes import adopted, resource_args
 from gpt_oss_infra.components.platform_resources import docker_config_json
 
 
@@ -32,7 +32,9 @@ class Workloads(Component):
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             **resource_args(args.namespace),
-            opts=self.child_opts(aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)]),
+            opts=self.child_opts(
+                aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)], **adopted(args.namespace)
+            ),
         )
         if args.pull_secret is not None and args.ngc_api_key is not None:
             k8s.core.v1.Secret(

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS
-from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.core.yaml_files import read_vendored_documents, read_yaml
 
@@ -78,15 +78,44 @@ class DynamoVersionSpec(StrictModel):
     sources: list[str] = Field(min_length=1)
 
 
+# What would verify each kind of fact of a release that could not be read from its own artifacts
+# (DynamoVersionSpec.unverified), as each plan and `pulumi up` says: {chart} is the chart package.
+VERIFIED_BY = {
+    "chart": "helm show chart {chart}; make preflight asks NGC for it, and make check-versions",
+    "chartValues": "make check-versions, which downloads the chart and checks every value the program sets",
+    "crds": "the CRDs the release's operator applies (kubectl get crd dynamographdeployments.nvidia.com -o yaml) "
+    "against the vendored ones (vendor/dynamo/)",
+    "runtimeImages": "make check-versions, which looks every image up in its registry",
+    "efaRuntimeImages": "make check-versions, which looks every image up in its registry",
+}
+UNVERIFIED_FACTS = {
+    "chart": "chart version {version}",
+    "chartValues": "chart values (what the program's values are checked against)",
+    "crds": "CRDs (what graphs are validated against)",
+    "runtimeImages": "runtime images",
+    "efaRuntimeImages": "EFA runtime images",
+}
+
+
 @dataclass(frozen=True)
 class DynamoVersion:
     version: str
     spec: DynamoVersionSpec = field(compare=False)  # identity (and hash) is the version and its folder
     directory: Path  # vendor/dynamo/, where the folders the spec names are
 
+    def unverified_pins(self) -> list[str]:
+        """Each fact of this release taken from another source than its own artifacts, with what would verify it."""
+        return [
+            f"{UNVERIFIED_FACTS[fact].format(version=self.version)} not verified: taken from another source than "
+            "the release's own artifacts (configs/dynamo/versions.yaml); verify with "
+            + VERIFIED_BY[fact].format(chart=self.chart_url)
+            for fact in self.spec.unverified
+        ]
+
     @property
-    def chart_reference(self) -> str:
-        return f"{self.spec.chart_repository}/{CHART}"
+    def chart_url(self) -> str:
+        """The chart package of this release in its repository (what `helm show chart` reads)."""
+        return f"{self.spec.chart_repository}/charts/{CHART}-{self.version}.tgz"
 
     @property
     def wheel(self) -> str:
@@ -96,6 +125,11 @@ class DynamoVersion:
     def minor(self) -> tuple[int, int]:
         major, minor, _ = self.version.split(".", 2)
         return int(major), int(minor)
+
+    def claims_made(self, values: dict[str, Any]) -> list[ChartVolumeClaim]:
+        """The PersistentVolumeClaims its dynamo-platform chart makes with these values (over its defaults)."""
+        merged = deep_merge(self.chart_defaults(), values)
+        return [claim for claim in self.spec.volume_claims if all(value_at(merged, path) for path in claim.when)]
 
     def bundled_nats(self, requested: bool | None) -> bool:
         """platform.nats, or this release chart's own default (off from 1.4: its TCP request plane and

@@ -15,6 +15,7 @@ from gpt_oss_infra.core.checks.stack_checks import part_problems, policy_warning
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.rules import aws_problems, parse_stack_config
+from gpt_oss_infra.core.render import ownership
 from gpt_oss_infra.core.render.stack_objects import Stack, render_parts, render_stack
 from gpt_oss_infra.core.resolve.resolution import resolve_stack
 
@@ -26,11 +27,13 @@ def build_stack(
     with_ngc_key: bool = False,
     api_key_clients: list[str] | None = None,
     region: str | None = None,
+    owner: str | None = None,
 ) -> Stack:
     """Validate, resolve, render and check; ConfigError (every bad key named) before anything is built.
-    `api_key_clients`: the client names of apiKeys (its keys; the values are secrets the shell keeps)."""
+    `api_key_clients`: the client names of apiKeys (its keys; the values are secrets the shell keeps).
+    `owner`: the Pulumi project and stack (ownership.owner_of) the objects are marked as made by."""
     clients = sorted(api_key_clients or [])
-    config, warnings = parse_stack_config(raw_config, catalog)
+    config, warnings = parse_stack_config(raw_config, catalog, region=region)
     _refuse(aws_problems(config, region))
     resolved = resolve_stack(config, catalog)
     parts = render_parts(config, resolved, catalog, with_ngc_key, region)
@@ -39,8 +42,9 @@ def build_stack(
     stack = render_stack(config, resolved, parts, catalog, with_hf_token, with_ngc_key, clients, warnings)
     problems, placement_warnings = stack_problems(stack, catalog)
     stack.warnings.extend(placement_warnings)
-    _refuse(problems)
-    return stack
+    adopt = getattr(config.cluster, "adopt", [])
+    _refuse(problems + ownership.adoption_problems(stack, adopt))
+    return ownership.marked(stack, owner, adopt) if owner else stack
 
 
 def _refuse(problems: list[Problem]) -> None:

@@ -12,7 +12,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # Installed (a wheel), core/, components/ and tools/ are folders of this package. In the repository
 # they are the top-level folders beside this one (pyproject.toml maps them so): a run from a clone

@@ -75,15 +75,22 @@ def hf_token_only_through_secrets(args: ResourceValidationArgs, report: Report) 
                     report(f"{variable['name']} is set as a plain env value; reference a Secret instead", None)
 
 
-def model_cache_is_rwx_and_protected(args: ResourceValidationArgs, report: Report) -> None:
+def model_cache_is_rwx(args: ResourceValidationArgs, report: Report) -> None:
     if args.resource_type != "kubernetes:core/v1:PersistentVolumeClaim":
         return
     if args.props.get("metadata", {}).get("name") != MODEL_CACHE_PVC:
         return
     if args.props.get("spec", {}).get("accessModes") != ["ReadWriteMany"]:
         report("the model cache PVC must be ReadWriteMany: every worker mounts it", None)
-    if not args.opts.protect:
-        report("the model cache PVC must be protected: deleting it deletes 60 GiB of weights", None)
+
+
+def nothing_is_protected(args: ResourceValidationArgs, report: Report) -> None:
+    if args.opts.protect:
+        report(
+            f"{args.name} is protected: `pulumi destroy` refuses to delete it and stops, leaving what it uses "
+            "billing; keep data with retainOnDelete (the model cache: modelCache.keepOnDestroy) instead",
+            None,
+        )
 
 
 def no_unapproved_load_balancers(args: ResourceValidationArgs, report: Report) -> None:
@@ -219,7 +226,7 @@ def pods_have_security_context(args: ResourceValidationArgs, report: Report) -> 
 
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-DYNAMO_CHART = "/dynamo-platform"
+DYNAMO_CHART = "dynamo-platform"  # the chart name, or an OCI reference ending with it
 
 
 def runtime_matches_platform(args: StackValidationArgs, report: Report) -> None:
@@ -262,10 +269,11 @@ POLICIES = [
         "The HF token (and NGC key) reach pods only through a Secret.",
         hf_token_only_through_secrets,
     ),
+    _mandatory("model-cache-rwx", "The model cache PVC is ReadWriteMany.", model_cache_is_rwx),
     _mandatory(
-        "model-cache-rwx-protected",
-        "The model cache PVC is ReadWriteMany and protected.",
-        model_cache_is_rwx_and_protected,
+        "destroy-not-blocked",
+        "No resource is protected: `pulumi destroy` deletes everything the stack made, or keeps it by choice.",
+        nothing_is_protected,
     ),
     _mandatory(
         "no-unapproved-load-balancer",

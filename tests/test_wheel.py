@@ -1,10 +1,12 @@
 """The package as a user gets it: the wheel built from this tree, installed with its dependencies in a
 fresh venv (nothing of the repository on its path), plans a stack through GptOssStack offline, and the
-example program that adds the public building blocks to a cluster of its own."""
+example program that adds the public building blocks to a cluster of its own; and its command line,
+run in a user's own project outside the clone, plans that project and writes under it."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,29 +29,31 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_example_program(tmp_path):
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "dist"), str(ROOT)], tmp_path)
-    (wheel,) = (tmp_path / "dist").glob("gpt_oss_infra-*.whl")
-    venv.create(tmp_path / "venv", with_pip=True)
-    python = tmp_path / "venv" / "bin" / "python"
+@pytest.fixture(scope="module")
+def python(tmp_path_factory) -> Path:
+    """The python of a fresh venv with the wheel built from this tree installed (built once per module)."""
+    build = tmp_path_factory.mktemp("wheel")
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(build / "dist"), str(ROOT)], build)
+    (wheel,) = (build / "dist").glob("gpt_oss_infra-*.whl")
+    venv.create(build / "venv", with_pip=True)
+    python = build / "venv" / "bin" / "python"
     # The tested pins as constraints: the same dependency versions as this tree's own venv.
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
-    (tmp_path / "constraints.txt").write_text("\n".join(pins) + "\n")
-    run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-c", "constraints.txt", wheel], tmp_path)
+    (build / "constraints.txt").write_text("\n".join(pins) + "\n")
+    run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-c", "constraints.txt", wheel], build)
+    return python
 
+
+def site_packages(python: Path) -> Path:
+    return python.parent.parent / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+
+def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_example_program(python, tmp_path):
     where = run(
         [python, "-c", "import gpt_oss_infra; print(gpt_oss_infra.__file__, gpt_oss_infra.__version__)"], tmp_path
     )
     assert where.stdout.split() == [
-        str(
-            tmp_path
-            / "venv"
-            / "lib"
-            / f"python{sys.version_info.major}.{sys.version_info.minor}"
-            / "site-packages"
-            / "gpt_oss_infra"
-            / "__init__.py"
-        ),
+        str(site_packages(python) / "gpt_oss_infra" / "__init__.py"),
         gpt_oss_infra.__version__,
     ]
     # The offline plan GptOssStack runs before registering anything, from the installed package alone:
@@ -73,6 +77,48 @@ def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_exam
     plan = [python, "-m", "gpt_oss_infra.tools.plan", "--program-dir", example, "--stack", "dev", "--out", "out"]
     assert run(plan, tmp_path).stdout.startswith("# Plan: gpt-oss-own-cluster / dev")
     resources = json.loads((tmp_path / "out" / "dev" / "resources.json").read_text())
-    assert [r["type"] for r in resources if r["type"].startswith("gpt-oss-infra:")] == [
+    assert [r["type"] for r in resources if r["type"].startswith("gpt-oss-infra:index:")] == [
         f"gpt-oss-infra:index:{block}" for block in ("GpuNodePool", "DynamoPlatform", "ModelCache", "GptOssDeployment")
     ]
+
+
+def test_the_command_line_in_a_users_own_project_plans_it_and_writes_under_it(python, tmp_path):
+    """`python -m gpt_oss_infra plan --stack dev` in a project outside the clone (no --program-dir, no
+    --out): that project's program and stack file, its build/plan/dev/, nothing inside site-packages."""
+    project = shutil.copytree(ROOT / "examples" / "own-cluster", tmp_path / "my-project")
+    site = site_packages(python)
+    installed = sorted(path for path in site.rglob("*") if path.suffix != ".pyc" and "__pycache__" not in path.parts)
+    planned = run([python, "-m", "gpt_oss_infra", "plan", "--stack", "dev"], project)
+    assert planned.stdout.startswith("# Plan: gpt-oss-own-cluster / dev")
+    assert planned.stdout.splitlines()[-1] == "wrote build/plan/dev/"
+    resources = json.loads((project / "build" / "plan" / "dev" / "resources.json").read_text())
+    assert "gpt-oss-infra:index:GptOssDeployment" in [r["type"] for r in resources]
+    after = sorted(path for path in site.rglob("*") if path.suffix != ".pyc" and "__pycache__" not in path.parts)
+    assert after == installed  # nothing written inside site-packages
+
+    # preflight finds the stack file of a project whose program is GptOssStack from its stack config,
+    # and, without AWS credentials (none leak in from this environment), says what it would check.
+    stack_project = tmp_path / "my-stack"
+    stack_project.mkdir()
+    (stack_project / "Pulumi.yaml").write_text("name: gpt-oss-infra\nruntime: python\n")
+    shutil.copy(ROOT / "__main__.py", stack_project)
+    dev = (ROOT / "Pulumi.dev.yaml").read_text()
+    (stack_project / "Pulumi.dev.yaml").write_text(dev.replace("aws:region: us-east-2", "aws:region: eu-north-1"))
+    no_aws = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")} | {
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    checked = run([python, "-m", "gpt_oss_infra", "preflight", "--stack", "dev"], stack_project, env=no_aws)
+    assert "would check EKS version: EKS in eu-north-1 offers 1.36" in checked.stdout
+    assert checked.stdout.splitlines()[-1] == "preflight dev: 0 problem(s)"
+    # A stack only this repository has is not found there: the message names the folder searched.
+    missing = subprocess.run(
+        [python, "-m", "gpt_oss_infra", "plan", "--stack", "b200"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert missing.returncode == 2
+    assert f"no stack file Pulumi.b200.yaml in {project}: pass --stack-dir" in missing.stderr

@@ -17,10 +17,8 @@ from gpt_oss_infra.components.pulumi_engine import _Mocks
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
-from gpt_oss_infra.core.render.destroy_waits import DestroyWait
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
 from gpt_oss_infra.core.schema import StrictModel
-from tests.components.test_destroy_wait import _Api
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
 
@@ -48,15 +46,13 @@ _Frontend.do_GET
 _Frontend.do_POST
 _Frontend.do_HEAD
 JsonHandler.log_message
-_Api.do_DELETE
 
-# Pulumi's dynamic provider process calls this at `pulumi destroy`; the wait's fields reach it by name,
-# in the dict the provider gets (dataclasses.asdict).
+# Pulumi's dynamic provider process calls these on a 0.2.0 destroy wait still in a live stack's state
+# (components/destroy_wait.py): the `up` that drops it deletes it through this class.
+WaitAtDestroyProvider.create
+WaitAtDestroyProvider.diff
+WaitAtDestroyProvider.update
 WaitAtDestroyProvider.delete
-DestroyWait.nlb_services
-DestroyWait.claim_namespaces
-DestroyWait.leftovers
-DestroyWait.timeout_seconds
 
 # http.client calls connect() and reads sock on the smoke test's TLS connection (jobs/smoke_test.py).
 http.client.HTTPSConnection.connect

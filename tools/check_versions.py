@@ -3,12 +3,11 @@
 vendor/charts/<chart>/index.json records what each index listed when the pin was chosen (the
 offline tests check pins against it). This reads the live indexes again, over the network, and
 says for each chart: ok (listed, same digest), changed (listed with another digest), missing, or
-unreachable. Each Dynamo release's dynamo-platform chart (NGC publishes no readable index) is
-downloaded from NGC and every value the program sets for that release is checked against the
-chart's own values: several releases' values could only be read from an older or untagged source
-(configs/dynamo/versions.yaml `unverified`). NGC serves the same chart as an OCI artifact (what
-`pulumi up` installs) and as this archive; only value paths are checked, not the chart's own
-validate-values rules. Every runtime and EFA image of the table is looked up in its registry (an
+unreachable. Each Dynamo release's dynamo-platform chart is downloaded from NGC's Helm repository
+(what `pulumi up` installs from) and every value the program sets for that release is checked
+against the chart's own values: several releases' values could only be read from an older or
+untagged source (configs/dynamo/versions.yaml `unverified`). Only value paths are checked, not the
+chart's own validate-values rules. Every runtime and EFA image of the table is looked up in its registry (an
 anonymous pull token, as `docker pull` gets one). The EKS add-on builds (listed per account by the
 EKS API) are named with the command that checks them.
 Exit 1 when a pin or an image is missing, a digest changed, or a chart does not declare a value the
@@ -35,9 +34,6 @@ from gpt_oss_infra.core.inputs.config import PlatformConfig
 from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.render.platform import platform_values
 from gpt_oss_infra.core.yaml_files import load_yaml
-
-# Where NGC serves each dynamo-platform chart as a plain archive (Dynamo's install guide).
-NGC_CHARTS = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts"
 
 
 def live_versions(index_url: str, chart: str, timeout: float) -> dict[str, str]:
@@ -95,8 +91,9 @@ def values_the_program_sets(dynamo: DynamoVersion) -> list[dict[str, Any]]:
     ]
 
 
-def check_dynamo_chart(dynamo: DynamoVersion, timeout: float, base: str = NGC_CHARTS) -> tuple[str, str]:
-    url = f"{base}/{CHART}-{dynamo.version}.tgz"
+def check_dynamo_chart(dynamo: DynamoVersion, timeout: float, url: str | None = None) -> tuple[str, str]:
+    """`url`: the chart package (default: the release's, in its repository)."""
+    url = url or dynamo.chart_url
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             defaults = chart_archive_defaults(response.read())

@@ -1,7 +1,8 @@
 """`make plan [STACK=dev]`: what a stack would deploy, offline.
 
-Loads Pulumi.yaml + Pulumi.<stack>.yaml, runs the real __main__.py on Pulumi's mock engine and
-writes build/plan/<stack>/ (replacing what was there):
+Loads Pulumi.yaml + Pulumi.<stack>.yaml of the Pulumi project in the current directory (this
+repository's, or a user's own; --program-dir), runs its program (__main__.py) on Pulumi's mock engine
+and writes build/plan/<stack>/ under the current directory (--out; replacing what was there):
   resources.json  every registered resource, in order, secrets shown as "[secret]"; a
                   CustomResourceDefinition's spec (megabytes of vendored schema) only by its
                   manifest file and digest
@@ -41,6 +42,7 @@ from gpt_oss_infra.core.report.stack_report import render_program_summary, rende
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
 from gpt_oss_infra.tools.aws_contract import resource_problems
+from gpt_oss_infra.tools.destroy_simulation import simulate_destroy, summary_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -57,12 +59,11 @@ class StackFiles:
 
 
 def load_stack_files(stack: str, stack_dir: Path | None = None, project_dir: Path = ROOT) -> StackFiles:
-    """Pulumi.yaml (project, config defaults) from `project_dir` + Pulumi.<stack>.yaml from
-    `stack_dir`, else from the project's folder (and, for this repository's program, configs/examples/)."""
-    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
-    if stack_dir is None and project_dir != ROOT:
-        stack_dir = project_dir
-    entries = stack_config_entries(find_stack_file(stack, stack_dir), project_dir)
+    """Pulumi.yaml (project, config defaults) from `project_dir` + Pulumi.<stack>.yaml, found as
+    find_program finds it."""
+    program = find_program(stack, project_dir, stack_dir)
+    project = yaml.safe_load((program.directory / "Pulumi.yaml").read_text())
+    entries = stack_config_entries(program.stack_file, program.directory)
     plaintext = [
         Problem(path, f"a secret stored in plaintext in the stack file: remove it and set it with {command}")
         for key, command in SECRET_COMMANDS.items()
@@ -75,13 +76,40 @@ def load_stack_files(stack: str, stack_dir: Path | None = None, project_dir: Pat
     return StackFiles(project=project["name"], config=config, secret_keys=secret_keys)
 
 
-def find_stack_file(stack: str, stack_dir: Path | None = None) -> Path:
-    """Pulumi.<stack>.yaml in `stack_dir`, else in the project root or configs/examples/."""
-    candidates = [stack_dir] if stack_dir else [ROOT, EXAMPLES]
-    stack_file = next((d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").exists()), None)
+@dataclass(frozen=True)
+class Program:
+    directory: Path  # the Pulumi project's folder (its Pulumi.yaml)
+    main: Path  # the program file the engine runs
+    stack_file: Path  # Pulumi.<stack>.yaml
+
+
+def find_program(stack: str, program_dir: Path = Path("."), stack_dir: Path | None = None) -> Program:
+    """Which program and which stack file a command plans for `stack`: the Pulumi project in
+    `program_dir` (default: the current directory), its `main` (a file, or a folder holding
+    __main__.py; default __main__.py), and Pulumi.<stack>.yaml in `stack_dir`, else in the project's
+    folder (its stackConfigDir) and, for this repository's own program in a clone, configs/examples/."""
+    directory = program_dir.resolve()
+    if not (directory / "Pulumi.yaml").is_file():
+        raise FileNotFoundError(
+            f"no Pulumi.yaml in {directory}: run the command in your Pulumi project's folder, or pass --program-dir"
+        )
+    project = yaml.safe_load((directory / "Pulumi.yaml").read_text()) or {}
+    main = directory / project.get("main", "__main__.py")
+    main = main / "__main__.py" if main.is_dir() else main
+    if stack_dir is not None:
+        candidates = [stack_dir]
+    else:
+        candidates = [directory / project.get("stackConfigDir", ".")]
+        if directory == ROOT and (ROOT / "__main__.py").is_file():  # a clone of this repository
+            candidates.append(EXAMPLES)
+    candidates = [candidate.resolve() for candidate in candidates]
+    stack_file = next((d / f"Pulumi.{stack}.yaml" for d in candidates if (d / f"Pulumi.{stack}.yaml").is_file()), None)
     if stack_file is None:
-        raise FileNotFoundError(f"no stack file Pulumi.{stack}.yaml in {', '.join(map(str, candidates))}")
-    return stack_file
+        raise FileNotFoundError(
+            f"no stack file Pulumi.{stack}.yaml in {', '.join(map(str, candidates))}: pass --stack-dir "
+            "(the folder holding it) or --program-dir (the Pulumi project's folder)"
+        )
+    return Program(directory, main, stack_file)
 
 
 def stack_config_entries(stack_file: Path, project_dir: Path = ROOT) -> dict[str, Any]:
@@ -130,7 +158,8 @@ def plan_files(
 ) -> tuple[dict[str, str], ProgramRun]:
     """Run the program of `program_dir` (this repository's by default) for `stack` and return the
     plan's files (relative path -> text)."""
-    return planned(load_stack_files(stack, stack_dir, program_dir), stack, program_dir / "__main__.py")
+    program = find_program(stack, program_dir, stack_dir)
+    return planned(load_stack_files(stack, stack_dir, program_dir), stack, program.main)
 
 
 def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py") -> tuple[dict[str, str], ProgramRun]:
@@ -144,7 +173,8 @@ def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py")
         raise ConfigError(refused)
     resources = [_abridged(registration.as_json()) for registration in run.resources]
     types = [r["type"] for r in resources]
-    order = _critical_path(run.resources)
+    destroy = simulate_destroy(run.resources)
+    order = [*_critical_path(run.resources), "## `pulumi destroy`", "", *summary_lines(destroy), ""]
     output = {
         "resources.json": json.dumps(resources, indent=2) + "\n",
         "outputs.json": json.dumps(run.outputs, indent=2, sort_keys=True) + "\n",
@@ -278,21 +308,35 @@ def write_plan(files: dict[str, str], out_dir: Path) -> None:
     staging.rename(out_dir)
 
 
+def shown(path: Path) -> Path:
+    """`path` as a message names it: relative to the current directory when inside it."""
+    path, here = path.resolve(), Path.cwd().resolve()
+    return path.relative_to(here) if path.is_relative_to(here) else path
+
+
+def add_program_arguments(parser: argparse.ArgumentParser) -> None:
+    """--program-dir and --stack-dir, as every command that takes a stack has them (find_program)."""
+    parser.add_argument(
+        "--program-dir",
+        type=Path,
+        default=Path("."),
+        help="the Pulumi project: the folder of its Pulumi.yaml, program and (by default) stack files "
+        "(default: the current directory), e.g. examples/own-cluster",
+    )
+    parser.add_argument(
+        "--stack-dir",
+        type=Path,
+        help="where Pulumi.<stack>.yaml is (default: the program's folder; in this repository, then configs/examples)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev", help="plan Pulumi.<STACK>.yaml (default: dev)")
     parser.add_argument(
-        "--out", type=Path, default=ROOT / "build" / "plan", help="write the plan to OUT/<STACK>/ (default: build/plan)"
+        "--out", type=Path, default=Path("build/plan"), help="write the plan to OUT/<STACK>/ (default: build/plan)"
     )
-    parser.add_argument(
-        "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
-    )
-    parser.add_argument(
-        "--program-dir",
-        type=Path,
-        default=ROOT,
-        help="plan another program: its Pulumi.yaml, __main__.py and (default) stack files, e.g. examples/own-cluster",
-    )
+    add_program_arguments(parser)
     parser.add_argument(
         "--check",
         action="store_true",
@@ -305,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             given = json.load(sys.stdin)
             planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack, STACK_PROGRAM)
             return 0
-        files, run = plan_files(args.stack, args.stack_dir, args.program_dir.resolve())
+        files, run = plan_files(args.stack, args.stack_dir, args.program_dir)
     except (pulumi.RunError, YamlFileError) as error:
         print(error if args.check else f"plan {args.stack}: {error}", file=sys.stdout if args.check else sys.stderr)
         return 1
@@ -318,10 +362,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for line in run.log:
         print(line, file=sys.stderr)
-    out_dir = args.out / args.stack
+    out_dir = (args.out / args.stack).resolve()
     write_plan(files, out_dir)
     print(files["summary.md"])
-    print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/")
+    print(f"wrote {shown(out_dir)}/")
     return 0
 
 

@@ -1,6 +1,6 @@
 """`make preflight STACK=<name>`: read-only checks of the real account, before the first `pulumi up`.
 
-What the offline plan cannot know, read from AWS with the caller's credentials (boto3) and, for an
+What the offline plan cannot know, read from AWS with the caller's credentials (botocore) and, for an
 existing cluster, from the cluster (its kubeconfig):
   instance types   each node group's type is offered in the AZs its subnets are in
   vCPU quota       the account's EC2 vCPU quotas (On-Demand or Spot, per family) cover the stack's
@@ -23,23 +23,27 @@ import argparse
 import os
 import re
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import boto3
 import botocore.exceptions
+import botocore.session
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from gpt_oss_infra.components.cluster_ownership import LiveCluster, ownership_problems
 from gpt_oss_infra.components.kubeconfig import api_client
 from gpt_oss_infra.core.checks.scheduling import ARCH_LABEL, GPU_RESOURCE, KUBERNETES_ARCH, graph_pods, tolerates
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, namespace_config
 from gpt_oss_infra.core.paths import CONFIG_DIR
+from gpt_oss_infra.core.render import ownership
 from gpt_oss_infra.core.render.aws.account import CapacityBlock
 from gpt_oss_infra.core.render.aws.capacity import block_plan
 from gpt_oss_infra.core.render.aws.specs import availability_zone_order
@@ -47,7 +51,7 @@ from gpt_oss_infra.core.render.stack_objects import Stack, node_selector
 from gpt_oss_infra.core.resolve.recipes import NodePool
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_yaml
-from gpt_oss_infra.tools.plan import find_stack_file, stack_config_entries
+from gpt_oss_infra.tools.plan import add_program_arguments, find_program, stack_config_entries
 
 QUOTAS_FILE = CONFIG_DIR / "aws-quotas.yaml"
 
@@ -111,10 +115,6 @@ class AwsClients:
     ec2: Any
     eks: Any
     service_quotas: Any
-
-    @classmethod
-    def of(cls, session: boto3.Session) -> AwsClients:
-        return cls(session.client("ec2"), session.client("eks"), session.client("service-quotas"))
 
 
 class _Data(BaseModel):
@@ -358,6 +358,12 @@ class Cluster(Protocol):
 
     def storage_classes(self) -> list[str]: ...
 
+    # What already exists of the stack's namespaces, cluster-wide objects and Helm release names
+    # (components/cluster_ownership.py).
+    def annotations(self, claim: ownership.Claim) -> dict[str, str] | None: ...
+
+    def release_namespaces(self, name: str) -> list[str]: ...
+
 
 class KubeCluster:
     """A cluster through the kubernetes client, from a kubeconfig (a path or its contents)."""
@@ -367,6 +373,8 @@ class KubeCluster:
 
         self._client = api_client(kubeconfig, context)
         self._kubernetes = kubernetes
+        live = LiveCluster(self._client)
+        self.annotations, self.release_namespaces = live.annotations, live.release_namespaces
 
     def version(self) -> str:
         return self._kubernetes.client.VersionApi(self._client).get_code().git_version
@@ -380,7 +388,7 @@ class KubeCluster:
         return [item.metadata.name for item in listed.items]
 
 
-def cluster_findings(stack: Stack, cluster: Cluster, catalog: Catalog) -> list[Finding]:
+def cluster_findings(stack: Stack, cluster: Cluster, catalog: Catalog, owner: str) -> list[Finding]:
     config = stack.config
     try:
         version = cluster.version()
@@ -408,7 +416,26 @@ def cluster_findings(stack: Stack, cluster: Cluster, catalog: Catalog) -> list[F
         else:
             fix = f"create it, or set {key} to one of {', '.join(sorted(classes)) or '(none)'}"
             findings.append(problem(f"StorageClass {name}", f"not in the cluster ({key})", fix))
-    return findings + pools
+    return [*findings, *pools, *ownership_findings(stack, cluster, owner)]
+
+
+def ownership_findings(stack: Stack, cluster: Cluster, owner: str) -> list[Finding]:
+    """What the stack would take from someone else: the check the program runs at `up` (core/render/ownership.py)."""
+    check = "ownership"
+    try:
+        taken = ownership_problems(stack, cluster, owner)
+    except Exception as error:  # e.g. 403 listing Secrets cluster-wide, where Helm keeps its releases
+        fix = "use credentials that may get namespaces and cluster-scoped objects and list Secrets (read-only)"
+        return [problem(check, f"cannot read what exists: {error}", fix)]
+    if not taken:
+        adopted = getattr(stack.config.cluster, "adopt", [])
+        claims = ownership.claims(stack)
+        detail = f"none of the stack's {len(claims)} namespaces and cluster-wide objects belongs to someone else"
+        return [ok(check, detail + (f" (adopted: {', '.join(adopted)})" if adopted else ""))]
+    return [
+        problem(check, each.message.split(": ", 1)[0], f"{each.key}: {each.message.split(': ', 1)[-1]}")
+        for each in taken
+    ]
 
 
 def _storage_classes_named(stack: Stack) -> list[tuple[str, str]]:
@@ -536,6 +563,30 @@ def settings_of(entries: dict[str, Any]) -> Settings:
     )
 
 
+def chart_finding(stack: Stack, status_of: Callable[[str], int]) -> Finding:
+    """Whether NGC publishes the stack's dynamo-platform chart version, which `pulumi up` installs: its
+    package in NGC's Helm repository answers (`status_of(url)`: the HTTP status of a HEAD request)."""
+    dynamo = stack.platform.dynamo
+    check, url = f"Dynamo chart {dynamo.version}", dynamo.chart_url
+    try:
+        status = status_of(url)
+    except OSError as error:
+        return Finding(check, "skipped", f"NGC did not answer ({error}): check by hand with helm show chart {url}")
+    if status == 200:
+        return ok(check, f"published: {url}")
+    fix = f"set {KEY_PREFIX}release.dynamo to a release whose chart NGC publishes (make check-versions lists them)"
+    return problem(check, f"{url} answers HTTP {status}: `pulumi up` would fail at the platform's Helm release", fix)
+
+
+def head_status(url: str) -> int:
+    """The HTTP status of a HEAD request (an error status too; OSError when nothing answers)."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=20) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
 def preflight(
     stack: Stack,
     settings: Settings,
@@ -543,13 +594,16 @@ def preflight(
     aws: Callable[[str], AwsClients | None],
     cluster: Callable[[Settings], Cluster | None],
     now: datetime,
+    owner: str = "",
+    chart_status: Callable[[str], int] | None = None,
 ) -> list[Finding]:
     """Every check the stack calls for. `aws(region)` and `cluster(settings)` give None when there
-    are no credentials: the checks they would feed are then said, not run."""
+    are no credentials: the checks they would feed are then said, not run. `chart_status(url)`: how
+    NGC answers for the platform chart (None: not asked, as offline)."""
     needs_aws = isinstance(stack.config.cluster, EksClusterConfig) or any(
         pool.config.capacity_type == "CAPACITY_BLOCK" for pool in stack.pools.values()
     )
-    findings = []
+    findings = [chart_finding(stack, chart_status)] if chart_status is not None else []
     if needs_aws:
         if settings.region is None:
             fix = "set aws:region in the stack file (or AWS_REGION)"
@@ -566,13 +620,16 @@ def preflight(
             return [*findings, problem("cluster", f"cannot load the kubeconfig: {error}", fix)]
         if reader is None:
             return findings + would_check(stack, settings.region)
-        findings += cluster_findings(stack, reader, catalog)
+        findings += cluster_findings(stack, reader, catalog, owner)
     return findings
 
 
 def aws_clients(region: str) -> AwsClients | None:
-    session = boto3.Session(region_name=region)
-    return AwsClients.of(session) if session.get_credentials() is not None else None
+    """botocore's clients (boto3 is not a dependency of the package), or None without credentials."""
+    session = botocore.session.get_session()
+    if session.get_credentials() is None:
+        return None
+    return AwsClients(*(session.create_client(name, region_name=region) for name in ("ec2", "eks", "service-quotas")))
 
 
 def kube_cluster(settings: Settings) -> Cluster | None:
@@ -586,17 +643,16 @@ def kube_cluster(settings: Settings) -> Cluster | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev", help="the stack to check: Pulumi.<stack>.yaml (default: dev)")
-    parser.add_argument(
-        "--stack-dir", type=Path, help="where Pulumi.<stack>.yaml is (default: . then configs/examples)"
-    )
+    add_program_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        stack_file = find_stack_file(args.stack, args.stack_dir)
+        program = find_program(args.stack, args.program_dir, args.stack_dir)
     except FileNotFoundError as error:
         print(f"preflight {args.stack}: {error}", file=sys.stderr)
         return 2
+    stack_file = program.stack_file
     try:
-        entries = stack_config_entries(stack_file)
+        entries = stack_config_entries(stack_file, program.directory)
     except YamlFileError as error:
         print(f"preflight {args.stack}: {error}", file=sys.stderr)
         return 1
@@ -608,7 +664,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"preflight {args.stack}: {stack_file.name}: invalid stack config:\n{error}", file=sys.stderr)
         return 1
     settings = settings_of(entries)
-    findings = preflight(stack, settings, catalog, aws_clients, kube_cluster, datetime.now(UTC))
+    project = read_yaml(program.directory / "Pulumi.yaml")["name"]
+    owner = ownership.owner_of(project, args.stack)
+    findings = preflight(stack, settings, catalog, aws_clients, kube_cluster, datetime.now(UTC), owner, head_status)
     if settings.kubeconfig_encrypted:
         print("kubernetes:kubeconfig is encrypted in the stack file: using KUBECONFIG or ~/.kube/config")
     for finding in findings:

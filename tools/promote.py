@@ -28,7 +28,7 @@ from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import image_release
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.yaml_files import YamlFileError, load_stack_yaml
-from gpt_oss_infra.tools.plan import ROOT, plan_files
+from gpt_oss_infra.tools.plan import ROOT, add_program_arguments, find_program, plan_files
 from gpt_oss_infra.tools.plan_diff import COMPARED, unified_diff
 from gpt_oss_infra.tools.urns import transition
 
@@ -120,11 +120,12 @@ def with_next_step(catalog: Catalog, text: str, file_name: str, step: DynamoVers
     return with_release_values(text, file_name, {"dynamo": step.version, "runtimeImage": image}), note
 
 
-def check_live(target: str, live: str, step: bool = False, root: Path = ROOT) -> str:
+def check_live(target: str, live: str, step: bool = False, root: Path | None = ROOT, program_dir: Path = ROOT) -> str:
     """Before a `pulumi up`: the release the target's stack file asks for may be at most one minor
     release from `live` (the stack's output dynamoRelease). With `step`, write the next release of the
-    path into the file instead of refusing."""
-    target_file = root / f"Pulumi.{target}.yaml"
+    path into the file instead of refusing. The stack file is in `root`, else where find_program finds
+    it for the program of `program_dir`."""
+    target_file = find_program(target, program_dir, root).stack_file
     text = target_file.read_text()
     wanted = release_of(text, target_file.name)["dynamo"]
     catalog = load_catalog()
@@ -154,15 +155,24 @@ def check_order(source: str, target: str, hotfix: bool) -> None:
         )
 
 
-def plan_or_none(stack: str, stack_dir: Path) -> dict[str, str] | None:
-    planned = _planned(stack, stack_dir)
+def plan_or_none(stack: str, stack_dir: Path, program_dir: Path = ROOT) -> dict[str, str] | None:
+    planned = _planned(stack, stack_dir, program_dir)
     return planned[0] if planned else None
 
 
-def promote(source: str, target: str, hotfix: bool = False, step: bool = False, root: Path = ROOT) -> str:
-    """Promote and return what the target's `pulumi up` would do; 'nothing to promote' when there."""
+def promote(
+    source: str,
+    target: str,
+    hotfix: bool = False,
+    step: bool = False,
+    root: Path | None = ROOT,
+    program_dir: Path = ROOT,
+) -> str:
+    """Promote and return what the target's `pulumi up` would do; 'nothing to promote' when there.
+    The stack files are in `root`, else where find_program finds them for the program of `program_dir`,
+    which plans them."""
     check_order(source, target, hotfix)
-    source_file, target_file = root / f"Pulumi.{source}.yaml", root / f"Pulumi.{target}.yaml"
+    source_file, target_file = (find_program(name, program_dir, root).stack_file for name in (source, target))
     source_text, target_text = source_file.read_text(), target_file.read_text()
     source_release, target_release = (
         release_of(source_text, source_file.name),
@@ -170,7 +180,7 @@ def promote(source: str, target: str, hotfix: bool = False, step: bool = False, 
     )
     if source_release == target_release:
         return "nothing to promote"
-    if plan_or_none(source, root) is None:
+    if plan_or_none(source, source_file.parent, program_dir) is None:
         raise PromotionError(f"{source_file.name} does not validate: fix it (make plan STACK={source}) first")
     live, wanted = target_release["dynamo"], source_release["dynamo"]
     catalog = load_catalog()
@@ -189,10 +199,10 @@ def promote(source: str, target: str, hotfix: bool = False, step: bool = False, 
     else:
         promoted = with_release_of(source_text, target_text, target_file.name)
         heading = f"{target}: Dynamo {live} -> {wanted}" if live != wanted else f"{target}: Dynamo {live}"
-    before, before_run = _planned(target, root) or ({}, None)
+    before, before_run = _planned(target, target_file.parent, program_dir) or ({}, None)
     with tempfile.TemporaryDirectory() as scratch:
         (Path(scratch) / target_file.name).write_text(promoted)
-        planned = _planned(target, Path(scratch))
+        planned = _planned(target, Path(scratch), program_dir)
     if planned is None:
         raise PromotionError(f"{target_file.name} with {source}'s release does not validate; nothing written")
     after, after_run = planned
@@ -210,9 +220,9 @@ def _backend(catalog: Catalog, text: str, file_name: str) -> str:
     return backends.pop() if len(backends) == 1 else "trtllm"
 
 
-def _planned(stack: str, stack_dir: Path) -> tuple[dict[str, str], ProgramRun] | None:
+def _planned(stack: str, stack_dir: Path, program_dir: Path) -> tuple[dict[str, str], ProgramRun] | None:
     try:
-        files, run = plan_files(stack, stack_dir)
+        files, run = plan_files(stack, stack_dir, program_dir)
     except pulumi.RunError:
         return None
     return {name: text for name, text in files.items() if name.startswith(COMPARED)}, run
@@ -241,14 +251,15 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of promoting: the release live on --to (its output dynamoRelease); refuse a stack file "
         "more than one Dynamo minor release from it (with --step, write the next release of the path)",
     )
+    add_program_arguments(parser)
     args = parser.parse_args(argv)
     if bool(args.source) == bool(args.live):
         parser.error("give --from (promote) or --live (check a stack file against its live release)")
     try:
         if args.live:
-            print(check_live(args.target, args.live, args.step))
+            print(check_live(args.target, args.live, args.step, args.stack_dir, args.program_dir))
         else:
-            print(promote(args.source, args.target, args.hotfix, args.step))
+            print(promote(args.source, args.target, args.hotfix, args.step, args.stack_dir, args.program_dir))
     except (PromotionError, FileNotFoundError, YamlFileError) as error:
         print(f"promote: {error}", file=sys.stderr)
         return 1

@@ -106,10 +106,8 @@ class EksCluster(Component):
         self.provider = k8s.Provider(
             f"{name}-kubernetes",
             kubeconfig=self.kubeconfig,
+            # No upsert (pulumi-kubernetes' default since 4.29): creating what exists fails, never adopts it.
             enable_server_side_apply=True,
-            # Adopt objects that exist already (the CRDs of an earlier Dynamo install) instead of
-            # failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
-            upsert_existing_objects=True,
             opts=self.child_opts(),
         )
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})

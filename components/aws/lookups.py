@@ -20,6 +20,29 @@ from gpt_oss_infra.core.render.aws.account import AccountFacts, CapacityBlock
 from gpt_oss_infra.core.render.stack_objects import Stack
 
 
+def aws_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
+    """The AWS provider a component's children use: `opts.provider`, or the aws one of `opts.providers`."""
+    if opts is None:
+        return None
+    candidates = [opts.provider] if opts.provider is not None else []
+    providers = opts.providers
+    candidates += list(providers.values() if isinstance(providers, dict) else providers or [])
+    return next((p for p in candidates if p is not None and p.package == "aws"), None)
+
+
+def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:
+    """GptOssStack makes, checks and prices everything in the stack's `aws:region`, through the default
+    AWS provider. An AWS provider of the caller's would make the cluster in its own region, which
+    nothing here can read before resources exist: refused, so that one stack never mixes two regions."""
+    if aws_provider_of(opts) is not None:
+        raise pulumi.RunError(
+            "GptOssStack: opts gives an AWS provider; GptOssStack makes, checks and prices everything in the "
+            "stack's aws:region with the default AWS provider, so that a plan never prices one region and builds "
+            "in another: remove the provider from opts and set the region with pulumi config set aws:region "
+            "<region> (or build with the GpuNodePool, DynamoPlatform, ModelCache and GptOssDeployment blocks)"
+        )
+
+
 def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> AccountFacts:
     """What EC2 says of the stack's instance types and reservations; `opts`: the provider to ask through."""
     instance_types = sorted({pool.instance_type for pool in stack.pools.values()})

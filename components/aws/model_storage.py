@@ -4,6 +4,14 @@ FSx for Lustre access control [fsx-sg]: the file system's security group admits 
 1018-1023 from itself and from the clients' groups, and the clients' group (the EKS cluster
 security group every node carries) admits the same ports from the file system's group.
   [fsx-sg] https://docs.aws.amazon.com/fsx/latest/LustreGuide/limit-access-security-groups.html
+
+What `pulumi destroy` does with the file system is modelCache.keepOnDestroy's: by default it is deleted
+with the stack. Kept, an EFS file system is retained (Pulumi forgets it; its mount targets are deleted
+first, so nothing of the network waits for it), and an FSx for Lustre one is deleted after a final
+backup [fsx-delete]: retaining it would keep its network interfaces, and with them its security group,
+subnet and the VPC, which EC2 refuses to delete while they are in use.
+  [fsx-delete] https://docs.aws.amazon.com/fsx/latest/APIReference/API_DeleteFileSystemLustreConfiguration.html
+               (SkipFinalBackup, default true; FinalBackupTags)
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ class ModelStorage(Component):
     def __init__(self, name: str, args: ModelStorageArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:ModelStorage", name, None, opts)
         efs = args.config.storage == "efs"
+        keep = args.config.keep_on_destroy
         ports = [(NFS_PORT, NFS_PORT)] if efs else LUSTRE_PORTS
         group = aws.ec2.SecurityGroup(
             f"{name}-clients",
@@ -67,7 +76,9 @@ class ModelStorage(Component):
                 performance_mode="generalPurpose",
                 throughput_mode="elastic",  # bursts to GB/s for the 60 GiB load without provisioning
                 tags={"Name": f"{args.name}-model-cache"},
-                opts=self.child_opts(protect=True, retain_on_delete=True),
+                # Kept, it holds no network: its mount targets (and their interfaces) are deleted, so the
+                # security group, subnets and VPC can go.
+                opts=self.child_opts(retain_on_delete=keep),
             )
             # Pulumi waits for each mount target to become available; pods mount through them.
             self.ready: list[pulumi.Resource] = [
@@ -94,7 +105,12 @@ class ModelStorage(Component):
                 automatic_backup_retention_days=0,
                 file_system_type_version=LUSTRE_VERSION,
                 tags={"Name": f"{args.name}-model-cache"},
-                opts=self.child_opts(protect=True, retain_on_delete=True),
+                # Never retained: its network interfaces would keep its security group, subnet and VPC from
+                # being deleted (EC2's DependencyViolation). Kept, the weights outlive it as a final backup
+                # [fsx-delete], which a new file system can be created from.
+                skip_final_backup=not keep,
+                final_backup_tags={"Name": f"{args.name}-model-cache-final"} if keep else None,
+                opts=self.child_opts(),
             )
             # The clients' side of [fsx-sg]: nodes admit Lustre traffic from the file system.
             node_rules = [

@@ -17,9 +17,8 @@ from gpt_oss_infra.components.aws.model_storage import ModelStorage, ModelStorag
 from gpt_oss_infra.components.aws.network import Network, NetworkArgs
 from gpt_oss_infra.components.aws.node_groups import NodeGroups, NodeGroupsArgs
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.destroy_wait import ClusterAccess
 from gpt_oss_infra.components.kubernetes import resource_args
-from gpt_oss_infra.components.targets.target import ClusterTarget, FileSystemRef
+from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget, FileSystemRef
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import StackConfig

@@ -7,14 +7,26 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.destroy_wait import ClusterAccess
-from gpt_oss_infra.components.targets.target import ClusterTarget
+from gpt_oss_infra.components.cluster_ownership import KUBECONFIG_KEY, cluster_problems
+from gpt_oss_infra.components.pulumi_engine import all_config, on_mock_engine
+from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget
+from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, existing_cluster_plan
+from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import Stack
 
 
 def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
+    """Before `pulumi preview` or `up` changes anything: refused, naming each, if the stack would take a
+    namespace, cluster-wide object or Helm release name from someone else (core/render/ownership.py).
+    Offline (the mock engine) there is no cluster to read: `make preflight` reads it before a first `up`."""
+    if not on_mock_engine():
+        config = all_config()
+        owner = owner_of(pulumi.get_project(), pulumi.get_stack())
+        problems = cluster_problems(stack, config.get(KUBECONFIG_KEY), config.get("kubernetes:context"), owner)
+        if problems:
+            raise ConfigError(problems)
     return existing_cluster_plan()
 
 
@@ -32,10 +44,9 @@ class ExistingCluster(Component):
             f"{name}-kubernetes",
             kubeconfig=access.kubeconfig,
             context=access.context,
+            # No upsert (pulumi-kubernetes' default since 4.29): what exists is found and refused before
+            # anything changes (plan() below), or adopted one by one (cluster.adopt), never wholesale.
             enable_server_side_apply=True,
-            # Adopt objects that exist already (the CRDs of an earlier Dynamo install, made by its
-            # chart) instead of failing with AlreadyExists, as pulumi-kubernetes did before 4.29.
-            upsert_existing_objects=True,
             # It was `kubernetes` at the stack's root: the provider (and all it manages) stays.
             opts=self.child_opts(aliases=[pulumi.Alias(name="kubernetes", parent=pulumi.ROOT_STACK_RESOURCE)]),
         )

@@ -8,7 +8,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.destroy_wait import ClusterAccess
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """How the program itself reaches the cluster, as its Kubernetes provider does: the kubeconfig
+    (contents or a path; None: KUBECONFIG or ~/.kube/config) and context."""
+
+    kubeconfig: pulumi.Input[str] | None
+    context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,7 @@ class FileSystemRef:
 @dataclass(frozen=True)
 class ClusterTarget:
     provider: k8s.Provider  # every Kubernetes resource of the stack goes through it
-    access: ClusterAccess  # the provider's kubeconfig: what the destroy-time waits reach the cluster with
+    access: ClusterAccess  # the provider's kubeconfig: what the program reads the cluster with
     # Everything but GPU workloads waits for these, and only these.
     system_ready: list[pulumi.Resource] = field(default_factory=list)
     # Per GPU pool: what its GPU workloads wait for too (its node group), where the target makes nodes.

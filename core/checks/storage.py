@@ -37,8 +37,7 @@ def chart_claims(dynamo: DynamoVersion, values: dict[str, Any], key: str) -> lis
             value_at(merged, claim.storage_class_name) or None,
             key,
         )
-        for claim in dynamo.spec.volume_claims
-        if all(value_at(merged, path) for path in claim.when)
+        for claim in dynamo.claims_made(values)
     ]
 
 

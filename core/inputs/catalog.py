@@ -185,6 +185,16 @@ class SmokeTestSettings(StrictModel):
     resources: dict[str, dict[str, str]]
 
 
+class TeardownSettings(StrictModel):
+    """configs/teardown.yaml: the teardown guards' pod (core/render/teardown.py)."""
+
+    image: str
+    poll_seconds: PositiveInt
+    destroy_timeout_seconds: PositiveInt
+    grace_period_seconds: PositiveInt
+    resources: dict[str, dict[str, str]]
+
+
 class BenchmarkSettings(StrictModel):
     image: str
     aiperf: str
@@ -315,6 +325,7 @@ class Catalog:
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
     efa: EfaPodSettings
     smoke_test: SmokeTestSettings
+    teardown: TeardownSettings
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
     scripts: dict[str, str]  # jobs/<file name> -> its text, mounted into the Jobs that run it
     nodes: NodeFacts  # what the placement check sees of a node (configs/nodes.yaml)
@@ -397,6 +408,9 @@ def _load_catalog(config_dir: Path) -> Catalog:
         },
         smoke_test=_parse(
             SmokeTestSettings, _read_yaml(config_dir / "smoke-test.yaml"), f"{config_dir / 'smoke-test.yaml'}: "
+        ),
+        teardown=_parse(
+            TeardownSettings, _read_yaml(config_dir / "teardown.yaml"), f"{config_dir / 'teardown.yaml'}: "
         ),
         # Files only: an installed package compiles smoke_test.py into jobs/__pycache__/.
         scripts={path.name: path.read_text() for path in sorted(JOB_SCRIPTS_DIR.iterdir()) if path.is_file()},

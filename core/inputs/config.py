@@ -90,7 +90,7 @@ class _ClusterConfig(StrictModel):
     """What every cluster kind has."""
 
     name: DnsLabel
-    kubernetes_version: KubernetesVersion = "1.33"  # objects are validated against it
+    kubernetes_version: KubernetesVersion = "1.36"  # objects are validated against it
     # What makes GPUs schedulable: NVIDIA's device plugin (default on clusters we create), the GPU
     # Operator, or nothing (an existing cluster that has one already). Never two of them.
     gpu_software: GpuSoftware | None = None
@@ -136,6 +136,10 @@ class ExistingClusterConfig(_ClusterConfig):
     # The AWS Load Balancer Controller runs in the cluster: an internal or public endpoint gets an
     # NLB. Without it, a gateway is reached through its in-cluster Service (internal only).
     load_balancer_controller: bool = False
+    # Namespaces and CRDs the stack would make that exist already and that it may use as they are
+    # ("<Kind>/<name>", e.g. CustomResourceDefinition/dynamographdeployments.nvidia.com): imported instead
+    # of created, and left in place by `pulumi destroy` (core/render/ownership.py).
+    adopt: list[str] = []
 
     @property
     def resolved_gpu_software(self) -> GpuSoftware:
@@ -173,6 +177,10 @@ class ModelCacheConfig(StrictModel):
     storage_class_name: DnsLabel | None = None
     # FSx for Lustre PERSISTENT_2 throughput per TiB: 125 | 250 | 500 | 1000 MB/s
     fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(250, alias="fsxThroughputPerTiB")
+    # What `pulumi destroy` does with the weights' file system (efs, fsx-lustre): false deletes it with the
+    # rest; true keeps the EFS file system (its mount targets go, so the network can) or, for FSx for
+    # Lustre, deletes the file system after a final backup (its network interfaces would hold the VPC).
+    keep_on_destroy: bool = False
 
 
 class PlatformConfig(StrictModel):

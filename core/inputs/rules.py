@@ -10,6 +10,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Iterable
+from datetime import date, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,9 +35,12 @@ CLUSTER_KINDS = ("eks", "existing")
 REGION_KEY = "aws:region"
 
 
-def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConfig, list[str]]:
+def parse_stack_config(
+    raw: dict[str, Any], catalog: Catalog, region: str | None = None, today: date | None = None
+) -> tuple[StackConfig, list[str]]:
     """Validate the `gpt-oss-infra:` keys (prefix stripped) and every cross-field rule; return the
-    config and warnings (deprecated keys)."""
+    config and warnings (deprecated keys, an EKS version near or past its standard support as of
+    `today`, default the real date, priced for `region`)."""
     raw, warnings, problems = _upgrade_deprecated(raw)
     try:
         config = StackConfig.model_validate(raw)
@@ -53,7 +57,9 @@ def parse_stack_config(raw: dict[str, Any], catalog: Catalog) -> tuple[StackConf
     )
     if problems:
         raise ConfigError(problems)
-    return config, warnings + _release_warnings(config, catalog)
+    return config, warnings + _release_warnings(config, catalog) + kubernetes_support_warnings(
+        config, catalog, region, today
+    )
 
 
 def _upgrade_deprecated(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[Problem]]:
@@ -186,15 +192,78 @@ def _bundled_scheduler_problems(config: StackConfig, dynamo: DynamoVersion) -> l
 
 
 def _release_warnings(config: StackConfig, catalog: Catalog) -> list[str]:
-    """A release kept only to upgrade through: Dynamo supports one minor release at a time."""
+    """Each pin of the release that is not verified (loud: the first `up` fails at the Helm release if
+    NGC has no chart of that version), and a release kept only to upgrade through (Dynamo supports one
+    minor release at a time)."""
     dynamo = catalog.dynamo_versions[config.release.dynamo]
+    warnings = [f"{KEY_PREFIX}release.dynamo: Dynamo {dynamo.version}'s {pin}" for pin in dynamo.unverified_pins()]
     if not dynamo.spec.upgrade_step:
-        return []
+        return warnings
     later = [v for v, d in catalog.dynamo_versions.items() if d.minor > dynamo.minor and not d.spec.upgrade_step]
     return [
+        *warnings,
         f"{KEY_PREFIX}release.dynamo: {dynamo.version} is an upgrade step (configs/dynamo/versions.yaml), deployed "
-        f"only on the way to {', '.join(later)}: promote onwards once it is up (make promote)"
+        f"only on the way to {', '.join(later)}: promote onwards once it is up (make promote)",
     ]
+
+
+SUPPORT_NOTICE_DAYS = 90  # how long before its standard support ends a version is warned about
+
+
+def kubernetes_support_warnings(
+    config: StackConfig, catalog: Catalog, region: str | None, today: date | None = None
+) -> list[str]:
+    """A cluster the stack creates whose Kubernetes version is in EKS extended support on `today`
+    (default: the real date), or leaves standard support within SUPPORT_NOTICE_DAYS: its control
+    plane is then billed at the extended rate (configs/prices.yaml, for the stack's region)."""
+    cluster = config.cluster
+    if not isinstance(cluster, EksClusterConfig):
+        return []
+    today = today or date.today()
+    version = cluster.kubernetes_version
+    ends = catalog.prices.eks_standard_support_ends.get(version)
+    if ends is None or ends - today > timedelta(days=SUPPORT_NOTICE_DAYS):
+        return []
+    if ends <= today:
+        when = f"EKS {version} left standard support on {ends}: in extended support, its control plane costs"
+    else:
+        days = (ends - today).days
+        in_days = f"in {days} day" + ("s" if days != 1 else "")
+        when = f"EKS {version} leaves standard support on {ends} ({in_days}): then its control plane costs"
+    price, move = _extended_price(catalog, region), _move_to(catalog, version, today)
+    return [f"{KEY_PREFIX}cluster.kubernetesVersion: {when} {price}; {move}"]
+
+
+def _extended_price(catalog: Catalog, region: str | None) -> str:
+    if region is None:
+        return "the extended-support rate (price unknown: no aws:region)"
+    prices = catalog.prices
+    regional = prices.regions.get(region)
+    rates = regional.eks_cluster_hour if regional else {}
+    standard, extended = rates.get("standard"), rates.get("extended")
+    if standard is None or extended is None:
+        return f"the extended-support rate (price unknown: none verified for {region} in configs/prices.yaml)"
+    hours = prices.hours_per_month
+    return (
+        f"${extended:.2f}/h instead of ${standard:.2f}/h in {region}, "
+        f"+${(extended - standard) * hours:,.0f} a month at {hours} h (configs/prices.yaml)"
+    )
+
+
+def _move_to(catalog: Catalog, version: str, today: date) -> str:
+    """The newest version with add-on builds pinned that is still in standard support, and the
+    versions a live cluster steps through to it: EKS upgrades one minor version at a time."""
+    ends = catalog.prices.eks_standard_support_ends
+    pinned = sorted((v for v in catalog.addon_versions if _minor(v) > _minor(version)), key=_minor)
+    supported = [v for v in pinned if v in ends and ends[v] > today]
+    if not supported:
+        return "no newer version has add-on builds pinned: pin one (configs/eks-addons.yaml, configs/prices.yaml)"
+    target = supported[-1]
+    steps = [v for v in pinned if _minor(v) <= _minor(target)]
+    move = f"move to {target}, the newest version in standard support with add-on builds pinned"
+    if len(steps) > 1:
+        move += f" (a live cluster steps through {', '.join(steps)}: EKS upgrades one minor version at a time)"
+    return move
 
 
 def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
@@ -226,6 +295,14 @@ def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             Problem(
                 f"{KEY_PREFIX}modelCache.storageClassName",
                 "required with storage: existing (the RWX StorageClass to use)",
+            )
+        )
+    if config.model_cache.storage == "existing" and config.model_cache.keep_on_destroy:
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}modelCache.keepOnDestroy",
+                "only for a file system the stack makes (storage efs or fsx-lustre): with storage: existing, "
+                "what happens to the volume is its StorageClass's reclaimPolicy (Retain keeps it)",
             )
         )
     return problems

@@ -15,6 +15,17 @@ SCRIPT_MOUNT = "/scripts"
 SCRIPT_VOLUME = "script"
 SCRIPT_DIGEST = "gpt-oss-infra/script-sha256"
 SCRIPT_VOLUME_MOUNT = {"name": SCRIPT_VOLUME, "mountPath": SCRIPT_MOUNT, "readOnly": True}
+# For a script that reads the Kubernetes API: the ServiceAccount's token (bound, an hour) and the
+# cluster's CA, which the API's certificate is checked against, as files (a pod mounts no token otherwise).
+API_TOKEN_VOLUME = {
+    "name": "api-token",
+    "projected": {
+        "sources": [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        ]
+    },
+}
 
 
 @dataclass(frozen=True)

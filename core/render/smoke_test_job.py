@@ -32,7 +32,13 @@ from gpt_oss_infra.core.inputs.config import Release
 from gpt_oss_infra.core.render.gateway import FrontDoor, Gateway, api_key_secret_name
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
-from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, ScriptedJob, script_volume
+from gpt_oss_infra.core.render.scripts import (
+    API_TOKEN_VOLUME,
+    SCRIPT_VOLUME_MOUNT,
+    Script,
+    ScriptedJob,
+    script_volume,
+)
 
 SCRIPT = "smoke_test.py"  # jobs/
 WAIT_FOR_READY = "condition=Ready"
@@ -48,16 +54,6 @@ def readiness_annotations(ready_timeout_minutes: int) -> dict[str, str]:
 
 GATEWAY_FILES = "/var/run/smoke-test/gateway"
 TOKEN_FILES = "/var/run/smoke-test/serviceaccount"
-# The ServiceAccount's token (bound, an hour) and the cluster's CA, which the API's certificate is checked against.
-API_TOKEN_VOLUME = {
-    "name": "api-token",
-    "projected": {
-        "sources": [
-            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
-            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-        ]
-    },
-}
 SERVICES = "services"  # the core API's resource the smoke test's Role lets it get (one of them)
 NOT_AWAITED = {"pulumi.com/skipAwait": "true"}
 

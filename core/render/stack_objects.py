@@ -14,7 +14,6 @@ from gpt_oss_infra.core.inputs.config import EksClusterConfig, Release, StackCon
 from gpt_oss_infra.core.inputs.rules import loads_weights
 from gpt_oss_infra.core.render import (
     benchmark,
-    destroy_waits,
     gateway,
     gpu_software,
     manifests,
@@ -24,6 +23,7 @@ from gpt_oss_infra.core.render import (
     platform,
     pod_security,
     smoke_test_job,
+    teardown,
 )
 from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import POOL_LABEL
@@ -92,25 +92,7 @@ class Stack:
     model_cache: ModelCacheObjects
     serving: list[Serving]
     warnings: list[str]  # the shell logs these; nothing is refused for them
-
-    @property
-    def load_balancers_gone(self) -> destroy_waits.DestroyWait | None:
-        """At destroy: the gateways' NLBs gone before their controller (core/render/destroy_waits.py)."""
-        if self.gateways is None or not self.gateways.target.with_nlb:
-            return None
-        target = self.gateways.target
-        services = [
-            f"{target.namespace}/{serving.gateway.front_door.service}" for serving in self.serving if serving.gateway
-        ]
-        return destroy_waits.load_balancer_wait(services, self.config.cluster.name)
-
-    @property
-    def volumes_gone(self) -> destroy_waits.DestroyWait:
-        """At destroy: the charts' claims' volumes gone before the nodes and the CSI drivers."""
-        namespaces = [self.platform.namespace["metadata"]["name"]]
-        if self.observability is not None:
-            namespaces.append(self.observability.namespace["metadata"]["name"])
-        return destroy_waits.volume_wait(namespaces)
+    teardown: teardown.Teardown | None = None  # what `pulumi destroy` waits for (None: nothing)
 
     def deployment_network_policies(self, deployment: str) -> list[dict[str, Any]]:
         """The NetworkPolicies of one deployment's graph pods, among the namespace's."""
@@ -137,6 +119,7 @@ class Stack:
             *([self.gateways.namespace, self.gateways.gateway_class] if self.gateways else []),
             *self.network_policies,
             *([self.observability.namespace, *self.observability.objects] if self.observability else []),
+            *(self.teardown.objects() if self.teardown else []),
         ]
         per_deployment = [obj for serving in self.serving for obj in serving.objects()]
         return [obj for obj in fixed + per_deployment if obj]
@@ -273,6 +256,31 @@ def render_stack(
             for deployment in deployments
         ],
         warnings=warnings,
+        teardown=teardown_guards(config, parts.gateways, parts.monitoring, catalog),
+    )
+
+
+def teardown_guards(
+    config: StackConfig,
+    gateways: gateway.GatewaySoftware | None,
+    monitoring: observability.ObservabilityObjects | None,
+    catalog: Catalog,
+) -> teardown.Teardown | None:
+    """The guards of what controllers make for these parts: the NLBs of Envoy Gateway's Services, and the
+    volumes of the claims the platform chart and Prometheus make. The platform's namespace is guarded
+    whether or not its release's chart claims volumes: a release change never removes the guard, whose
+    removal would wait for the claims an earlier release left (a StatefulSet's outlive it)."""
+    load_balancers = [gateways.target.namespace] if gateways is not None and gateways.target.with_nlb else []
+    claims = [config.platform.namespace]
+    if monitoring is not None:
+        claims.append(monitoring.namespace["metadata"]["name"])
+    return teardown.teardown(
+        config.platform.namespace,
+        load_balancers,
+        claims,
+        catalog.teardown,
+        _script(catalog, teardown.SCRIPT),
+        config.cluster.kubernetes_version,
     )
 
 

@@ -64,7 +64,7 @@ def role(role_name: str, service: str, policies: list[str]) -> aws.iam.Role:
 cluster = aws.eks.Cluster(
     "cluster",
     name=name,
-    version="1.33",
+    version="1.36",
     role_arn=role("cluster-role", "eks.amazonaws.com", ["AmazonEKSClusterPolicy"]).arn,
     vpc_config={
         "subnet_ids": private_ids,

@@ -16,6 +16,8 @@ MODULES = {
     "batch/v1": k8s.batch.v1,
     "storage.k8s.io/v1": k8s.storage.v1,
     "apiextensions.k8s.io/v1": k8s.apiextensions.v1,
+    "apps/v1": k8s.apps.v1,
+    "rbac.authorization.k8s.io/v1": k8s.rbac.v1,
 }
 
 

@@ -40,9 +40,11 @@ def the_file_system(*fsx: str) -> FileSystemRef:
     return FileSystemRef(*(pulumi.Output.from_input(value) for value in (FILE_SYSTEM_ID, *fsx)))
 
 
-def assert_weights_are_kept(engine, name: str) -> None:
+def assert_deleted_by_destroy(engine, name: str) -> None:
+    """Neither protected (a protected resource stops `pulumi destroy`) nor left behind: the weights are
+    kept, when asked, with their file system (modelCache.keepOnDestroy), never by the claim."""
     opts = engine.built[name].opts
-    assert (opts.protect, opts.retain_on_delete) == (True, True)
+    assert (opts.protect, opts.retain_on_delete) == (None, None)
 
 
 def test_efs_the_storage_class_provisions_on_the_targets_file_system(engine, example_stack):
@@ -58,7 +60,7 @@ def test_efs_the_storage_class_provisions_on_the_targets_file_system(engine, exa
     storage_class = engine.inputs("model-cache-storage-class")
     assert storage_class["provisioner"] == "efs.csi.aws.com"
     assert storage_class["parameters"] == objects.storage_class["parameters"] | {"fileSystemId": FILE_SYSTEM_ID}
-    assert_weights_are_kept(engine, "model-cache-pvc")
+    assert_deleted_by_destroy(engine, "model-cache-pvc")
     assert engine.waits_for("model-cache-pvc") == [SYSTEM_READY, "model-cache-storage-class"]
     assert values["download"] == engine.urns["model-cache-download"]
 
@@ -77,7 +79,7 @@ def test_fsx_the_static_volume_names_the_file_system(engine, example_stack):
         "volumeAttributes": {"dnsname": DNS_NAME, "mountname": MOUNT_NAME},
     }
     assert volume["spec"]["claimRef"] == objects.persistent_volume["spec"]["claimRef"]
-    assert_weights_are_kept(engine, "model-cache-pv")
+    assert_deleted_by_destroy(engine, "model-cache-pv")
     assert engine.waits_for("model-cache-pv") == [SYSTEM_READY, "model-cache-storage-class"]
     assert engine.waits_for("model-cache-pvc") == [SYSTEM_READY, "model-cache-storage-class", "model-cache-pv"]
     # No placeholder of the core's templates reaches the cluster.
@@ -95,7 +97,7 @@ def test_existing_storage_is_only_a_claim_on_the_users_class(engine, example_sta
         "model-cache-download",
     ]
     assert engine.inputs("model-cache-pvc")["spec"] == objects.pvc["spec"]
-    assert_weights_are_kept(engine, "model-cache-pvc")
+    assert_deleted_by_destroy(engine, "model-cache-pvc")
     assert engine.waits_for("model-cache-pvc") == [SYSTEM_READY]
 
 

@@ -68,7 +68,7 @@ def test_the_release_waits_for_crds_namespace_and_pull_secret(engine, example_st
     release = engine.inputs("dynamo-platform-release")
     assert {key: release[key] for key in ("name", "chart", "version", "namespace", "skipCrds")} == {
         "name": CHART,
-        "chart": objects.dynamo.chart_reference,
+        "chart": "dynamo-platform",
         "version": objects.dynamo.version,
         "namespace": objects.namespace["metadata"]["name"],
         "skipCrds": True,

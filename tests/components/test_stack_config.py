@@ -159,3 +159,12 @@ def test_the_offline_check_is_handed_the_config_and_only_whether_each_secret_is_
         "secretKeys": ["gpt-oss-infra:apiKeys", "gpt-oss-infra:hfToken", "kubernetes:kubeconfig"],
     }
     assert "s3cret" not in json.dumps(handed["given"])
+
+
+def test_the_secrets_are_read_under_gpt_oss_infra_in_a_project_of_any_name(engine):
+    """A user's own project (not named gpt-oss-infra) sets them as gpt-oss-infra:<key> too, as README says."""
+    engine.context.run(pulumi.runtime.set_mocks, engine.mocks, project="my-inference", stack=STACK, preview=False)
+    engine.configure({"gpt-oss-infra:hfToken": HF_TOKEN}, ["gpt-oss-infra:hfToken"])
+    token = engine.call(lambda: secret_config("hfToken"))
+    assert token is not None
+    assert engine.call(lambda: pulumi.get_project()) == "my-inference"

@@ -65,12 +65,20 @@ CASES = [
         False,
     ),
     (
-        "model-cache-rwx-protected",
+        "model-cache-rwx",
         "kubernetes:core/v1:PersistentVolumeClaim",
         {"metadata": {"name": "model-cache"}, "spec": {"accessModes": ["ReadWriteMany"]}},
-        {"metadata": {"name": "model-cache"}, "spec": {"accessModes": ["ReadWriteMany"]}},
-        True,
+        {"metadata": {"name": "model-cache"}, "spec": {"accessModes": ["ReadWriteOnce"]}},
         False,
+        False,
+    ),
+    (  # a protected resource stops `pulumi destroy` (pulumi/pulumi pkg/resource/deploy/step.go)
+        "destroy-not-blocked",
+        "aws:efs/fileSystem:FileSystem",
+        {"encrypted": True},
+        {"encrypted": True},
+        False,
+        True,
     ),
     (
         "no-unapproved-load-balancer",
@@ -120,9 +128,7 @@ def test_resource_policy_passes_and_fails(policy, type_, passing, failing, prote
 
 def test_model_cache_must_be_rwx():
     props = {"metadata": {"name": "model-cache"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
-    (message,) = resource_violations(
-        "model-cache-rwx-protected", "kubernetes:core/v1:PersistentVolumeClaim", props, True
-    )
+    (message,) = resource_violations("model-cache-rwx", "kubernetes:core/v1:PersistentVolumeClaim", props)
     assert "ReadWriteMany" in message
 
 
@@ -198,7 +204,7 @@ def test_graphs_behind_a_gateway_need_a_default_deny_namespace():
 
 
 def platform_and_graph(platform: str, image: str, runtime_version: str | None = None) -> list[tuple[str, dict]]:
-    release = {"chart": "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform", "version": platform}
+    release = {"chart": "dynamo-platform", "version": platform}
     worker = dataclasses.replace(frontend({"image": image}), name="TrtllmWorker", runtime_version=runtime_version)
     graph = render_graph(API_VERSIONS[-1], {"name": "g"}, "trtllm", [worker])
     return [("kubernetes:helm.sh/v3:Release", release), (pulumi_type(API_VERSIONS[-1]), graph)]

@@ -1,6 +1,7 @@
-"""`pulumi destroy`'s order for the volumes controllers make (core/render/destroy_waits.py), from the
+"""`pulumi destroy`'s order for the volumes controllers make (core/render/teardown.py), from the
 program's dependencies on the mock engine: Pulumi deletes in the reverse of these waits. No destroy
-is run here; the wait itself is tests/components/test_destroy_wait.py's."""
+is run here; the guard itself is tests/jobs/test_teardown_guard.py's, and whether a destroy gets to
+the end tests/tools/test_destroy_simulation.py's."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     run = run_entries(entries, stack="staging")
     assert run.error is None, run.error
     waits = transitive_waits(run.resources)
-    wait = by_name(run)["volumes-gone"]
-    assert wait.inputs["wait"]["claim_namespaces"] == ["dynamo-system", "monitoring"]
-    assert wait.inputs["kubeconfig"] == "[secret]"
+    guard = by_name(run)["teardown-volumes-gone"]
+    (container,) = guard.inputs["spec"]["template"]["spec"]["containers"]
+    env = {variable["name"]: variable["value"] for variable in container["env"]}
+    # staging runs Dynamo 1.2.1, whose chart bundles NATS (its JetStream claim); observability has Prometheus'
+    assert env["CLAIM_NAMESPACES"] == "dynamo-system,monitoring"
+    assert guard.inputs["metadata"]["namespace"] == "dynamo-system-teardown"  # outlives both namespaces
     # created after the nodes and the EBS CSI driver: deleted before them
-    assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits["volumes-gone"]
+    assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits["teardown-volumes-gone"]
     # the releases whose StatefulSets claim volumes, and their namespaces (whose deletion deletes the
     # claims), are created after it: deleted before it
     for after in (
@@ -26,4 +30,4 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
         "dynamo-platform-namespace",
         "observability-namespace",
     ):
-        assert "volumes-gone" in waits[after], after
+        assert "teardown-volumes-gone" in waits[after], after

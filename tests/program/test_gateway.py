@@ -89,15 +89,20 @@ def test_the_envoy_namespace_gets_the_readiness_gate_label_before_the_chart_inst
 
 
 def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the_controllers():
-    """Offline, the order only: Pulumi deletes in reverse of these waits. That the wait then sees the
-    Services go is tests/components/test_destroy_wait.py's, against a stand-in Kubernetes API."""
+    """Offline, the order only: Pulumi deletes in reverse of these waits. That the guard then waits for the
+    Services to go is tests/jobs/test_teardown_guard.py's, against a stand-in Kubernetes API."""
     run = staging_with_key()
     waits = transitive_waits(run.resources)
-    wait = by_name(run)["load-balancers-gone"]
-    assert wait.inputs["wait"]["nlb_services"] == ["envoy-gateway-system/envoy-gpt-oss-gpt-oss"]
-    assert wait.inputs["kubeconfig"] == "[secret]"
-    assert {"gateway-release", "gptoss-load-balancers-release"} <= waits["load-balancers-gone"]
+    guard = by_name(run)["gateway-load-balancers-gone"]
+    assert guard.type == "kubernetes:apps/v1:Deployment"
+    (container,) = guard.inputs["spec"]["template"]["spec"]["containers"]
+    env = {variable["name"]: variable["value"] for variable in container["env"]}
+    assert env["LOAD_BALANCER_NAMESPACES"] == "envoy-gateway-system"  # where Envoy Gateway makes its Services
+    assert {"gateway-release", "gptoss-load-balancers-release", "teardown-namespace"} <= waits[
+        "gateway-load-balancers-gone"
+    ]
     for kind in ("envoyproxy", "gateway", "httproute", "securitypolicy", "backendtrafficpolicy"):
-        assert "load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
+        assert "gateway-load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
     envoy = by_name(run)["gpt-oss-gateway-envoyproxy"].inputs["spec"]["provider"]["kubernetes"]["envoyService"]
-    assert envoy["name"] == "envoy-gpt-oss-gpt-oss"  # the Service the wait watches is the one Envoy Gateway makes
+    # the Service Envoy Gateway makes, in the namespace the guard watches, is the NLB's
+    assert (envoy["name"], envoy["type"]) == ("envoy-gpt-oss-gpt-oss", "LoadBalancer")

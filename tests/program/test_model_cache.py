@@ -12,7 +12,7 @@ from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import example_entries, registered, run_entries, stack_entries
 
 
-def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
+def test_efs_storage_class_and_rwx_pvc_that_destroy_deletes(dev_run):
     storage_class = registered(dev_run, "model-cache-storage-class").inputs
     assert storage_class["provisioner"] == "efs.csi.aws.com"
     assert storage_class["parameters"]["fileSystemId"] == "gptoss-model-storage-efs-id"  # the EFS created here
@@ -24,9 +24,10 @@ def test_efs_storage_class_and_protected_rwx_pvc(dev_run):
         "resources": {"requests": {"storage": "400Gi"}},
         "storageClassName": "gpt-oss-efs",
     }
-    assert pvc.options["protect"] is True and pvc.options["retainOnDelete"] is True
+    assert pvc.options == {"dependsOn": pvc.options["dependsOn"]}  # neither protected nor retained
     efs = registered(dev_run, "gptoss-model-storage-efs")
-    assert efs.inputs["encrypted"] is True and efs.options["protect"] is True
+    # deleted with the stack: modelCache.keepOnDestroy is false (tests/tools/test_destroy_simulation.py)
+    assert efs.inputs["encrypted"] is True and "protect" not in efs.options and "retainOnDelete" not in efs.options
     mount_targets = [r for r in dev_run.resources if r.type == "aws:efs/mountTarget:MountTarget"]
     assert len(mount_targets) == 3  # one per private subnet
     assert registered(dev_run, "model-cache-hf-token").inputs["stringData"] == {"HF_TOKEN": "[secret]"}

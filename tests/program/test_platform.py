@@ -9,7 +9,9 @@ from tests.support import registered
 def test_platform_release_is_pinned_with_explicit_values(dev_run):
     """dev runs 1.6.1: its operator applies the CRDs, and its chart installs no NATS by default."""
     release = registered(dev_run, "dynamo-platform-release").inputs
-    assert release["chart"] == "oci://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform"
+    # NGC's Helm repository (a ChartMuseum one): the OCI path answers 404 (ai-dynamo/dynamo #12372)
+    assert release["chart"] == "dynamo-platform"
+    assert release["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"}
     assert release["version"] == "1.6.1"
     assert release["namespace"] == "dynamo-system"
     assert release["skipCrds"] is True  # never the chart's crds/ folder
@@ -42,13 +44,13 @@ def test_on_1_2_the_program_applies_the_release_crds_before_the_chart_and_the_gr
     dgd = next(crd for crd in crds if crd.inputs["metadata"]["name"] == "dynamographdeployments.nvidia.com")
     assert [v["name"] for v in dgd.inputs["spec"]["versions"]] == ["v1alpha1", "v1beta1"]
     for crd in crds:
-        # Taken over from an earlier Dynamo install (its crd-apply applied them with force) ...
+        # Applied with force over the fields an earlier install's crd-apply set (once adopted: cluster.adopt) ...
         assert crd.inputs["metadata"]["annotations"]["pulumi.com/patchForce"] == "true"
         # ... never deleted with the program (every DynamoGraphDeployment would go with it) ...
         assert crd.options["retainOnDelete"] is True
         # ... and their conversion webhook is the operator's.
         assert crd.options["ignoreChanges"] == ["spec.conversion"]
     provider = next(r for r in staging_run.resources if r.type == "pulumi:providers:kubernetes")
-    assert provider.inputs["upsertExistingObjects"] == "true"  # existing objects are adopted, not refused
+    assert "upsertExistingObjects" not in provider.inputs  # an earlier install's CRDs: cluster.adopt, by name
     # The chart waits for every CRD; each graph waits for its own (tests/program/test_readiness.py).
     assert {crd.name for crd in crds} <= transitive_waits(staging_run.resources)["dynamo-platform-release"]

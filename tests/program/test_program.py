@@ -23,6 +23,7 @@ def test_components_follow_the_conventions(dev_run):
         ("gpt-oss-infra:dynamo:DynamoPlatform", "dynamo-platform"),
         ("gpt-oss-infra:model:ModelCache", "model-cache"),
         ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
+        ("gpt-oss-infra:teardown:TeardownGuards", "teardown"),
         ("gpt-oss-infra:index:GptOssStack", "gpt-oss-infra"),
     }
     # GptOssStack's own children keep the names they had at the stack's root before it (its docstring).
@@ -37,7 +38,7 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
     assert by_name["model-cache-hf-token"].parent == "model-cache"
     assert by_name["model-cache-hf-token"].inputs["stringData"] == {"HF_TOKEN": "[secret]"}
     pvc_options = by_name["model-cache-pvc"].options
-    assert pvc_options["protect"] is pvc_options["retainOnDelete"] is True
+    assert "protect" not in pvc_options and "retainOnDelete" not in pvc_options  # `pulumi destroy` deletes it
     # Serving waits for the cache component, i.e. for every child of it, and so do its children.
     cache_children = {
         "model-cache-hf-token",

@@ -42,7 +42,8 @@ BROKEN = {
     "a Kubernetes version without pinned add-ons": (
         lambda e: cluster(e).update(kubernetesVersion="1.20"),
         "cluster.kubernetesVersion",
-        "EKS add-on versions are pinned for 1.33, 1.34 (configs/eks-addons.yaml); pin them for 1.20 there first",
+        "EKS add-on versions are pinned for 1.33, 1.34, 1.35, 1.36 (configs/eks-addons.yaml); "
+        "pin them for 1.20 there first",
     ),
     "a cluster kind we do not make": (
         lambda e: cluster(e).update(kind="gke"),

@@ -107,7 +107,9 @@ def test_the_published_chart_declares_every_value_the_program_sets(catalog, ngc,
     served, base = ngc
     archive = _chart_archive(FIXTURE / "values.yaml", FIXTURE / "charts/dynamo-operator/values.yaml", nats_as_archive)
     (served / "dynamo-platform-1.6.1.tgz").write_bytes(archive)
-    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)
+    status, detail = check_dynamo_chart(
+        catalog.dynamo_versions["1.6.1"], timeout=5, url=f"{base}/dynamo-platform-1.6.1.tgz"
+    )
     assert (status, detail) == ("ok", f"{base}/dynamo-platform-1.6.1.tgz declares every value the program sets")
 
 
@@ -121,20 +123,26 @@ def test_a_published_chart_that_dropped_a_value_is_reported(catalog, ngc, tmp_pa
     (tmp_path / "v.yaml").write_text(yaml.safe_dump(values))
     (tmp_path / "o.yaml").write_text(yaml.safe_dump(operator))
     (served / "dynamo-platform-1.6.1.tgz").write_bytes(_chart_archive(tmp_path / "v.yaml", tmp_path / "o.yaml", True))
-    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)
+    status, detail = check_dynamo_chart(
+        catalog.dynamo_versions["1.6.1"], timeout=5, url=f"{base}/dynamo-platform-1.6.1.tgz"
+    )
     assert status == "undeclared" and "does not declare dynamo-operator.upgradeCRD" in detail
 
 
 def test_a_chart_version_ngc_does_not_publish_is_missing(catalog, ngc):
     _, base = ngc
-    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=base)  # nothing served
+    status, detail = check_dynamo_chart(
+        catalog.dynamo_versions["1.6.1"], timeout=5, url=f"{base}/dynamo-platform-1.6.1.tgz"
+    )  # nothing served
     assert (status, detail) == ("missing", f"{base}/dynamo-platform-1.6.1.tgz is not published (404)")
 
 
 def test_an_unreachable_registry_is_reported_not_failed(catalog):
     with serving(SimpleHTTPRequestHandler) as port:
         pass  # a port that was just closed: nothing listens there
-    status, detail = check_dynamo_chart(catalog.dynamo_versions["1.6.1"], timeout=5, base=f"http://127.0.0.1:{port}")
+    status, detail = check_dynamo_chart(
+        catalog.dynamo_versions["1.6.1"], timeout=5, url=f"http://127.0.0.1:{port}/dynamo-platform-1.6.1.tgz"
+    )
     assert status == "unreachable" and "dynamo-platform-1.6.1.tgz" in detail
 
 
@@ -184,3 +192,10 @@ def test_every_runtime_and_efa_image_of_a_release_is_looked_up(catalog):
         "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1",
         "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1-efa",
     ]
+
+
+def test_the_chart_is_read_where_pulumi_up_installs_it_from(catalog):
+    """NGC's Helm repository (ChartMuseum), not the OCI path that answers 404 (ai-dynamo/dynamo #12372)."""
+    assert catalog.dynamo_versions["1.6.1"].chart_url == (
+        "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform-1.6.1.tgz"
+    )

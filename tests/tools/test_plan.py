@@ -51,7 +51,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     for resource in resources:
         assert set(resource) <= {"type", "name", "parent", "inputs", "options"}
     pvc = next(r for r in resources if r["type"].endswith("PersistentVolumeClaim"))
-    assert pvc["options"]["protect"] is pvc["options"]["retainOnDelete"] is True
+    assert set(pvc["options"]) == {"dependsOn"}  # neither protected nor retained: `pulumi destroy` deletes it
     assert {"workloads-namespace", "model-cache-storage-class", "gptoss-node-addons-aws-efs-csi-driver"} <= set(
         pvc["options"]["dependsOn"]
     )
@@ -66,11 +66,14 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     summary = (dev_plan / "summary.md").read_text()
     assert "| gpu | h200 | p5en.48xlarge | 1 | 8 / 0 | ON_DEMAND | no | $63.30 |" in summary
-    assert "| EKS control plane, 1.33 in extended support | 1 | $0.60 |" in summary
+    assert "| EKS control plane, 1.36 in standard support | 1 | $0.10 |" in summary
     assert "- Kubernetes API: public endpoint from 203.0.113.0/24; private endpoint from 10.0.0.0/16" in summary
     assert "- `pulumi up` waits for the graph to be Ready, then for smoke-test Job gpt-oss-smoke-" in summary
     assert "- KV transfer: none (aggregated workers)" in summary
     assert "| TrtllmWorker | worker | 1 | 8 | 8 | 8 | off | TRITON |" in summary
+    # what `pulumi destroy` would do, simulated (tools/destroy_simulation.py)
+    assert "## `pulumi destroy`\n\n`pulumi destroy` deletes all " in summary
+    assert "resources the stack registered (simulated from the plan's\ndependencies" in summary  # wrapped
 
 
 @pytest.mark.end_to_end

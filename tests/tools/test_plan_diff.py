@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +52,26 @@ def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_p
     assert refused.returncode == 1
     assert refused.stderr.startswith("plan-diff: plan of dev in the working tree failed:\n")
     assert "modelRevision" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_plan_diff_in_a_users_own_git_repository_plans_its_program_at_the_base(tmp_path):
+    """The program's folder in a repository of the user's (here a subfolder of it), planned at BASE with
+    the package as installed (this tree on PYTHONPATH stands for it)."""
+    repository = tmp_path / "user-repo"
+    project = shutil.copytree(ROOT / "examples" / "own-cluster", repository / "infra")
+    (repository / ".gitignore").write_text("build/\n")
+    author = ["-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    for command in (["init", "--quiet"], ["add", "--all"], [*author, "commit", "--quiet", "-m", "infra"]):
+        subprocess.run(["git", *command], cwd=repository, check=True)
+    (project / "Pulumi.yaml").write_text((project / "Pulumi.yaml").read_text().replace("default: 4", "default: 8"))
+    changed = subprocess.run(
+        [sys.executable, "-m", "gpt_oss_infra", "plan-diff", "--stack", "dev"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
+    assert changed.returncode == 0, changed.stderr
+    assert "--- HEAD/manifests/configmap_gpt-oss_gpt-oss-engine-config.yaml" in changed.stdout
+    assert "\n-    tensor_parallel_size: 4\n" in changed.stdout and "\n+    tensor_parallel_size: 8\n" in changed.stdout
+    assert not (ROOT / "infra").exists()

@@ -125,7 +125,7 @@ def dev_account_up_to_quotas(aws: StubbedAws, gpu_zones=("us-east-2a", "us-east-
     """The dev stack's answers before the quotas: 2 x m7i.2xlarge system nodes, 1 x p5en.48xlarge
     offered in `gpu_zones` (`eks`: EKS answers its version check)."""
     if eks:
-        aws.eks_version("1.33")
+        aws.eks_version("1.36")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": list(gpu_zones)})
     aws.vcpus("m7i.2xlarge", 8)
@@ -154,7 +154,7 @@ def test_a_ready_account_passes_every_check():
         "vCPU quota Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances": "ok",
         "vCPU quota Running On-Demand P instances": "ok",
     }
-    assert findings["EKS version"].detail == "1.33 is in standard support until 2026-12-29"
+    assert findings["EKS version"].detail == "1.36 is in standard support until 2026-12-29"
     assert findings["instance type gpu"].detail == (
         "p5en.48xlarge is offered in us-east-2a, us-east-2b (not us-east-2c: no node there)"
     )
@@ -258,7 +258,7 @@ RESERVATION = "cr-0a1b2c3d4e5f60718"
 
 def gb200_block(aws: StubbedAws, **fields: Any) -> Finding:
     """The gb200 stack's block finding (its system node group's checks answered as ready)."""
-    aws.eks_version("1.33")
+    aws.eks_version("1.36")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES})
     aws.vcpus("m7i.2xlarge", 8)
@@ -326,10 +326,19 @@ def test_a_reservation_that_is_not_a_block_or_does_not_exist_is_a_problem():
 
 
 class FakeCluster:
-    def __init__(self, version="v1.33.4-eks-2b5f6a1", classes=("gp3", "shared-rwx"), nodes=None, down=False):
+    def __init__(
+        self, version="v1.36.2-eks-2b5f6a1", classes=("gp3", "shared-rwx"), nodes=None, down=False, existing=None
+    ):
         self._version, self._classes, self._down = version, list(classes), down
         self._nodes = nodes if nodes is not None else [h200_node("gpu-node-1")]
+        self._existing = existing or {}  # "<Kind>/<name>" -> its annotations; Helm release name -> namespaces
         self.selectors: list[str] = []
+
+    def annotations(self, claim) -> dict[str, str] | None:
+        return self._existing.get(claim.ref)
+
+    def release_namespaces(self, name: str) -> list[str]:
+        return self._existing.get(name, [])
 
     def version(self) -> str:
         if self._down:
@@ -360,6 +369,7 @@ def test_an_existing_cluster_that_is_ready_passes():
         "StorageClass gp3": "ok",
         "StorageClass shared-rwx": "ok",
         "nodes h200": "ok",
+        "ownership": "ok",
     }
     assert cluster.selectors == ["nvidia.com/gpu.product=NVIDIA-H200"]  # the pool's nodeSelector
     assert findings["nodes h200"].detail == (
@@ -402,6 +412,24 @@ def test_a_node_the_workers_cannot_use_is_a_problem_naming_why(node, reason):
     assert "gpt-oss-infra:nodePools.h200.nodeSelector" in finding.fix
 
 
+def test_a_namespace_or_release_name_someone_else_has_is_a_problem_naming_the_key():
+    cluster = FakeCluster(existing={"Namespace/dynamo-system": {}, "dynamo-platform": ["team-a"]})
+    findings = [f for f in run(stack_of("existing-cluster"), cluster=cluster, region=None) if f.check == "ownership"]
+    assert [(f.status, f.detail) for f in findings] == [
+        ("problem", "Namespace dynamo-system exists in the cluster and this stack did not make it"),
+        ("problem", "a Helm release named dynamo-platform already runs in namespace team-a"),
+    ]
+    assert findings[0].fix.startswith("gpt-oss-infra:platform.namespace: `pulumi up` would fail to create it")
+    adopted = stack_of("existing-cluster", lambda raw: raw["cluster"].update(adopt=["Namespace/dynamo-system"]))
+    (finding,) = [f for f in run(adopted, cluster=FakeCluster(existing={"Namespace/dynamo-system": {}}), region=None)
+                  if f.check == "ownership"]  # fmt: skip
+    assert (finding.status, finding.detail) == (
+        "ok",
+        "none of the stack's 5 namespaces and cluster-wide objects belongs to someone else "
+        "(adopted: Namespace/dynamo-system)",
+    )
+
+
 def test_no_node_with_the_pools_labels_is_a_problem():
     findings = by_check(run(stack_of("existing-cluster"), cluster=FakeCluster(nodes=[]), region=None))
     assert findings["nodes h200"].status == "problem"
@@ -419,7 +447,7 @@ def test_without_credentials_it_says_what_it_would_check_and_exits_0(monkeypatch
     assert preflight.main(["--stack", "gb200"]) == 0
     out = capsys.readouterr().out
     assert f"would check capacity block gb200: {RESERVATION} is a block of 9 x p6e-gb200.36xlarge" in out
-    assert "would check EKS version: EKS in us-east-2 offers 1.33" in out
+    assert "would check EKS version: EKS in us-east-2 offers 1.36" in out
     assert "nothing was read" in out
 
 
@@ -525,3 +553,40 @@ def test_aws_refusing_a_call_is_a_problem_of_that_check_and_the_others_still_run
     assert "AccessDeniedException" in findings["EKS version"].detail
     assert findings["instance type gpu"].status == "ok"
     assert findings["vCPU quota Running On-Demand P instances"].status == "skipped"
+
+
+# --- the Dynamo chart `pulumi up` installs
+
+
+def test_the_platform_chart_is_published_or_the_first_up_would_fail():
+    stack = stack_of("dev")
+    url = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform-1.6.1.tgz"
+    asked: list[str] = []
+
+    def status(code):
+        return lambda checked: asked.append(checked) or code
+
+    assert preflight.chart_finding(stack, status(200)) == Finding("Dynamo chart 1.6.1", "ok", f"published: {url}")
+    missing = preflight.chart_finding(stack, status(404))
+    assert (missing.status, missing.detail) == (
+        "problem",
+        f"{url} answers HTTP 404: `pulumi up` would fail at the platform's Helm release",
+    )
+    assert asked == [url, url]
+
+    def unreachable(_url):
+        raise OSError("Network is unreachable")
+
+    skipped = preflight.chart_finding(stack, unreachable)
+    assert skipped.status == "skipped" and f"helm show chart {url}" in skipped.detail
+
+
+def test_head_status_reads_what_a_server_answers():
+    class Charts(JsonHandler):
+        def do_HEAD(self):
+            self.send_response(200 if self.path.endswith("-1.6.1.tgz") else 404)
+            self.end_headers()
+
+    with serving(Charts) as port:
+        assert preflight.head_status(f"http://127.0.0.1:{port}/charts/dynamo-platform-1.6.1.tgz") == 200
+        assert preflight.head_status(f"http://127.0.0.1:{port}/charts/dynamo-platform-9.9.9.tgz") == 404

@@ -105,8 +105,8 @@ def test_the_kubeconfig_is_a_secret_that_reaches_the_cluster_the_aws_cli_way(eng
     assert provider.typ == "pulumi:providers:kubernetes"
     assert eks.provider is engine.built["eks-kubernetes"].resource
     assert json.loads(unwrap_secret(provider.inputs["kubeconfig"])) == expected
-    # Server-side apply; objects made by an earlier install (the Dynamo CRDs) are adopted.
-    assert (provider.inputs["enableServerSideApply"], provider.inputs["upsertExistingObjects"]) == ("true", "true")
+    # Server-side apply, and no upsert: creating what exists fails, never takes it over.
+    assert provider.inputs["enableServerSideApply"] == "true" and "upsertExistingObjects" not in provider.inputs
 
 
 def test_add_ons_are_pinned_and_those_with_aws_permissions_get_a_pod_identity_role(engine, eks_plan):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pulumi
+import pytest
 
 from gpt_oss_infra.components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
@@ -36,7 +37,7 @@ def test_efs_admits_nfs_from_the_nodes_through_a_mount_target_per_subnet(engine,
     assert (efs["encrypted"], efs["throughputMode"]) == (True, "elastic")
     assert efs["tags"] == {"Name": "gptoss-test-model-cache"}
     opts = engine.built["storage-efs"].opts
-    assert (opts.protect, opts.retain_on_delete) == (True, True)  # the weights outlive the stack
+    assert (opts.protect, opts.retain_on_delete) == (None, False)  # deleted with the stack (keepOnDestroy: false)
     targets = [f"storage-efs-{index}" for index in range(3)]
     assert engine.names_of("aws:efs/mountTarget:MountTarget") == targets
     for target, subnet in zip(targets, SUBNETS, strict=True):
@@ -67,7 +68,8 @@ def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, exam
     assert fsx["storageCapacity"] == fsx_capacity_gib(config.size)
     assert fsx["perUnitStorageThroughput"] == config.fsx_throughput_per_tib
     opts = engine.built["storage-fsx"].opts
-    assert (opts.protect, opts.retain_on_delete) == (True, True)
+    assert (opts.protect, opts.retain_on_delete) == (None, None)  # never retained: its interfaces hold the VPC
+    assert (fsx["skipFinalBackup"], "finalBackupTags" in fsx) == (True, False)
     rules = ["storage-nodes-lustre-988", "storage-nodes-lustre-1018"]
     assert engine.names_of("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") == rules
     for rule, (low, high) in zip(rules, [(988, 988), (1018, 1023)], strict=True):
@@ -75,3 +77,15 @@ def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, exam
         assert (inputs["securityGroupId"], inputs["referencedSecurityGroupId"]) == ("sg-nodes", "storage-clients-id")
         assert (inputs["ipProtocol"], inputs["fromPort"], inputs["toPort"]) == ("tcp", low, high)
     assert storage.ready == [engine.built[name].resource for name in ["storage-fsx", *rules]]
+
+
+@pytest.mark.parametrize("storage", ["efs", "fsx-lustre"])
+def test_keep_on_destroy_retains_efs_and_backs_up_fsx_before_deleting_it(engine, example_stack, storage):
+    config = example_stack("gb200" if storage == "fsx-lustre" else "dev").config.model_cache
+    build_storage(engine, config.model_copy(update={"keep_on_destroy": True}))
+    if storage == "efs":
+        assert engine.built["storage-efs"].opts.retain_on_delete is True
+        return
+    fsx = engine.inputs("storage-fsx")
+    assert (fsx["skipFinalBackup"], fsx["finalBackupTags"]) == (False, {"Name": "gptoss-test-model-cache-final"})
+    assert engine.built["storage-fsx"].opts.retain_on_delete is None

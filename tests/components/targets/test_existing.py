@@ -45,8 +45,7 @@ def test_the_provider_uses_the_kubernetes_config(engine, example_stack):
     assert unwrap_secret(provider.inputs["kubeconfig"]) == KUBECONFIG  # secret however it was stored
     assert {key: value for key, value in provider.inputs.items() if key != "kubeconfig"} == {
         "context": "lab",
-        "enableServerSideApply": "true",
-        "upsertExistingObjects": "true",  # adopts what an earlier Dynamo install made
+        "enableServerSideApply": "true",  # and no upsert: what exists is refused (or adopted one by one)
     }
     assert target.provider is engine.built["existing-cluster-kubernetes"].resource
     assert (target.system_ready, target.gpu_ready, target.file_system, target.storage_ready, target.exports) == (

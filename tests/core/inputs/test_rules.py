@@ -59,10 +59,10 @@ def test_existing_storage_needs_a_storage_class(dev_raw, catalog):
 
 def test_an_unpinned_kubernetes_version_is_refused(dev_raw, catalog):
 
-    dev_raw["cluster"]["kubernetesVersion"] = "1.35"
+    dev_raw["cluster"]["kubernetesVersion"] = "1.32"
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:cluster.kubernetesVersion"
-    assert "pinned for 1.33, 1.34 (configs/eks-addons.yaml)" in problem.message
+    assert "pinned for 1.33, 1.34, 1.35, 1.36 (configs/eks-addons.yaml)" in problem.message
 
 
 def test_a_private_only_api_in_existing_subnets_needs_its_networks_named(catalog):

@@ -29,7 +29,7 @@ def test_namespaces_enforce_what_their_pods_meet_and_warn_at_restricted(name, wo
     assert (labels[f"{PSA}warn"], labels[f"{PSA}audit"], labels[f"{PSA}enforce-version"]) == (
         "restricted",
         "restricted",
-        "v1.33",
+        "v1.36",
     )
     assert stack.platform.namespace["metadata"]["labels"][f"{PSA}enforce"] == "baseline"
 

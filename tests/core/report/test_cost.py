@@ -49,8 +49,8 @@ def test_the_stack_total_adds_what_a_created_cluster_bills(catalog):
     assert lines["GPU pool gpu: p5en.48xlarge"]["usdPerHour"] == 63.296
     assert lines["system nodes: m7i.2xlarge"]["usdPerHour"] == round(2 * 0.4032, 4)
     assert lines["NAT gateway (plus $0.045/GB processed)"]["usdPerHour"] == 0.045
-    # 1.33 left standard support on 2026-07-29, before the prices' date: the extended rate.
-    assert lines["EKS control plane, 1.33 in extended support"]["usdPerHour"] == 0.60
+    # 1.36 is in standard support on the prices' date (until 2027-08-02): the standard rate.
+    assert lines["EKS control plane, 1.36 in standard support"]["usdPerHour"] == 0.10
     gp3 = lines["EBS gp3 (node root volumes, Prometheus)"]
     # 2 system nodes x 100 GiB + 1 GPU node x 500 GiB of root volume; no Prometheus in dev.
     assert gp3["quantity"] == "700 GiB" and gp3["usdPerHour"] == round(700 * 0.08 / 730, 4)
@@ -171,6 +171,16 @@ def test_a_region_without_prices_is_warned_about(catalog):
     warnings = report_of("dev", catalog, region="eu-west-1")["warnings"]
     assert any(w.startswith("aws:region eu-west-1: configs/prices.yaml has no prices for it") for w in warnings)
     assert not any(w.startswith("aws:region") for w in report_of("dev", catalog)["warnings"])
+
+
+def test_a_version_past_its_standard_support_is_priced_at_the_extended_rate(catalog):
+    """1.33 left standard support on 2026-07-29, before the prices' date (readOn)."""
+
+    def on_1_33(raw):
+        raw["cluster"]["kubernetesVersion"] = "1.33"
+
+    lines = lines_of(report_of("dev", catalog, change=on_1_33))
+    assert lines["EKS control plane, 1.33 in extended support"]["usdPerHour"] == 0.60
 
 
 def test_every_kubernetes_version_with_pinned_add_ons_has_its_support_dates(catalog):

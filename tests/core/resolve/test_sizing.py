@@ -106,7 +106,7 @@ def test_a_batch_size_whose_kv_cannot_fit_is_refused(dev_raw, catalog):
 def test_a_recipe_batch_size_out_of_reach_is_only_a_warning(dev_raw, catalog):
     dev_raw["deployments"]["gpt-oss"]["gpus"] = 1  # TRT-LLM's default batch 2048 on one H200
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
-    (warning,) = stack.warnings
+    (warning,) = [w for w in stack.warnings if w.startswith("gpt-oss-infra:deployments.")]  # besides the release's
     assert warning.startswith("gpt-oss-infra:deployments.gpt-oss: TrtllmWorker: max_batch_size 2048")
 
 

@@ -1,0 +1,76 @@
+"""The teardown guards (core/render/teardown.py): what `pulumi destroy` waits on, as Kubernetes objects
+every Pulumi language can load. Their namespace and access come first; each guard's Deployment is
+placed by its caller, between what it guards (which depends on it) and what must outlive it (which it
+depends on)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import adopted, resource_args
+from gpt_oss_infra.core.render.teardown import Teardown
+
+# The kinds of a guard's namespace and access, by the manifest's kind.
+ACCESS_KINDS = {
+    "Namespace": k8s.core.v1.Namespace,
+    "ServiceAccount": k8s.core.v1.ServiceAccount,
+    "Role": k8s.rbac.v1.Role,
+    "RoleBinding": k8s.rbac.v1.RoleBinding,
+    "ClusterRole": k8s.rbac.v1.ClusterRole,
+    "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+    "ConfigMap": k8s.core.v1.ConfigMap,
+}
+
+
+@dataclass(frozen=True)
+class TeardownArgs:
+    teardown: Teardown
+
+
+class TeardownGuards(Component):
+    """The guards' namespace, ServiceAccount, RBAC and script, and the `volumes-gone` guard. `access`: what
+    the `load-balancers-gone` guard (made with the gateways, by `add_guard`) waits for too."""
+
+    def __init__(self, name: str, args: TeardownArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpt-oss-infra:teardown:TeardownGuards", name, None, opts)
+        teardown = args.teardown
+        namespace, *rest = teardown.access
+        made_namespace = ACCESS_KINDS["Namespace"](
+            f"{name}-namespace", **resource_args(namespace), opts=self.child_opts(**adopted(namespace))
+        )
+        self.access: list[pulumi.Resource] = [
+            made_namespace,
+            *(
+                ACCESS_KINDS[obj["kind"]](
+                    f"{name}-{obj['kind'].lower()}",
+                    **resource_args(obj),
+                    opts=self.child_opts(depends_on=[made_namespace]),
+                )
+                for obj in rest
+            ),
+        ]
+        self.volumes_gone = (
+            add_guard(self, name, teardown.volumes_gone, self.access) if teardown.volumes_gone is not None else None
+        )
+        self.register_outputs({})
+
+
+def add_guard(
+    owner: Component,
+    name: str,
+    guard: dict[str, Any],
+    access: list[pulumi.Resource],
+    after: list[pulumi.Resource] | None = None,
+) -> k8s.apps.v1.Deployment:
+    """One guard's Deployment (`<name>-<its name>`), a child of `owner`, after its access and `after`
+    (what must outlive it)."""
+    return k8s.apps.v1.Deployment(
+        f"{name}-{guard['metadata']['name']}",
+        **resource_args(guard),
+        opts=owner.child_opts(depends_on=[*access, *(after or [])]),
+    )

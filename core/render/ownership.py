@@ -1,0 +1,236 @@
+"""What a stack owns in its cluster, and what it must not touch.
+
+A stack on an existing cluster shares it with others: a namespace, CRD or cluster-wide object it would
+create may exist already (another team's monitoring, an earlier Dynamo install). Pulumi would fail to
+create it (no provider upserts: pulumi-kubernetes 4.29 made that opt-in for this data-loss case), after
+changing other things; adopted, `pulumi destroy` would delete it with everything in it. So:
+
+- every Namespace and cluster-scoped object the stack makes carries OWNER_ANNOTATION, its Pulumi
+  project and stack: what exists with this stack's annotation is this stack's, from an earlier `up`;
+- before anything is changed (the program at `up` and `preview`, and `make preflight`), each of them
+  that exists without it, and each Helm release of the stack's release names that runs in another
+  namespace (its cluster-wide objects would clash), is refused by name (`ownership_problems`);
+- unless `cluster.adopt` lists it ("<Kind>/<name>", Namespaces and CustomResourceDefinitions only):
+  then it carries ADOPTED_ANNOTATION, the program imports it instead of creating it, and `destroy`
+  leaves it where it is (retainOnDelete). The Dynamo CRDs of an earlier install are the known case.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.render.stack_objects import Stack
+
+OWNER_ANNOTATION = "gpt-oss-infra/owner"
+ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
+ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
+ENVOY_GATEWAY_RELEASE = "envoy-gateway"  # the Helm release name of Envoy Gateway (components/gateway_resources.py)
+ADOPTABLE_KINDS = ("Namespace", "CustomResourceDefinition")
+# The cluster-scoped kinds a stack renders, with their REST plural (how a reader finds one by name).
+CLUSTER_SCOPED = {
+    "Namespace": "namespaces",
+    "CustomResourceDefinition": "customresourcedefinitions",
+    "StorageClass": "storageclasses",
+    "PersistentVolume": "persistentvolumes",
+    "ClusterRole": "clusterroles",
+    "ClusterRoleBinding": "clusterrolebindings",
+    "GatewayClass": "gatewayclasses",
+}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A cluster-wide name the stack takes: a Namespace or cluster-scoped object, and the key that makes it."""
+
+    kind: str
+    api_version: str
+    name: str
+    key: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+    @property
+    def path(self) -> str:
+        """Its REST path, for a GET by name."""
+        group = "api" if "/" not in self.api_version else "apis"
+        return f"/{group}/{self.api_version}/{CLUSTER_SCOPED[self.kind]}/{self.name}"
+
+
+@dataclass(frozen=True)
+class ReleaseClaim:
+    """A Helm release the stack installs under a fixed name (its cluster-wide objects are named after it)."""
+
+    name: str
+    namespace: str
+    key: str
+
+
+def owner_of(project: str, stack: str) -> str:
+    return f"{project}/{stack}"
+
+
+def claims(stack: Stack) -> list[Claim]:
+    """Every Namespace and cluster-scoped object the stack makes, once each, with the key that makes it."""
+    keys = _keys(stack)
+    found: dict[str, Claim] = {}
+    for obj in [*stack.platform.crds, *stack.objects()]:
+        if obj["kind"] in CLUSTER_SCOPED:
+            claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "")
+            found.setdefault(claim.ref, dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim))))
+    return list(found.values())
+
+
+def release_claims(stack: Stack) -> list[ReleaseClaim]:
+    """The Helm releases of fixed names: the platform's, Envoy Gateway's, kube-prometheus-stack's, the AWS
+    Load Balancer Controller's (the GPU software's are named by Pulumi, with a random suffix)."""
+    config = stack.config
+    found = [ReleaseClaim(PLATFORM_RELEASE, config.platform.namespace, f"{KEY_PREFIX}platform.namespace")]
+    if stack.gateways is not None:
+        endpoint_key = f"{KEY_PREFIX}deployments.{config.exposed[0]}.endpoint" if config.exposed else ADOPT_KEY
+        found.append(ReleaseClaim(ENVOY_GATEWAY_RELEASE, stack.gateways.controller.chart.namespace, endpoint_key))
+        if stack.gateways.load_balancers is not None:
+            chart = stack.gateways.load_balancers.chart
+            found.append(ReleaseClaim(chart.chart, chart.namespace, endpoint_key))
+    if stack.observability is not None:
+        chart = stack.observability.release.chart
+        found.append(ReleaseClaim(chart.chart, chart.namespace, f"{KEY_PREFIX}observability.namespace"))
+    return found
+
+
+def _keys(stack: Stack) -> dict[str, str]:
+    """The config key that names each claim the user can rename."""
+    config = stack.config
+    keys = {
+        f"Namespace/{config.platform.namespace}": f"{KEY_PREFIX}platform.namespace",
+        f"Namespace/{config.namespace}": f"{KEY_PREFIX}namespace",
+        f"Namespace/{config.observability.namespace}": f"{KEY_PREFIX}observability.namespace",
+    }
+    if stack.model_cache.storage_class is not None:
+        keys[f"StorageClass/{stack.model_cache.storage_class['metadata']['name']}"] = (
+            f"{KEY_PREFIX}modelCache.storageClassName"
+        )
+    if stack.teardown is not None:
+        keys[f"Namespace/{stack.teardown.namespace}"] = f"{KEY_PREFIX}platform.namespace"
+    return keys
+
+
+def _default_key(claim: Claim) -> str:
+    return f"{KEY_PREFIX}release.dynamo" if claim.kind == "CustomResourceDefinition" else ADOPT_KEY
+
+
+def adoption_problems(stack: Stack, adopt: list[str]) -> list[Problem]:
+    """Each `cluster.adopt` entry must name a Namespace or CRD the stack makes."""
+    made = {claim.ref for claim in claims(stack)}
+    problems = []
+    for index, ref in enumerate(adopt):
+        key = f"{ADOPT_KEY}[{index}]"
+        kind = ref.split("/", 1)[0]
+        if kind not in ADOPTABLE_KINDS:
+            problems.append(
+                Problem(key, f"{ref!r}: only {'s and '.join(ADOPTABLE_KINDS)}s can be adopted, as <Kind>/<name>")
+            )
+        elif ref not in made:
+            close = difflib.get_close_matches(ref, sorted(made), n=1)
+            hint = f": did you mean {close[0]!r}?" if close else f" (it makes: {', '.join(sorted(made))})"
+            problems.append(Problem(key, f"{ref!r} is nothing this stack makes{hint}"))
+    return problems
+
+
+def marked(stack: Stack, owner: str, adopt: list[str]) -> Stack:
+    """The stack with each Namespace and cluster-scoped object marked as this owner's, or as adopted."""
+
+    def mark(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        if obj is None or obj["kind"] not in CLUSTER_SCOPED:
+            return obj
+        annotation = ADOPTED_ANNOTATION if f"{obj['kind']}/{obj['metadata']['name']}" in adopt else OWNER_ANNOTATION
+        marked_obj = copy.deepcopy(obj) if obj["kind"] != "CustomResourceDefinition" else dict(obj)
+        metadata = dict(obj["metadata"])
+        metadata["annotations"] = {**metadata.get("annotations", {}), annotation: owner}
+        marked_obj["metadata"] = metadata
+        return marked_obj
+
+    replace = dataclasses.replace
+    cache = stack.model_cache
+    return replace(
+        stack,
+        block_storage_class=mark(stack.block_storage_class),
+        platform=replace(
+            stack.platform, namespace=mark(stack.platform.namespace), crds=[mark(crd) for crd in stack.platform.crds]
+        ),
+        namespace=mark(stack.namespace),
+        model_cache=replace(
+            cache, storage_class=mark(cache.storage_class), persistent_volume=mark(cache.persistent_volume)
+        ),
+        gateways=replace(
+            stack.gateways, namespace=mark(stack.gateways.namespace), gateway_class=mark(stack.gateways.gateway_class)
+        )
+        if stack.gateways
+        else None,
+        observability=replace(stack.observability, namespace=mark(stack.observability.namespace))
+        if stack.observability
+        else None,
+        teardown=replace(stack.teardown, access=[mark(obj) for obj in stack.teardown.access])
+        if stack.teardown
+        else None,
+    )
+
+
+def ownership_problems(
+    claimed: list[Claim],
+    live: dict[str, dict[str, str] | None],
+    releases: list[ReleaseClaim],
+    release_namespaces: dict[str, list[str]],
+    owner: str,
+    adopt: list[str],
+) -> list[Problem]:
+    """What the stack would take from someone else. `live`: each claim's ref -> the annotations of the
+    object of that name in the cluster (None: there is none); `release_namespaces`: each release name ->
+    the namespaces a Helm release of that name runs in."""
+    problems = []
+    for claim in claimed:
+        annotations = live.get(claim.ref)
+        if annotations is None or annotations.get(OWNER_ANNOTATION) == owner or claim.ref in adopt:
+            continue
+        problems.append(Problem(claim.key, _taken(claim, annotations, owner)))
+    for release in releases:
+        elsewhere = sorted(set(release_namespaces.get(release.name, [])) - {release.namespace})
+        if elsewhere:
+            problems.append(
+                Problem(
+                    release.key,
+                    f"a Helm release named {release.name} already runs in namespace {', '.join(elsewhere)}: this "
+                    f"stack's, in {release.namespace}, would clash with its cluster-wide objects (ClusterRoles, "
+                    "webhooks, CRDs); uninstall it first, or deploy this stack to another cluster",
+                )
+            )
+    return problems
+
+
+def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
+    """Why an existing object is refused, whose it is, and what to do."""
+    if annotations.get(OWNER_ANNOTATION):
+        whose = f"it belongs to stack {annotations[OWNER_ANNOTATION]}"
+    elif annotations.get(ADOPTED_ANNOTATION) == owner:
+        whose = "this stack adopted it earlier: keep it in cluster.adopt"
+    elif annotations.get("meta.helm.sh/release-name"):
+        whose = f"Helm release {annotations['meta.helm.sh/release-name']} made it"
+    else:
+        whose = "this stack did not make it"
+    options = ["Choose another name"]
+    if claim.kind in ADOPTABLE_KINDS:
+        options.append(f"list {claim.ref!r} in cluster.adopt to use it as it is and leave it in place at destroy")
+    return (
+        f"{claim.kind} {claim.name} exists in the cluster and {whose}: `pulumi up` would fail to create it, and a "
+        f"stack that took it over would delete it, with all it holds, at `pulumi destroy`. {' or '.join(options)}"
+        f" (made by this stack before 0.3.0? claim it: kubectl annotate {claim.kind.lower()} {claim.name} "
+        f"{OWNER_ANNOTATION}={owner})"
+    )

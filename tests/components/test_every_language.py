@@ -1,0 +1,115 @@
+"""Every component of the multi-language schema (gpt_oss_infra.COMPONENTS), constructed the way another
+Pulumi language's engine constructs it (the SDK's own ComponentProvider, inputs serialized as the engine
+sends them), registers only resources whose provider is a plugin every language's engine can load: no
+Pulumi dynamic resource, which a non-Python program cannot load (pulumi/pulumi#5455)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+import pytest
+from pulumi.provider.experimental.component import ComponentProvider
+
+import gpt_oss_infra
+from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.components.pulumi_engine import as_a_provider_receives, wait_for
+from gpt_oss_infra.core.inputs.config import namespace_config
+from tests.components.conftest import on_stand_in_cluster
+from tests.support import example_entries
+
+# The packages whose provider is a plugin of its own, which the engine of any language loads.
+PLUGIN_PACKAGES = ("aws", "kubernetes")
+
+
+def loadable_only_from_python(types: list[str]) -> list[str]:
+    """The registered types no other language's engine can load: a type's package (before the first
+    colon; `pulumi:providers:<package>` for a provider) must have a plugin of its own, or be a component."""
+    loadable = []
+    for type_ in types:
+        package = type_.split(":")[2] if type_.startswith("pulumi:providers:") else type_.split(":")[0]
+        loadable.append(package in PLUGIN_PACKAGES or type_.startswith(f"{gpt_oss_infra.PACKAGE}:"))
+    return [type_ for type_, ok in zip(types, loadable, strict=True) if not ok]
+
+
+def staging_config() -> dict[str, Any]:
+    """Pulumi.staging.yaml's config: gateways with NLBs, observability, NATS: every teardown guard."""
+    return namespace_config({key: value for key, value in example_entries("staging").items()})
+
+
+# Each public component with inputs that make it register all it can (an endpoint's gateway, the guards).
+CONSTRUCTED = {
+    "GptOssStack": (
+        {"config": staging_config(), "apiKeys": {"ci": pulumi.Output.secret("k")}, "apiClients": ["ci"]},
+        False,
+    ),
+    "GpuNodePool": ({"clusterName": "lab", "subnetIds": ["subnet-a"], "hardware": "h200", "nodes": 1}, False),
+    "DynamoPlatform": (
+        {"dynamoRelease": "1.2.1", "blockStorageClass": "gp3", "gateway": True, "loadBalancerController": True},
+        True,
+    ),
+    "ModelCache": ({"namespace": "gpt-oss", "storageClassName": "shared-rwx"}, True),
+    "GptOssDeployment": (
+        {
+            "recipe": "h200-agg-low-latency",
+            "gpus": 4,
+            "namespace": "gpt-oss",
+            "endpoint": {"exposure": "internal"},
+            "apiKeys": {"ci": pulumi.Output.secret("k")},
+            "apiClients": ["ci"],
+        },
+        True,
+    ),
+}
+
+
+def test_every_schema_component_is_constructed_here():
+    assert sorted(CONSTRUCTED) == sorted(component.__name__ for component in gpt_oss_infra.COMPONENTS)
+
+
+@pytest.mark.parametrize("component", sorted(CONSTRUCTED))
+def test_a_component_constructed_from_another_language_registers_nothing_only_python_loads(engine, component):
+    inputs, on_cluster = CONSTRUCTED[component]
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+    provider = ComponentProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
+
+    def program():
+        received = wait_for(
+            as_a_provider_receives(json.loads(json.dumps(inputs, default=lambda _: None)) | _secrets(inputs))
+        )
+        provider.construct(
+            "it", f"{gpt_oss_infra.PACKAGE}:index:{component}", received, on_stand_in_cluster() if on_cluster else None
+        )
+
+    engine.run(program)
+    # All but the stand-in cluster's own (tests/components/conftest.on_stand_in_cluster: test:index:Ready).
+    types = [resource.typ for resource in engine.mocks.resources if not resource.typ.startswith("test:")]
+    assert types.count(f"{gpt_oss_infra.PACKAGE}:index:{component}") == 1
+    assert loadable_only_from_python(types) == []
+    if component in ("GptOssStack", "DynamoPlatform"):  # what destroy waits on is there, as Kubernetes objects
+        assert "kubernetes:apps/v1:Deployment" in types
+
+
+def _secrets(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The inputs json cannot carry (Outputs), as given."""
+    return {
+        key: value
+        for key, value in inputs.items()
+        if isinstance(value, dict) and any(isinstance(v, pulumi.Output) for v in value.values())
+    }
+
+
+def test_the_check_catches_a_dynamic_resource(engine):
+    """What 0.2.0's GptOssStack registered for its destroy waits: a Pulumi dynamic resource."""
+
+    class Wait(pulumi.dynamic.Resource):
+        pass
+
+    def program():
+        Wait(WaitAtDestroyProvider(), "volumes-gone", {"wait": {"name": "volumes-gone"}})
+
+    engine.run(program)
+    types = [resource.typ for resource in engine.mocks.resources]
+    assert loadable_only_from_python(types) == ["pulumi-python:dynamic:Resource"]

@@ -1,0 +1,113 @@
+"""core/render/ownership.py: what a stack claims in a cluster, how it marks it as its own, and what it
+refuses to take from someone else (each rule with the broken case it catches)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render import ownership
+from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION, OWNER_ANNOTATION, Claim, ReleaseClaim
+from gpt_oss_infra.core.stack import build_stack
+from tests.support import example_entries
+
+OWNER = "gpt-oss-infra/lab"
+NAMESPACE = Claim("Namespace", "v1", "monitoring", "gpt-oss-infra:observability.namespace")
+CRD = Claim("CustomResourceDefinition", "apiextensions.k8s.io/v1", "dynamographdeployments.nvidia.com", "k")
+
+
+def existing_raw(**cluster) -> dict:
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["cluster"] |= cluster
+    return raw
+
+
+def test_the_claims_of_a_stack_are_its_namespaces_and_cluster_wide_objects_with_their_keys(catalog):
+    stack = build_stack(
+        namespace_config(example_entries("staging")), catalog, with_hf_token=False, api_key_clients=["ci"]
+    )
+    claimed = {claim.ref: claim.key for claim in ownership.claims(stack)}
+    assert claimed["Namespace/dynamo-system"] == "gpt-oss-infra:platform.namespace"
+    assert claimed["Namespace/gpt-oss"] == "gpt-oss-infra:namespace"
+    assert claimed["Namespace/monitoring"] == "gpt-oss-infra:observability.namespace"
+    assert claimed["Namespace/dynamo-system-teardown"] == "gpt-oss-infra:platform.namespace"
+    assert claimed["CustomResourceDefinition/dynamographdeployments.nvidia.com"] == "gpt-oss-infra:release.dynamo"
+    assert {"GatewayClass/gpt-oss-infra", "ClusterRole/dynamo-system-teardown", "StorageClass/gpt-oss-efs"} <= set(
+        claimed
+    )
+    assert [(r.name, r.namespace) for r in ownership.release_claims(stack)] == [
+        ("dynamo-platform", "dynamo-system"),
+        ("envoy-gateway", "envoy-gateway-system"),
+        ("aws-load-balancer-controller", "kube-system"),
+        ("kube-prometheus-stack", "monitoring"),
+    ]
+
+
+def test_every_claimed_object_is_marked_as_the_owners_and_nothing_else_is(catalog):
+    raw = namespace_config(example_entries("staging"))
+    stack = build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"], owner=OWNER)
+    objects = [*stack.platform.crds, *stack.objects()]
+    marked = [obj for obj in objects if OWNER_ANNOTATION in obj["metadata"].get("annotations", {})]
+    assert {f"{obj['kind']}/{obj['metadata']['name']}" for obj in marked} == {c.ref for c in ownership.claims(stack)}
+    assert all(obj["metadata"]["annotations"][OWNER_ANNOTATION] == OWNER for obj in marked)
+    # the vendored CRDs the catalog caches are copied, never changed in place
+    assert all(OWNER_ANNOTATION not in crd["metadata"].get("annotations", {}) for crd in stack.platform.dynamo.crds())
+
+
+def test_an_adopted_object_is_marked_adopted_and_a_bad_adoption_is_refused_by_its_index(catalog):
+    stack = build_stack(existing_raw(adopt=["Namespace/dynamo-system"]), catalog, with_hf_token=False, owner=OWNER)
+    assert stack.platform.namespace["metadata"]["annotations"] == {ADOPTED_ANNOTATION: OWNER}
+    with pytest.raises(ConfigError) as refused:
+        build_stack(existing_raw(adopt=["Namespace/dynamo-sytem", "Secret/x"]), catalog, with_hf_token=False)
+    problems = {problem.key: problem.message for problem in refused.value.problems}
+    assert "did you mean 'Namespace/dynamo-system'?" in problems["gpt-oss-infra:cluster.adopt[0]"]
+    assert "only Namespaces and CustomResourceDefinitions can be adopted" in problems["gpt-oss-infra:cluster.adopt[1]"]
+
+
+def test_adopt_is_a_key_of_existing_clusters_only(catalog):
+    raw = copy.deepcopy(namespace_config(example_entries("dev")))
+    raw["cluster"]["adopt"] = ["Namespace/gpt-oss"]
+    with pytest.raises(ConfigError) as refused:
+        build_stack(raw, catalog, with_hf_token=False)
+    assert [problem.key for problem in refused.value.problems] == ["gpt-oss-infra:cluster.adopt"]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "adopt", "refused_with"),
+    [
+        (None, [], None),  # not there: it will be made
+        ({OWNER_ANNOTATION: OWNER}, [], None),  # made by this stack's earlier `up`
+        ({}, ["Namespace/monitoring"], None),  # adopted on purpose
+        ({}, [], "Namespace monitoring exists in the cluster and this stack did not make it"),
+        ({OWNER_ANNOTATION: "other/prod"}, [], "it belongs to stack other/prod"),
+        ({"meta.helm.sh/release-name": "prometheus"}, [], "Helm release prometheus made it"),
+        ({ADOPTED_ANNOTATION: OWNER}, [], "this stack adopted it earlier: keep it in cluster.adopt"),
+    ],
+)
+def test_an_existing_namespace_is_refused_unless_it_is_the_stacks_or_adopted(annotations, adopt, refused_with):
+    problems = ownership.ownership_problems([NAMESPACE], {NAMESPACE.ref: annotations}, [], {}, OWNER, adopt)
+    if refused_with is None:
+        assert problems == []
+        return
+    (problem,) = problems
+    assert problem.key == "gpt-oss-infra:observability.namespace"
+    assert refused_with in problem.message
+    assert "list 'Namespace/monitoring' in cluster.adopt" in problem.message
+    assert f"kubectl annotate namespace monitoring {OWNER_ANNOTATION}={OWNER}" in problem.message
+
+
+def test_a_helm_release_of_the_same_name_in_another_namespace_is_refused():
+    release = ReleaseClaim("dynamo-platform", "dynamo-system", "gpt-oss-infra:platform.namespace")
+    assert ownership.ownership_problems([], {}, [release], {"dynamo-platform": ["dynamo-system"]}, OWNER, []) == []
+    (problem,) = ownership.ownership_problems(
+        [], {}, [release], {"dynamo-platform": ["dynamo-system", "team-a"]}, OWNER, []
+    )
+    assert problem.message.startswith("a Helm release named dynamo-platform already runs in namespace team-a")
+
+
+def test_a_claims_rest_path_finds_it_by_name():
+    assert NAMESPACE.path == "/api/v1/namespaces/monitoring"
+    assert CRD.path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dynamographdeployments.nvidia.com"

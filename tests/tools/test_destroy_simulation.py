@@ -1,0 +1,88 @@
+"""tools/destroy_simulation.py: `pulumi destroy` of every shipped stack deletes everything it made, or
+leaves what it keeps on purpose, and the simulation catches the two ways it used not to finish: a
+protected resource (Pulumi refuses it, and what it depends on stays) and a retained FSx file system
+(whose network interfaces keep its security group, subnet and VPC from being deleted)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpt_oss_infra.components.pulumi_engine import ProgramRun, Registration
+from gpt_oss_infra.tools.destroy_simulation import EFS, FSX_LUSTRE, SECURITY_GROUP, SUBNET, VPC, simulate_destroy
+from tests.support import example_entries, run_entries, stack_names, successful_run
+
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+
+
+def with_options(run: ProgramRun, types: set[str], **options) -> list[Registration]:
+    """The run's resources, those of `types` with these options (what the program used to register)."""
+    return [
+        dataclasses.replace(resource, options=resource.options | options) if resource.type in types else resource
+        for resource in run.resources
+    ]
+
+
+@pytest.fixture(scope="module")
+def fsx_run() -> ProgramRun:
+    """configs/examples/Pulumi.gb200.yaml: FSx for Lustre in the stack's own VPC."""
+    return successful_run(example_entries("gb200"), stack="gb200")
+
+
+@pytest.mark.parametrize("stack", stack_names())
+def test_destroy_of_every_shipped_stack_deletes_everything_it_made(stack):
+    run = run_entries(example_entries(stack), stack=stack)  # the run of the stack file the other tests read
+    assert run.error is None, run.error
+    destroy = simulate_destroy(run.resources)
+    assert destroy.left() == []
+    assert len(destroy.of("deleted")) == sum(1 for r in run.resources if not r.type.startswith("gpt-oss-infra:"))
+
+
+def test_a_protected_model_cache_stops_the_destroy_and_keeps_what_it_uses(fsx_run):
+    """Before 0.3.0, the cache's claim and file system were protected (and retained)."""
+    old = with_options(fsx_run, {FSX_LUSTRE, PVC}, protect=True, retainOnDelete=True)
+    destroy = simulate_destroy(old)
+    assert not destroy.complete
+    refused = {step.type for step in destroy.of("refused")}
+    assert refused == {FSX_LUSTRE, PVC}
+    assert {SECURITY_GROUP, SUBNET, VPC} <= {step.type for step in destroy.left()}  # its network stays, and the VPC
+
+
+def test_a_retained_fsx_file_system_keeps_its_security_group_subnet_and_vpc(fsx_run):
+    destroy = simulate_destroy(with_options(fsx_run, {FSX_LUSTRE}, retainOnDelete=True))
+    assert not destroy.complete
+    in_use = {step.name: step.why for step in destroy.of("in use")}
+    assert "gptoss-model-storage-fsx remains (DependencyViolation)" in in_use["gptoss-model-storage-clients"]
+    assert "gptoss-model-storage-fsx" in in_use["gptoss-network-private-0"]  # its interfaces are in that subnet
+    assert "gptoss-network-vpc" in in_use  # and the VPC keeps its subnets
+    assert {step.type for step in destroy.left()} >= {SECURITY_GROUP, SUBNET, VPC, FSX_LUSTRE}
+
+
+def test_keeping_the_fsx_cache_deletes_the_file_system_after_a_final_backup():
+    entries = example_entries("gb200")
+    entries["gpt-oss-infra:modelCache"] = entries["gpt-oss-infra:modelCache"] | {"keepOnDestroy": True}
+    destroy = simulate_destroy(successful_run(entries, stack="gb200").resources)
+    assert destroy.complete and destroy.left() == []
+    assert destroy.kept == ["a final backup of gptoss-model-storage-fsx (FSx for Lustre, SkipFinalBackup false)"]
+
+
+def test_keeping_the_efs_cache_retains_the_file_system_and_nothing_of_the_network():
+    entries = example_entries("dev")
+    entries["gpt-oss-infra:modelCache"] = entries["gpt-oss-infra:modelCache"] | {"keepOnDestroy": True}
+    destroy = simulate_destroy(successful_run(entries, stack="dev").resources)
+    assert destroy.complete
+    assert [(step.type, step.name) for step in destroy.left()] == [(EFS, "gptoss-model-storage-efs")]
+    assert {SECURITY_GROUP, SUBNET, VPC} <= {step.type for step in destroy.of("deleted")}
+
+
+def test_without_its_teardown_guard_a_gateways_nlb_is_left_behind_holding_the_subnets_and_vpc():
+    """The leak issue 21 fixed: Envoy Gateway and the Load Balancer Controller deleted before the NLB went."""
+    run = successful_run(example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": "sk-test"}}, stack="staging")
+    assert simulate_destroy(run.resources).complete
+    destroy = simulate_destroy([r for r in run.resources if r.name != "gateway-load-balancers-gone"])
+    assert not destroy.complete
+    (orphaned,) = destroy.of("orphaned")
+    assert orphaned.name == "NLB of Service envoy-gateway-system/envoy-gpt-oss-gpt-oss"
+    assert orphaned.why.startswith("its controller gateway-release was deleted while it was being deleted")
+    assert {step.type for step in destroy.of("in use")} == {SUBNET, VPC}
