@@ -15,6 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
+from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
 from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
 from gpt_oss_infra.components.aws.node_groups import NodeGroupPlacement, add_node_group, efa_interface_groups, node_role
 from gpt_oss_infra.components.base import Component
@@ -31,6 +32,7 @@ from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
+from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import Stack, teardown_guards
 from gpt_oss_infra.core.stack import build_stack
@@ -88,11 +90,12 @@ class GpuNodePool(Component):
     """The labels every node of the pool carries."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("GpuNodePool", name, args, GpuNodePoolArgs)
         catalog = load_catalog()
         region = args.get("region") or pulumi.Config("aws").get("region")
         fragment = block_args.node_pool(name, dict(args))
         if not region:  # EC2 is asked about the instance type in the region the nodes are made in
-            raise _refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
+            raise refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
         stack = _rendered("GpuNodePool", name, fragment, catalog, region=region)
         config = stack.config
         # Before this component exists, EC2 is asked through the provider its children will use.
@@ -114,6 +117,11 @@ class GpuNodePool(Component):
         for warning in plan.warnings:
             pulumi.log.warn(fragment.warning(warning))
         super().__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
+        # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
+        pool_config = config.node_pools[name]
+        _pools_of_this_program()[name] = block_args.PoolFacts(
+            pool_config.hardware, pool_config.nodes, {POOL_LABEL: name}
+        )
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])
         subnet_ids = usable_subnets(args["subnet_ids"], zones, spec.instance_type, on_this)
@@ -215,6 +223,8 @@ class DynamoPlatform(Component):
     """The Dynamo release installed."""
 
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("DynamoPlatform", name, args, DynamoPlatformArgs)
+        refuse_plaintext("DynamoPlatform", name, args, ["ngc_api_key"])
         ngc_api_key = args.get("ngc_api_key")
         catalog = load_catalog()
         fragment = block_args.platform(name, dict(args))
@@ -289,6 +299,8 @@ class ModelCache(Component):
     """The download Job's name."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("ModelCache", name, args, ModelCacheArgs)
+        refuse_plaintext("ModelCache", name, args, ["hf_token"])
         catalog = load_catalog()
         hf_token = args.get("hf_token")
         fragment = block_args.model_cache(name, dict(args))
@@ -392,10 +404,16 @@ class GptOssDeployment(Component):
     """How clients call it: the gateway's URL with `endpoint`, else the in-cluster endpoint."""
 
     def __init__(self, name: str, args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("GptOssDeployment", name, args, GptOssDeploymentArgs)
+        refuse_unknown("GptOssDeployment", name, args.get("endpoint") or {}, Endpoint, within="endpoint.")
+        refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
         uses_hf_token = bool(args.get("uses_hf_token"))
         keys = _refused("GptOssDeployment", name, None, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         fragment, catalog = _refused(
-            "GptOssDeployment", name, None, lambda: block_args.deployment(name, dict(args), load_catalog())
+            "GptOssDeployment",
+            name,
+            None,
+            lambda: block_args.deployment(name, dict(args), load_catalog(), _pools_of_this_program()),
         )
         stack = _rendered(
             "GptOssDeployment",
@@ -432,6 +450,14 @@ class GptOssDeployment(Component):
 
 _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
 
+# The GpuNodePools made so far, per program run (its root resource: a new one each run, None in a
+# component provider, which serves one program): a GptOssDeployment's node_pool must name one.
+_POOLS: dict[int, dict[str, block_args.PoolFacts]] = {}
+
+
+def _pools_of_this_program() -> dict[str, block_args.PoolFacts]:
+    return _POOLS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
 
 def _rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
     """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
@@ -444,11 +470,7 @@ def _refused(block: str, name: str, fragment: block_args.Fragment | None, decide
     try:
         return decide()
     except ConfigError as error:
-        raise _refusal(block, name, fragment.refusal(error) if fragment else error) from None
-
-
-def _refusal(block: str, name: str, error: ConfigError) -> pulumi.RunError:
-    return pulumi.RunError(f"invalid arguments of {block} {name!r}:\n{error}")
+        raise refusal(block, name, fragment.refusal(error) if fragment else error) from None
 
 
 def _file_system(block: str, name: str, args: ModelCacheArgs) -> FileSystemRef | None:
@@ -457,7 +479,7 @@ def _file_system(block: str, name: str, args: ModelCacheArgs) -> FileSystemRef |
     needed = {"efs": ["file_system_id"], "fsx-lustre": ["file_system_id", "fsx_dns_name", "fsx_mount_name"]}
     missing = [argument for argument in needed.get(storage, []) if args.get(argument) is None]
     if missing:
-        raise _refusal(block, name, ConfigError([Problem(m, f"required with storage {storage}") for m in missing]))
+        raise refusal(block, name, ConfigError([Problem(m, f"required with storage {storage}") for m in missing]))
     if storage == "existing":
         return None
     return FileSystemRef(args["file_system_id"], args.get("fsx_dns_name"), args.get("fsx_mount_name"))

@@ -7,6 +7,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from gpt_oss_infra.components.api_keys import api_keys
+from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
 from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
@@ -16,6 +17,7 @@ from gpt_oss_infra.components.observability_resources import Observability, Obse
 from gpt_oss_infra.components.platform_resources import DynamoPlatformArgs, StackPlatform
 from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.components.stack_config import (
+    StackFileConfig,
     api_key_clients,
     raw_namespace_config,
     refuse_what_aws_would_refuse,
@@ -57,7 +59,7 @@ def stack_config_args() -> GptOssStackArgs:
     `pulumi up` reads it: a misspelt namespace, a secret stored in plaintext, refused with its key."""
     secrets = secret_map_config("apiKeys")
     return GptOssStackArgs(
-        config=refused(raw_namespace_config),
+        config=StackFileConfig(refused(raw_namespace_config)),
         hf_token=secret_config("hfToken"),
         ngc_api_key=secret_config("ngcApiKey"),
         api_keys={client: secrets[client] for client in api_key_clients()} if secrets is not None else None,
@@ -79,9 +81,15 @@ class GptOssStack(Component):
     """Pools, GPUs, costs and figures (each measured, published or modelled) and the warnings."""
 
     def __init__(self, name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("GptOssStack", name, args, GptOssStackArgs)
+        refuse_plaintext("GptOssStack", name, args, ["hf_token", "ngc_api_key", "api_keys"])
         catalog = load_catalog()
         hf_token, ngc_api_key = args.get("hf_token"), args.get("ngc_api_key")
-        keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
+        # A program's own config dict is refused as its argument; the stack file's as that file.
+        given_to = (
+            None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r} (its config argument)"
+        )
+        keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")), given_to)
         refuse_other_regions(opts)
         region = pulumi.Config("aws").get("region")
         stack = refused(
@@ -93,11 +101,12 @@ class GptOssStack(Component):
                 api_key_clients=keys.clients,
                 region=region,
                 owner=owner_of(pulumi.get_project(), pulumi.get_stack()),
-            )
+            ),
+            given_to,
         )
         # The cluster: what its kind decides before anything exists, then its one component.
         kind = KINDS[stack.config.cluster.kind]
-        cluster_plan = refused(lambda: kind.plan(stack, catalog))
+        cluster_plan = refused(lambda: kind.plan(stack, catalog), given_to)
         refuse_what_aws_would_refuse(args, keys.clients)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)

@@ -450,9 +450,15 @@ def _plain(value: Any) -> Any:
 
 
 def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
-    """Outputs the provider computes that this program reads back."""
+    """Outputs the provider computes that this program (or a user's) reads back."""
+    if not type_.startswith("aws:"):
+        return {}
+    # Auto-named resources get their logical name, as a stand-in for Pulumi's name with a random suffix.
+    named = {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}", "name": name} | {
+        key: inputs[key] for key in ("arn", "name") if key in inputs
+    }
     if type_ == "aws:eks/cluster:Cluster":
-        return {
+        return named | {
             "endpoint": f"https://{name}.example.eks.amazonaws.com",
             "certificateAuthority": {"data": "bW9jay1jYQ=="},
             "vpcConfig": dict(inputs.get("vpcConfig", {}))
@@ -464,11 +470,7 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
         return {"latestVersion": 1, "arn": f"arn:aws:ec2:us-east-2:{ACCOUNT_ID}:launch-template/{name}"}
     if type_ == "aws:eks/nodeGroup:NodeGroup":  # EKS names the group's Auto Scaling group
         return {"resources": [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}]}
-    if type_.startswith("aws:"):  # auto-named resources get their logical name, as a stand-in
-        return {"arn": f"arn:aws:mock:::{type_.split(':')[-1].lower()}/{name}", "name": name} | {
-            key: inputs[key] for key in ("arn", "name") if key in inputs
-        }
-    return {}
+    return named
 
 
 # The only lookups the program makes, answered as AWS would for the mock account: a new lookup in

@@ -60,17 +60,22 @@ def _looks_like_ours(namespace: str) -> bool:
     return shortened or difflib.SequenceMatcher(None, candidate, NAMESPACE).ratio() >= 0.8
 
 
-def refused(decide: Callable[[], T]) -> T:
-    """`decide()`, or the run stopped with every problem it found, before anything is registered;
-    the message names the stack file the keys are in."""
+class StackFileConfig(dict[str, Any]):
+    """The stack config as the stack file holds it (stack_config_args): its refusals name that file."""
+
+
+def refused(decide: Callable[[], T], given_to: str | None = None) -> T:
+    """`decide()`, or the run stopped with every problem it found, before anything is registered; the
+    message names the stack file the keys are in, or `given_to` (the component) where a program gave them."""
     try:
         return decide()
     except ConfigError as error:
-        raise refusal(error) from None
+        raise refusal(error, given_to) from None
 
 
-def refusal(error: ConfigError) -> pulumi.RunError:
-    return pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}")
+def refusal(error: ConfigError, given_to: str | None = None) -> pulumi.RunError:
+    where = f"invalid config of {given_to}" if given_to else f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml"
+    return pulumi.RunError(f"{where}:\n{error}")
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:

@@ -88,6 +88,10 @@ def existing(raw: dict[str, Any], **keys: Any) -> dict[str, Any]:
     """The dev stack's config with an existing cluster of the same name and version instead."""
     cluster = raw["cluster"]
     raw["cluster"] = {"kind": "existing", "name": cluster["name"], "kubernetesVersion": "1.33"} | keys
+    for pool in raw.get("nodePools", {}).values():  # an existing cluster's pools name their nodes' labels
+        for key in ("capacityType", "capacityReservationId", "availabilityZone"):
+            pool.pop(key, None)
+        pool.setdefault("nodeSelector", {"nvidia.com/gpu.product": "NVIDIA-H200"})
     return raw
 
 

@@ -51,6 +51,11 @@ EXAMPLES = CONFIG_DIR / "examples"
 STACK_PROGRAM = Path(gpt_oss_infra.__file__).parent / "stack_program.py"
 
 
+class AwsRefusal(ConfigError):
+    """Requests of the program AWS would refuse: each under the stack file's key that holds the value,
+    or under the program's resource that sends it."""
+
+
 @dataclass(frozen=True)
 class StackFiles:
     project: str
@@ -170,7 +175,7 @@ def planned(files: StackFiles, stack: str, program: Path = ROOT / "__main__.py")
         raise run.error
     refused = aws_request_problems(run, files.config)
     if refused:
-        raise ConfigError(refused)
+        raise AwsRefusal(refused)
     resources = [_abridged(registration.as_json()) for registration in run.resources]
     types = [r["type"] for r in resources]
     destroy = simulate_destroy(run.resources)
@@ -354,7 +359,13 @@ def main(argv: list[str] | None = None) -> int:
         print(error if args.check else f"plan {args.stack}: {error}", file=sys.stdout if args.check else sys.stderr)
         return 1
     except ConfigError as error:
-        refused = f"invalid stack config in Pulumi.{args.stack}.yaml:\n{error}"
+        where = (
+            f"AWS would refuse requests of the program (under the key of Pulumi.{args.stack}.yaml that holds the "
+            "value, else the resource that sends it)"
+            if isinstance(error, AwsRefusal) and not args.check
+            else f"invalid stack config in Pulumi.{args.stack}.yaml"
+        )
+        refused = f"{where}:\n{error}"
         print(refused if args.check else f"plan {args.stack}: {refused}", file=sys.stdout if args.check else sys.stderr)
         return 1
     except FileNotFoundError as error:

@@ -188,7 +188,8 @@ def _trial_stack(recipe_name: str, hardware: str, nodes: int) -> dict[str, Any]:
             "modelRevision": "b5c939de8f754692c1647ca79fbf85e8c1e70f8a",
         },
         "cluster": {"kind": "existing", "name": "recommend"},
-        "nodePools": {"gpu": {"hardware": hardware, "nodes": nodes}},
+        # the pool as an existing cluster names it: its nodes' own labels (here, the ones ours would carry)
+        "nodePools": {"gpu": {"hardware": hardware, "nodes": nodes, "nodeSelector": {"gpt-oss-infra/pool": "gpu"}}},
         "modelCache": {"storage": "existing", "storageClassName": "shared"},
         "deployments": {"gpt-oss": {"recipe": recipe_name, "nodePool": "gpu"}},
     }

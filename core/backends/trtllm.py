@@ -175,6 +175,18 @@ class TrtllmBackend:
     """Dynamo's TensorRT-LLM backend (configs/backends/trtllm.yaml)."""
 
     name = "trtllm"
+    # The engine fields that bound one sequence, which the model's context caps (core/inputs/rules.py
+    # checks them against configs/model.yaml maxPositionEmbeddings), with what a larger value does.
+    # TensorRT-LLM's PyTorch engine lowers a larger max_seq_len to the model's max_position_embeddings
+    # at start-up with only a log line ("Specified max_seq_len=... is larger than what the model can
+    # support", PyTorchModelEngine._init_max_seq_len, NVIDIA/TensorRT-LLM
+    # tensorrt_llm/_torch/pyexecutor/model_engine.py). max_num_tokens is not one of them: it is a
+    # batch's tokens per iteration, not one sequence's.
+    sequence_fields = {
+        "max_seq_len": "TensorRT-LLM would lower it to the model's at start-up, and the plan would size and "
+        "describe the workers for sequences they never serve",
+        "max_input_len": "no prompt can be longer than the model's context",
+    }
 
     def __init__(self, spec: BackendSpec, fields: EngineFields):
         self.spec = spec

@@ -41,14 +41,19 @@ def enum(service: str, shape: str) -> frozenset[str]:
 
 
 @functools.cache
-def eks_regions() -> frozenset[str]:
-    """Every region of every partition botocore knows an EKS endpoint in."""
+def regions(service: str) -> frozenset[str]:
+    """Every region of every partition botocore's endpoint data has `service` in."""
     session = _session()
     return frozenset(
         region
         for partition in session.get_available_partitions()
-        for region in session.get_available_regions("eks", partition)
+        for region in session.get_available_regions(service, partition)
     )
+
+
+def eks_regions() -> frozenset[str]:
+    """Every region of every partition botocore knows an EKS endpoint in."""
+    return regions("eks")
 
 
 def one_of(value: str, allowed: Iterable[str], what: str) -> str | None:

@@ -10,6 +10,7 @@ Args' snake_case keys, from Python or, through the component provider, from any 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,15 @@ from gpt_oss_infra.core.yaml_files import read_yaml
 
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
 RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """What a GpuNodePool the program made tells a GptOssDeployment that names it (`node_pool`)."""
+
+    hardware: str
+    nodes: int
+    labels: dict[str, str]  # the labels its nodes carry, which the deployment's workers select
 
 
 @dataclass(frozen=True)
@@ -144,9 +154,12 @@ def model_cache(name: str, args: dict[str, Any]) -> Fragment:
     return Fragment(config, {**arguments, "modelCache": "storage", "namespace": "namespace", **_COMMON})
 
 
-def deployment(name: str, args: dict[str, Any], catalog: Catalog) -> tuple[Fragment, Catalog]:
-    """GptOssDeployment: one serving graph, on the GPU nodes `node_pool` (or `node_selector`) picks;
-    the catalog with the deployment's own recipe where it gives one as an object."""
+def deployment(
+    name: str, args: dict[str, Any], catalog: Catalog, pools: dict[str, PoolFacts] | None = None
+) -> tuple[Fragment, Catalog]:
+    """GptOssDeployment: one serving graph, on the GPU nodes `node_pool` (a GpuNodePool of the program's,
+    one of `pools`) or `node_selector` picks; the catalog with the deployment's own recipe where it gives
+    one as an object."""
     recipe_name = args.get("recipe")
     if args.get(RECIPE_OBJECT) is not None:
         if recipe_name is not None:
@@ -160,6 +173,13 @@ def deployment(name: str, args: dict[str, Any], catalog: Catalog) -> tuple[Fragm
     recipe = catalog.recipes.get(recipe_name) if isinstance(recipe_name, str) else None
     on_gpus = recipe is not None and recipe.hardware != CPU_ONLY  # an unknown recipe is refused by name
     pool = args.get("node_pool") or name
+    # The GPU nodes: those the user's labels select, else those of the GpuNodePool it names.
+    recipe_argument = RECIPE_OBJECT if args.get(RECIPE_OBJECT) is not None else "recipe"
+    made = (
+        _named_pool(pool, recipe.hardware, pools or {}, recipe_argument)
+        if on_gpus and args.get("node_selector") is None
+        else None
+    )
     served = {
         "recipe": recipe_name,
         "nodePool": pool if on_gpus else args.get("node_pool"),  # a cpu recipe's pool is refused
@@ -187,8 +207,10 @@ def deployment(name: str, args: dict[str, Any], catalog: Catalog) -> tuple[Fragm
             pool: _present(
                 {
                     "hardware": recipe.hardware,
-                    "nodes": whole(1 if args.get("pool_nodes") is None else args["pool_nodes"]),
-                    "nodeSelector": args.get("node_selector"),
+                    "nodes": whole(
+                        args["pool_nodes"] if args.get("pool_nodes") is not None else made.nodes if made else 1
+                    ),
+                    "nodeSelector": args.get("node_selector") or (made.labels if made else None),
                 }
             )
         }
@@ -215,6 +237,33 @@ def deployment(name: str, args: dict[str, Any], catalog: Catalog) -> tuple[Fragm
         **{f"{deployment_key}.endpoint.{key}": f"endpoint.{argument}" for key, argument in _ENDPOINT.items()},
     }
     return Fragment(config, {**arguments, **_COMMON}), catalog
+
+
+def _named_pool(pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_argument: str) -> PoolFacts:
+    """The GpuNodePool `node_pool` names, made earlier by the same program, whose hardware the recipe is
+    for; else refused by argument: a pool that matches nothing would leave the workers Pending."""
+    if pool not in pools:
+        close = difflib.get_close_matches(pool, sorted(pools), n=1)
+        made = f" (it made: {', '.join(sorted(pools))})" if pools else " (it made none)"
+        hint = f": did you mean {close[0]!r}?" if close else made
+        raise ConfigError(
+            [
+                Problem(
+                    "node_pool",
+                    f"{pool!r} names no GpuNodePool of this program{hint}; make the GpuNodePool first, or give "
+                    "node_selector: the labels of GPU nodes another program made",
+                )
+            ]
+        )
+    if pools[pool].hardware != hardware:
+        raise ConfigError(
+            [
+                Problem(
+                    "recipe", f"the recipe is for {hardware}, but GpuNodePool {pool!r} has {pools[pool].hardware} nodes"
+                )
+            ]
+        )
+    return pools[pool]
 
 
 def whole(value: Any) -> Any:

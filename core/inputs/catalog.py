@@ -185,6 +185,26 @@ class SmokeTestSettings(StrictModel):
     resources: dict[str, dict[str, str]]
 
 
+class FrontendResources(StrictModel):
+    cpu_per_worker: PositiveInt
+    memory_gib_per_worker: Annotated[PositiveInt, Field(alias="memoryGiBPerWorker")]
+    memory_limit_factor: PositiveInt
+
+
+class GpuWorkerResources(StrictModel):
+    cpu_per_gpu: PositiveInt
+    memory_gib_per_gpu: Annotated[PositiveInt, Field(alias="memoryGiBPerGpu")]
+    memory_limit_gib_per_gpu: Annotated[PositiveInt, Field(alias="memoryLimitGiBPerGpu")]
+
+
+class PodResources(StrictModel):
+    """configs/pod-resources.yaml: the CPU and memory of the graphs' pods (core/render/manifests.py)."""
+
+    frontend: FrontendResources
+    gpu_worker: GpuWorkerResources
+    wait_for_model: dict[str, dict[str, str]]
+
+
 class TeardownSettings(StrictModel):
     """configs/teardown.yaml: the teardown guards' pod (core/render/teardown.py)."""
 
@@ -326,6 +346,7 @@ class Catalog:
     efa: EfaPodSettings
     smoke_test: SmokeTestSettings
     teardown: TeardownSettings
+    pod_resources: PodResources
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
     scripts: dict[str, str]  # jobs/<file name> -> its text, mounted into the Jobs that run it
     nodes: NodeFacts  # what the placement check sees of a node (configs/nodes.yaml)
@@ -411,6 +432,9 @@ def _load_catalog(config_dir: Path) -> Catalog:
         ),
         teardown=_parse(
             TeardownSettings, _read_yaml(config_dir / "teardown.yaml"), f"{config_dir / 'teardown.yaml'}: "
+        ),
+        pod_resources=_parse(
+            PodResources, _read_yaml(config_dir / "pod-resources.yaml"), f"{config_dir / 'pod-resources.yaml'}: "
         ),
         # Files only: an installed package compiles smoke_test.py into jobs/__pycache__/.
         scripts={path.name: path.read_text() for path in sorted(JOB_SCRIPTS_DIR.iterdir()) if path.is_file()},

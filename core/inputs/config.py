@@ -74,15 +74,19 @@ class SystemNodesConfig(StrictModel):
     """The CPU node group for the frontend, the Dynamo operator, NATS and jobs."""
 
     instance_type: str = "m7i.2xlarge"
-    nodes: Annotated[int, Field(ge=1)] = 2
-    disk_size_gib: Annotated[int, Field(ge=20, alias="diskSizeGiB")] = 100
+    nodes: Annotated[int, Field(ge=1, description="the CPU nodes for the frontend, the operator, NATS and jobs")] = 2
+    disk_size_gib: Annotated[
+        int, Field(ge=20, alias="diskSizeGiB", description="each system node's root volume, in GiB")
+    ] = 100
 
 
 class NetworkConfig(StrictModel):
     """A new VPC (default), or existing private subnets keyed by availability zone."""
 
     vpc_cidr: Cidr = "10.0.0.0/16"
-    availability_zones: Annotated[int, Field(ge=2, le=6)] = 3
+    availability_zones: Annotated[
+        int, Field(ge=2, le=6, description="the availability zones the VPC spans (EKS needs subnets in two)")
+    ] = 3
     existing_private_subnets: dict[str, SubnetId] | None = None
 
 
@@ -90,7 +94,9 @@ class _ClusterConfig(StrictModel):
     """What every cluster kind has."""
 
     name: DnsLabel
-    kubernetes_version: KubernetesVersion = "1.36"  # objects are validated against it
+    # Objects are validated against it, so it is one kubernetes-validate has schemas for (and, for eks, one
+    # with add-on builds pinned): core/inputs/rules.py. An existing cluster's: its own (kubectl version).
+    kubernetes_version: KubernetesVersion = "1.36"
     # What makes GPUs schedulable: NVIDIA's device plugin (default on clusters we create), the GPU
     # Operator, or nothing (an existing cluster that has one already). Never two of them.
     gpu_software: GpuSoftware | None = None
@@ -107,7 +113,7 @@ class EksClusterConfig(_ClusterConfig):
     # cluster security group, which admits only its own members by default. Default: the VPC we create.
     private_access_cidrs: list[Cidr] | None = None
     admin_role_arns: list[RoleArn] = []
-    log_retention_days: Annotated[int, Field(ge=1)] = 30
+    log_retention_days: Annotated[int, Field(ge=1, description="how many days control-plane logs are kept")] = 30
     system_nodes: SystemNodesConfig = SystemNodesConfig()
     network: NetworkConfig = NetworkConfig()
 
@@ -155,20 +161,25 @@ ClusterConfig = Annotated[EksClusterConfig | ExistingClusterConfig, Field(discri
 
 class NodePoolConfig(StrictModel):
     hardware: str
-    nodes: Annotated[int, Field(ge=0)]
+    nodes: Annotated[int, Field(ge=0, description="the GPU nodes in the pool")]
     capacity_type: CapacityType = "ON_DEMAND"
     capacity_reservation_id: ReservationId | None = None
     instance_type: str | None = None  # default: the hardware's first instance type
     # Required with CAPACITY_BLOCK: the reservation's AZ, whose private subnet alone the pool uses.
     availability_zone: AvailabilityZone | None = None
     efa: bool | None = None  # default: on when a deployment's KV cache crosses the pool's nodes
-    disk_size_gib: Annotated[int, Field(ge=100, alias="diskSizeGiB")] = 500  # root volume: runtime images are large
+    disk_size_gib: Annotated[
+        int,
+        Field(ge=100, alias="diskSizeGiB", description="each GPU node's root volume, in GiB: runtime images are large"),
+    ] = 500
     # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
     # our node groups carry. Set it to target GPU nodes of an existing cluster.
     node_selector: dict[str, str] | None = None
     # What one node costs per hour where the list price does not apply (Spot, a Capacity Block's
     # price / its hours): the plan's cost uses it instead of "unknown".
-    price_per_node_hour: Annotated[PositiveFloat, Field(allow_inf_nan=False)] | None = None
+    price_per_node_hour: Annotated[
+        PositiveFloat | None, Field(allow_inf_nan=False, description="what one node costs per hour, in USD")
+    ] = None
 
 
 class ModelCacheConfig(StrictModel):
@@ -197,13 +208,16 @@ class BenchmarkConfig(StrictModel):
     ([dynamo-gptoss-trtllm]'s long-context run: inputTokens 32000, outputTokens 256)."""
 
     enabled: bool = False
-    input_tokens: PositiveInt | None = None
-    output_tokens: PositiveInt | None = None
-    concurrency_per_gpu: PositiveInt | None = None  # x the deployment's real GPU count (GPU recipes)
+    input_tokens: Annotated[PositiveInt | None, Field(description="the benchmark's input tokens per request")] = None
+    output_tokens: Annotated[PositiveInt | None, Field(description="the benchmark's output tokens per request")] = None
+    # x the deployment's real GPU count (GPU recipes)
+    concurrency_per_gpu: Annotated[
+        PositiveInt | None, Field(description="the benchmark's concurrent requests per GPU")
+    ] = None
 
 
 class RateLimit(StrictModel):
-    requests: PositiveInt
+    requests: Annotated[PositiveInt, Field(description="the requests a client may make per unit")]
     unit: Literal["Second", "Minute", "Hour"] = "Minute"
 
 
@@ -226,20 +240,24 @@ class EndpointConfig(StrictModel):
 class AlertsConfig(StrictModel):
     """Alert thresholds of a deployment (observability.enabled)."""
 
-    ttft_p95_seconds: PositiveFloat | None = None  # default: configs/observability.yaml, by the recipe's mode
+    # Default: configs/observability.yaml, by the recipe's mode.
+    ttft_p95_seconds: Annotated[PositiveFloat | None, Field(description="the TTFT p95 alert, in seconds")] = None
 
 
 class DeploymentConfig(StrictModel):
     recipe: str
     node_pool: str | None = None  # required by a GPU recipe; a cpu recipe runs on CPU nodes and takes none
-    gpus: PositiveInt | None = None  # GPUs per worker, where the recipe allows several sizes
-    replicas: PositiveInt = 1
+    # Where the recipe allows several sizes
+    gpus: Annotated[PositiveInt | None, Field(description="the GPUs each worker gets")] = None
+    replicas: Annotated[PositiveInt, Field(description="the worker replicas")] = 1
     router_mode: Literal["round-robin", "kv"] = "round-robin"
     overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
     benchmark: BenchmarkConfig = BenchmarkConfig()
     # How long `pulumi up` waits for the graph to be Ready: pulling the runtime image and loading
     # the model, which [dynamo-recipe-gptoss] puts at 15-30 minutes. Twice that by default.
-    ready_timeout_minutes: PositiveInt = 60
+    ready_timeout_minutes: Annotated[
+        PositiveInt, Field(description="how long `pulumi up` waits for the graph to be Ready, in minutes")
+    ] = 60
     endpoint: EndpointConfig = EndpointConfig()
     alerts: AlertsConfig = AlertsConfig()
 

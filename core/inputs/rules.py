@@ -6,6 +6,7 @@ the secret to itself and passes only whether one is set.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import re
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
+import kubernetes_validate
+import kubernetes_validate.utils
 from pydantic import ValidationError
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
@@ -25,14 +28,18 @@ from gpt_oss_infra.core.inputs.config import (
     DeploymentConfig,
     EksClusterConfig,
     ExistingClusterConfig,
+    NodePoolConfig,
     Release,
     StackConfig,
 )
 from gpt_oss_infra.core.quantity import gibibytes
-from gpt_oss_infra.core.schema import problems_from
+from gpt_oss_infra.core.schema import closest_name, problems_from
 
 CLUSTER_KINDS = ("eks", "existing")
 REGION_KEY = "aws:region"
+# The label the node groups the program creates carry (core/render/labels.py POOL_LABEL, a later stage):
+# a pool's default nodeSelector, which no node of an existing cluster carries unless labelled.
+POOL_LABEL = "gpt-oss-infra/pool"
 
 
 def parse_stack_config(
@@ -45,20 +52,26 @@ def parse_stack_config(
     try:
         config = StackConfig.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(problems + _without_union_tags(problems_from(error, KEY_PREFIX))) from None
+        raise ConfigError(problems + _without_union_tags(problems_from(error, KEY_PREFIX, StackConfig))) from None
     problems += (
         _release_problems(config, catalog)
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
+        + _model_limit_problems(config, catalog)
         + _cluster_problems(config, catalog)
+        + _kubernetes_version_problems(config, catalog)
         + _storage_problems(config, catalog)
         + _cache_size_problems(config, catalog)
         + _endpoint_problems(config)
     )
     if problems:
         raise ConfigError(problems)
-    return config, warnings + _release_warnings(config, catalog) + kubernetes_support_warnings(
-        config, catalog, region, today
+    return (
+        config,
+        warnings
+        + _release_warnings(config, catalog)
+        + kubernetes_support_warnings(config, catalog, region, today)
+        + _endpoint_warnings(config),
     )
 
 
@@ -94,8 +107,10 @@ def _without_union_tags(problems: list[Problem]) -> list[Problem]:
 
 def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     problems = []
+    created = isinstance(config.cluster, EksClusterConfig)
     for name, pool in config.node_pools.items():
         key = f"{KEY_PREFIX}nodePools.{name}"
+        problems += [] if created else _existing_pool_problems(name, pool)
         hardware = catalog.hardware.get(pool.hardware)
         if hardware is None:
             problems.append(_unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware))
@@ -110,27 +125,8 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                 )
             )
             continue
-        if pool.capacity_type not in instance.capacity_types:
-            problems.append(
-                Problem(
-                    f"{key}.capacityType",
-                    f"{instance_type} ({pool.hardware}) is sold as {', '.join(instance.capacity_types)} only",
-                )
-            )
-        if pool.capacity_type == "CAPACITY_BLOCK" and not pool.capacity_reservation_id:
-            problems.append(
-                Problem(
-                    f"{key}.capacityReservationId",
-                    "required with capacityType CAPACITY_BLOCK (the reservation id, cr-...)",
-                )
-            )
-        if pool.capacity_type == "CAPACITY_BLOCK" and not pool.availability_zone:
-            problems.append(
-                Problem(
-                    f"{key}.availabilityZone",
-                    "required with capacityType CAPACITY_BLOCK: the reservation's AZ (e.g. us-east-2b)",
-                )
-            )
+        if created:
+            problems += _capacity_problems(key, pool, instance_type, instance.capacity_types)
         minimum = hardware.min_kubernetes_version
         if minimum and _minor(config.cluster.kubernetes_version) < _minor(minimum):
             problems.append(
@@ -139,6 +135,71 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                     f"{pool.hardware} nodes need Kubernetes >= {minimum} ({hardware.min_kubernetes_reason})",
                 )
             )
+    return problems
+
+
+def _capacity_problems(key: str, pool: NodePoolConfig, instance_type: str, sold_as: list[str]) -> list[Problem]:
+    """How a node group of a cluster the program creates buys its instances (an existing cluster's
+    nodes were bought already: _existing_pool_problems)."""
+    problems = []
+    if pool.capacity_type not in sold_as:
+        problems.append(
+            Problem(
+                f"{key}.capacityType",
+                f"{instance_type} ({pool.hardware}) is sold as {', '.join(sold_as)} only",
+            )
+        )
+    if pool.capacity_type == "CAPACITY_BLOCK" and not pool.capacity_reservation_id:
+        problems.append(
+            Problem(
+                f"{key}.capacityReservationId",
+                "required with capacityType CAPACITY_BLOCK (the reservation id, cr-...)",
+            )
+        )
+    if pool.capacity_type == "CAPACITY_BLOCK" and not pool.availability_zone:
+        problems.append(
+            Problem(
+                f"{key}.availabilityZone",
+                "required with capacityType CAPACITY_BLOCK: the reservation's AZ (e.g. us-east-2b)",
+            )
+        )
+    return problems
+
+
+# A pool of an existing cluster describes GPU nodes that exist: how EKS would buy them means nothing
+# there. Refused rather than ignored with a warning: a Capacity Block id the program silently never
+# reads would look checked (README: each cluster kind takes only its own keys).
+_BUYING_KEYS = {
+    "capacity_type": "capacityType",
+    "capacity_reservation_id": "capacityReservationId",
+    "availability_zone": "availabilityZone",
+}
+
+
+def _existing_pool_problems(name: str, pool: NodePoolConfig) -> list[Problem]:
+    """A pool of an existing cluster: the labels that select its nodes, and no keys of a node group
+    the program would create."""
+    key = f"{KEY_PREFIX}nodePools.{name}"
+    problems = [
+        Problem(
+            f"{key}.{alias}",
+            "only for a cluster the program creates (kind: eks): this pool describes GPU nodes of an existing "
+            "cluster, which are there already, however they were bought; leave it out",
+        )
+        for field, alias in _BUYING_KEYS.items()
+        if field in pool.model_fields_set
+    ]
+    if not pool.node_selector:  # {} too: the objects would fall back to the default label
+        problems.append(
+            Problem(
+                f"{key}.nodeSelector",
+                f"required on an existing cluster: its nodes carry no {POOL_LABEL} label unless you label them, "
+                f"so the default ({POOL_LABEL}: {name}) would select no node and leave the workers Pending. Name "
+                "labels the GPU nodes carry (e.g. nvidia.com/gpu.product: NVIDIA-H200, which NVIDIA's GPU feature "
+                "discovery sets; kubectl get nodes -L nvidia.com/gpu.product shows them), or label the nodes "
+                f"(kubectl label nodes <node> {POOL_LABEL}={name}) and set nodeSelector: {{{POOL_LABEL}: {name}}}",
+            )
+        )
     return problems
 
 
@@ -314,14 +375,6 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
         return []
     key = f"{KEY_PREFIX}cluster"
     problems = []
-    if cluster.kubernetes_version not in catalog.addon_versions:
-        problems.append(
-            Problem(
-                f"{key}.kubernetesVersion",
-                f"EKS add-on versions are pinned for {', '.join(catalog.addon_versions)} (configs/eks-addons.yaml); "
-                f"pin them for {cluster.kubernetes_version} there first",
-            )
-        )
     if cluster.endpoint_public_access and not cluster.public_access_cidrs:
         problems.append(
             Problem(
@@ -364,13 +417,50 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     return problems
 
 
+def _kubernetes_version_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """A created cluster's version has EKS add-on builds pinned; every cluster's version has the
+    schemas the strict validation of its objects needs (core/checks/validation.py: kubernetes-validate)."""
+    key, version = f"{KEY_PREFIX}cluster.kubernetesVersion", config.cluster.kubernetes_version
+    if isinstance(config.cluster, EksClusterConfig) and version not in catalog.addon_versions:
+        return [
+            Problem(
+                key,
+                f"EKS add-on versions are pinned for {', '.join(catalog.addon_versions)} (configs/eks-addons.yaml); "
+                f"pin them for {version} there first",
+            )
+        ]
+    validated = validated_kubernetes_versions()
+    if version in validated:
+        return []
+    return [
+        Problem(
+            key,
+            f"Kubernetes {version} is not one this program can validate objects for: {validated[0]} to "
+            f"{validated[-1]} (the schemas of kubernetes-validate {kubernetes_validate.__version__}, "
+            "requirements.txt); set the cluster's own minor version (kubectl version: Server Version)",
+        )
+    ]
+
+
+@functools.cache
+def validated_kubernetes_versions() -> tuple[str, ...]:
+    """The minor versions kubernetes-validate has strict schemas for, oldest first ("1.25", ...)."""
+    schemas = kubernetes_validate.utils
+    minors = {schemas.major_minor(version) for version in schemas.all_versions()}
+    return tuple(sorted((str(minor) for minor in minors), key=_minor))
+
+
 def aws_problems(config: StackConfig, region: str | None) -> list[Problem]:
-    """aws:region, the availability zones and the system instance type of a stack that creates its
-    cluster on EKS, as AWS names them (core/inputs/aws_values.py); an existing cluster's AWS side
-    is not the program's to create. Without a region (tests of the core alone) only the instance type."""
+    """aws:region on every cluster kind where it is given; the availability zones and the system
+    instance type of a stack that creates its cluster on EKS, as AWS names them
+    (core/inputs/aws_values.py): an existing cluster's AWS side is not the program's to create.
+    Without a region (tests of the core alone) only the instance type."""
     cluster = config.cluster
     if not isinstance(cluster, EksClusterConfig):
-        return []
+        refused = region and aws_values.one_of(
+            region, aws_values.regions("ec2"), "regions botocore's endpoint data has EC2 in"
+        )
+        return [Problem(REGION_KEY, refused)] if refused else []
     system = aws_values.instance_type_problem(
         f"{KEY_PREFIX}cluster.systemNodes.instanceType", cluster.system_nodes.instance_type
     )
@@ -426,6 +516,41 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
                     f"but node pool {deployment.node_pool} is {pool.hardware}",
                 )
             )
+    return problems
+
+
+def _model_limit_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """Engine settings that bound one sequence (the backend's `sequence_fields`, e.g. TensorRT-LLM's
+    max_seq_len) within the model's context (configs/model.yaml maxPositionEmbeddings): a deployment's
+    overrides, and where they leave the field alone, the recipe's own value."""
+    model, limit = catalog.model.name, catalog.model.max_position_embeddings
+    problems = []
+    for name, deployment in config.deployments.items():
+        recipe = catalog.recipes.get(deployment.recipe)
+        if recipe is None:  # refused with its own problem
+            continue
+        fields: dict[str, str] = getattr(catalog.backends[recipe.backend], "sequence_fields", {})
+        key, single = f"{KEY_PREFIX}deployments.{name}", len(recipe.workers) == 1
+        for role, spec in recipe.workers.items():
+            overrides = deployment.overrides if single else deployment.overrides.get(role)
+            overrides = overrides if isinstance(overrides, dict) else {}  # else refused as a malformed role
+            for field, why in fields.items():
+                given = field in overrides
+                value = overrides[field] if given else spec.engine.get(field)
+                if isinstance(value, bool) or not isinstance(value, int) or value <= limit:
+                    continue  # within the context, unset, or not a number (refused by the field check)
+                over = f"more than {model}'s context of {limit} tokens (maxPositionEmbeddings, configs/model.yaml)"
+                if given:
+                    where = f"{key}.overrides" + ("" if single else f".{role}")
+                    problems.append(Problem(f"{where}.{field}", f"{value} is {over}: at most {limit}; {why}"))
+                else:
+                    problems.append(
+                        Problem(
+                            f"{key}.recipe",
+                            f"recipe {deployment.recipe} sets {field} {value} for its {role} workers, {over}: "
+                            f"override it with at most {limit}; {why}",
+                        )
+                    )
     return problems
 
 
@@ -532,6 +657,27 @@ def _endpoint_problems(config: StackConfig) -> list[Problem]:
     return problems
 
 
+def _endpoint_warnings(config: StackConfig) -> list[str]:
+    """An internal NLB in a VPC the program did not make, without allowedCidrs: the AWS Load Balancer
+    Controller's default source range is 0.0.0.0/0, internal or not (core/render/gateway.py
+    [lbc-nlb]), so every network routed to the VPC reaches it, with only the API keys in the way."""
+    cluster = config.cluster
+    if not has_load_balancer_controller(config):
+        return []
+    if isinstance(cluster, EksClusterConfig) and not cluster.network.existing_private_subnets:
+        return []  # the VPC we create: its CIDR is the default (core/render/gateway.source_ranges)
+    where = "this existing cluster's VPC" if isinstance(cluster, ExistingClusterConfig) else "the existing subnets' VPC"
+    return [
+        f"{KEY_PREFIX}deployments.{name}.endpoint.allowedCidrs: NOT SET, so the internal NLB admits 0.0.0.0/0 "
+        "(the AWS Load Balancer Controller's default source range, internal or not): ANYTHING ROUTED TO "
+        f"{where.upper()} reaches it (peered VPCs, Transit Gateway, VPN, Direct Connect), with only the API keys "
+        "in the way; the program does not know the VPC's CIDR to narrow it. Set allowedCidrs to the VPC's CIDR "
+        "(aws ec2 describe-vpcs) or to its clients' networks"
+        for name, deployment in config.deployments.items()
+        if deployment.endpoint.exposure == "internal" and not deployment.endpoint.allowed_cidrs
+    ]
+
+
 def has_load_balancer_controller(config: StackConfig) -> bool:
     """The cluster turns a gateway's LoadBalancer Service into an NLB: ours (created) or the user's."""
     cluster = config.cluster
@@ -559,4 +705,7 @@ def _backend_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 
 
 def _unknown(key: str, what: str, value: str, known: Iterable[str]) -> Problem:
-    return Problem(key, f"unknown {what} {value!r}; one of {', '.join(known)}")
+    known = list(known)
+    closest = closest_name(value, known)
+    hint = f"; did you mean {closest!r}?" if closest else ""
+    return Problem(key, f"unknown {what} {value!r}; one of {', '.join(known)}{hint}")

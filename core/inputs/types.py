@@ -27,7 +27,12 @@ def _dns_label(value: str) -> str:
 
 
 def _deployment_name(value: str) -> str:
-    _dns_label(value)
+    """A DNS label of at most MAX_DEPLOYMENT_NAME characters: the refusal says 40, not a DNS label's 63."""
+    if not DNS_LABEL.match(value):
+        raise ValueError(
+            f"{value!r} must be a DNS label of at most {MAX_DEPLOYMENT_NAME} characters: lowercase letters, digits "
+            "and '-' (the names derived from it, e.g. <name>-trtllmprefillworker, stay within Kubernetes' 63)"
+        )
     if len(value) > MAX_DEPLOYMENT_NAME:
         raise ValueError(
             f"{value!r} is {len(value)} characters; at most {MAX_DEPLOYMENT_NAME}, so that the names derived "

@@ -51,10 +51,18 @@ TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"  # TLS 1.3 and 1.2 only [lbc-
 # Envoy replicas per gateway: local rate limits count per replica, so a client gets up to this many
 # times its limit (README says so).
 ENVOY_REPLICAS = 2
+# Envoy Gateway's own defaults for the proxy (envoyproxy/gateway api/v1alpha1/shared_types.go
+# DefaultDeploymentCPUResourceRequests "100m", DefaultDeploymentMemoryResourceRequests "512Mi"), written
+# out, and a memory limit of twice that: a proxy that leaks is stopped on the system node it shares.
+ENVOY_RESOURCES = {"requests": {"cpu": "100m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
 PROGRAMMED = {"pulumi.com/waitFor": "condition=Programmed", "pulumi.com/timeoutSeconds": "900"}
 
 
 MASKED = "[secret]"  # what the plan shows for each API key; the shell sets the key itself
+# How an internal gateway is reached where the cluster makes no NLB (an existing cluster without the
+# AWS Load Balancer Controller): the plan summary, the report and the smoke test's path say this,
+# never "internal NLB".
+IN_CLUSTER_SERVICE = "the gateway's in-cluster Service (ClusterIP, no NLB: cluster.loadBalancerController is off)"
 
 
 @dataclass(frozen=True)
@@ -140,6 +148,7 @@ def gateway(
                     "envoyDeployment": {
                         "replicas": ENVOY_REPLICAS,
                         "pod": {"affinity": SYSTEM_POOL_AFFINITY | _spread({OWNING_GATEWAY_LABEL: gateway_name})},
+                        "container": {"resources": ENVOY_RESOURCES},
                     },
                     "envoyService": envoy_service,
                 },
@@ -263,7 +272,7 @@ def front_door(endpoint: EndpointConfig, target: GatewayTarget, service: str, po
     admitted = ", ".join(ranges or [])
     path, reason = "", None
     if not target.with_nlb:
-        reason = "no NLB: the cluster has no AWS Load Balancer Controller"
+        path = IN_CLUSTER_SERVICE  # there is no NLB to go around
     elif endpoint.exposure == "internal":
         if _admits(ranges, target.pod_cidr):
             path = "its internal NLB, from inside the VPC"
@@ -273,8 +282,8 @@ def front_door(endpoint: EndpointConfig, target: GatewayTarget, service: str, po
         path = "its internet-facing NLB, from the cluster through its NAT address"
     else:
         reason = f"the public NLB admits only {admitted}, which need not hold the cluster's NAT address"
-    via_nlb = reason is None
-    if not via_nlb:
+    via_nlb = target.with_nlb and reason is None
+    if reason is not None:
         path = f"its Envoy Service inside the cluster, not the NLB ({reason})"
     return FrontDoor(
         service=service,

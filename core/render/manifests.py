@@ -15,6 +15,7 @@ from typing import Any
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import GraphComponent, ModelVolume, render_graph
+from gpt_oss_infra.core.inputs.catalog import FrontendResources, GpuWorkerResources, PodResources
 from gpt_oss_infra.core.inputs.config import Release
 from gpt_oss_infra.core.render import pod_security
 from gpt_oss_infra.core.render.labels import (
@@ -124,6 +125,7 @@ class PodExtras:
     image_pull_secrets: list[str]
     with_hf_token: bool
     observed: bool  # observability.enabled: the dashboards and alerts read the workers' metrics
+    resources: PodResources  # the frontend's and GPU workers' CPU and memory (configs/pod-resources.yaml)
 
 
 def dynamo_graph_deployment(
@@ -160,6 +162,7 @@ def _frontend(
         "image": release.runtime_image,
         "command": ["python3", "-m", "dynamo.frontend"],
         "args": ["--router-mode", deployment.config.router_mode, "--http-port", str(FRONTEND_PORT)],
+        "resources": frontend_resources(deployment, extras.resources.frontend),
     }
     return GraphComponent(
         name="Frontend",
@@ -171,6 +174,25 @@ def _frontend(
         labels=worker_labels(deployment.name, FRONTEND_ROLE),
         pod=_pull_secrets(extras) | {"securityContext": pod_security.FRONTEND_POD, "containers": [main]},
     )
+
+
+def frontend_resources(deployment: ResolvedDeployment, sizing: FrontendResources) -> dict[str, Any]:
+    """The frontend's CPU and memory, by the worker pods it serves (configs/pod-resources.yaml says why)."""
+    pods = max(1, sum(worker.replicas for worker in deployment.workers))
+    memory = pods * sizing.memory_gib_per_worker
+    return {
+        "requests": {"cpu": str(pods * sizing.cpu_per_worker), "memory": f"{memory}Gi"},
+        "limits": {"memory": f"{memory * sizing.memory_limit_factor}Gi"},
+    }
+
+
+def gpu_worker_resources(gpus: int, sizing: GpuWorkerResources) -> dict[str, Any]:
+    """A GPU worker's CPU and memory, by its GPUs (configs/pod-resources.yaml says why); its GPUs are the
+    component's own resources (core.dynamo_graph)."""
+    return {
+        "requests": {"cpu": str(gpus * sizing.cpu_per_gpu), "memory": f"{gpus * sizing.memory_gib_per_gpu}Gi"},
+        "limits": {"memory": f"{gpus * sizing.memory_limit_gib_per_gpu}Gi"},
+    }
 
 
 def _worker(
@@ -205,6 +227,8 @@ def _worker(
         main["volumeMounts"] = [{"name": "engine-config", "mountPath": ENGINE_CONFIG_MOUNT, "readOnly": True}]
     if worker.resources:  # a CPU worker's own requests and limits
         main["resources"] = worker.resources
+    elif worker.gpus:
+        main["resources"] = gpu_worker_resources(worker.gpus, extras.resources.gpu_worker)
     main["securityContext"] = pod_security.GRAPH_CONTAINER
     # GPU workers go to their pool's nodes, tolerating the GPU taint; CPU workers where platform pods go.
     placement = (

@@ -256,7 +256,18 @@ def cache_job(
     return ScriptedJob(script=script_map, job=job)
 
 
-def wait_for_model(release: Release, weights: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+WAIT_FOR_MARKER = (
+    "import os, time\n"
+    "marker = os.environ['MARKER']\n"
+    "while not os.path.exists(marker):\n"
+    "    print(f'waiting for {marker}', flush=True)\n"
+    "    time.sleep(15)\n"
+)
+
+
+def wait_for_model(
+    release: Release, weights: bool, resources: dict[str, dict[str, str]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """An init container that holds a worker until the cache is complete, and its volume (the
     same PVC, read-only, under its own name so it never depends on the operator's naming)."""
     volume = {
@@ -266,8 +277,11 @@ def wait_for_model(release: Release, weights: bool) -> tuple[dict[str, Any], dic
     container = {
         "name": "wait-for-model",
         "image": release.runtime_image,  # already on the node for the worker itself
-        "command": ["sh", "-c", 'until [ -f "$MARKER" ]; do echo "waiting for $MARKER"; sleep 15; done'],
+        # Python, which every runtime image runs its own components with: a minimal image need not
+        # have a shell or `sleep` (the mocker's dynamo-planner image, say).
+        "command": ["python3", "-c", WAIT_FOR_MARKER],
         "env": [{"name": "MARKER", "value": completion_marker(release, weights)}],
         "volumeMounts": [{"name": volume["name"], "mountPath": MODEL_CACHE_MOUNT, "readOnly": True}],
+        "resources": resources,
     }
     return container, volume

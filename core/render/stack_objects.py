@@ -171,7 +171,9 @@ def render_stack(
     deployments = resolved.deployments
     pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
     weights = loads_weights(config, catalog)  # else a cache of the tokenizer only (mocker recipes)
-    init_container, init_volume = model_cache.wait_for_model(config.release, weights)
+    init_container, init_volume = model_cache.wait_for_model(
+        config.release, weights, catalog.pod_resources.wait_for_model
+    )
     dynamo = catalog.dynamo_versions[config.release.dynamo]
     return Stack(
         config=config,
@@ -244,6 +246,7 @@ def render_stack(
                         image_pull_secrets=pull_secrets,
                         with_hf_token=with_hf_token,
                         observed=config.observability.enabled,
+                        resources=catalog.pod_resources,
                     ),
                     smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
                 ),

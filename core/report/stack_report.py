@@ -10,10 +10,10 @@ from typing import Any
 from gpt_oss_infra.core.backends import EngineView
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
-from gpt_oss_infra.core.inputs.rules import loads_weights
+from gpt_oss_infra.core.inputs.rules import has_load_balancer_controller, loads_weights
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
-from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, Gateway
+from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, IN_CLUSTER_SERVICE, Gateway
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.report import figures
@@ -158,14 +158,20 @@ def _deployment_report(
         },
     }
     if serving.gateway is not None:
-        report["gateway"] = _gateway_report(serving.gateway, deployment.config.endpoint)
+        report["gateway"] = _gateway_report(
+            serving.gateway, deployment.config.endpoint, has_load_balancer_controller(config)
+        )
     return report
 
 
-def _gateway_report(gateway: Gateway, endpoint: EndpointConfig) -> dict[str, Any]:
+def _gateway_report(gateway: Gateway, endpoint: EndpointConfig, with_nlb: bool) -> dict[str, Any]:
     limit = endpoint.rate_limit
     return {
         "exposure": endpoint.exposure,
+        # What clients reach: an NLB only where the cluster makes one (the AWS Load Balancer Controller).
+        "reachedThrough": ("internet-facing NLB" if endpoint.exposure == "public" else "internal NLB")
+        if with_nlb
+        else IN_CLUSTER_SERVICE,
         "url": gateway.url or "the NLB's DNS name, once it exists (stack output gateways)",
         "tls": "on the NLB, ACM certificate" if endpoint.certificate_arn else "none (plain HTTP)",
         "rateLimit": f"{limit.requests} requests per {limit.unit.lower()} per API key and gateway replica "
@@ -436,8 +442,12 @@ def _cpu_worker_lines(workers: dict[str, Any]) -> list[str]:
 def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:
     if gateway is None:
         return []
+    # "internal NLB" only where there is an NLB; else the in-cluster Service clients reach.
+    nlb = gateway["reachedThrough"].endswith("NLB")
+    way = f"{gateway['exposure']} NLB" if nlb else gateway["exposure"]
+    through = "" if nlb else f", reached through {gateway['reachedThrough']}"
     return [
-        f"- gateway ({gateway['exposure']} NLB, API keys, 401 without one): {gateway['url']}; TLS {gateway['tls']}; "
+        f"- gateway ({way}, API keys, 401 without one){through}: {gateway['url']}; TLS {gateway['tls']}; "
         f"{gateway['rateLimit']}",
         "- call it:",
         "",

@@ -38,11 +38,16 @@ EXISTING_CLUSTER_BLOCKS = {
 }
 
 
+# GPU nodes another program made, by their labels (no GpuNodePool of this program names them).
+ON_H200 = {"namespace": "gpt-oss", "node_selector": {"nvidia.com/gpu.product": "NVIDIA-H200"}}
+SECRET_KEY = pulumi.Output.secret("k")
+
+
 REFUSED = [
     (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h300", "nodes": 1}),
      "GpuNodePool 'gpu'", "hardware: unknown hardware"),
     (lambda: GpuNodePool("GPU", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h200", "nodes": -1}),
-     "GpuNodePool 'GPU'", "nodes: Input should be greater than or equal to 0"),
+     "GpuNodePool 'GPU'", "nodes: must be at least 0 (got -1)"),
     (lambda: DynamoPlatform("dynamo", {"dynamo_release": "9.9.9"}), "DynamoPlatform 'dynamo'", "dynamo_release: "),
     (lambda: DynamoPlatform("dynamo", {"namespace": "Dynamo_System"}), "DynamoPlatform 'dynamo'", "namespace: "),
     (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs"}),
@@ -51,13 +56,13 @@ REFUSED = [
      "ModelCache 'cache'", "storage_class_name: required with storage: existing"),
     (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-fastest", "namespace": "gpt-oss"}),
      "GptOssDeployment 'gpt-oss'", "recipe: unknown recipe 'h200-agg-fastest'"),
-    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "gpus": 3, "namespace": "gpt-oss"}),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "gpus": 3, **ON_H200}),
      "GptOssDeployment 'gpt-oss'", "gpus: recipe h200-agg-low-latency allows [1, 4, 8] GPUs per worker, not 3"),
     (lambda: GptOssDeployment(
-        "gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "overrides": {"no_such_field": 1}}
+        "gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "overrides": {"no_such_field": 1}}
      ), "GptOssDeployment 'gpt-oss'", "overrides.no_such_field: not a TensorRT-LLM engine field"),
     (lambda: GptOssDeployment(
-        "gpt-oss", {"recipe": "b200-disagg-4p4d", "namespace": "gpt-oss", "pool_nodes": 0}
+        "gpt-oss", {"recipe": "b200-disagg-4p4d", **ON_H200, "pool_nodes": 0}
      ), "GptOssDeployment 'gpt-oss'", "node_pool: pool gpt-oss (0 x p6-b200.48xlarge, 8 GPUs each) cannot place"),
 ]  # fmt: skip
 
@@ -203,24 +208,26 @@ def test_a_recipe_given_as_an_object_is_checked_and_served_like_a_named_one(engi
     recipe = catalog.recipes["h200-agg-low-latency"].model_dump(by_alias=True, exclude_defaults=True)
 
     def program():
-        GptOssDeployment(
-            "own", {"recipe_definition": recipe, "gpus": 4, "namespace": "gpt-oss"}, opts=on_stand_in_cluster()
-        )
+        GptOssDeployment("own", {"recipe_definition": recipe, "gpus": 4, **ON_H200}, opts=on_stand_in_cluster())
 
     engine.run(program)
     assert engine.inputs("own-graph")["kind"] == "DynamoGraphDeployment"
     broken = recipe | {"hardware": "h999"}
     with pytest.raises(pulumi.RunError, match=r"recipe_definition\.hardware: unknown hardware"):
-        engine.run(lambda: GptOssDeployment("own", {"recipe_definition": broken, "namespace": "gpt-oss"}) and None)
+        engine.run(lambda: GptOssDeployment("own", {"recipe_definition": broken, **ON_H200}) and None)
 
 
 def test_the_hf_token_and_ngc_key_stay_secret(engine):
     def program():
         cluster = on_stand_in_cluster()
-        DynamoPlatform("dynamo", {"ngc_api_key": "nvapi-plain-in-a-program"}, opts=cluster)
+        DynamoPlatform("dynamo", {"ngc_api_key": pulumi.Output.secret("nvapi-plain-in-a-program")}, opts=cluster)
         ModelCache(
             "cache",
-            {"namespace": "gpt-oss", "storage_class_name": "shared-rwx", "hf_token": "hf_plain_in_a_program"},
+            {
+                "namespace": "gpt-oss",
+                "storage_class_name": "shared-rwx",
+                "hf_token": pulumi.Output.secret("hf_plain_in_a_program"),
+            },
             opts=cluster,
         )
         return {
@@ -241,9 +248,9 @@ def test_an_endpoint_gets_the_platforms_gateway_api_keys_and_policies_and_its_sm
             {
                 "recipe": "h200-agg-low-latency",
                 "gpus": 4,
-                "namespace": "gpt-oss",
+                **ON_H200,
                 "endpoint": {"exposure": "internal", "requests_per_minute": 30.0},
-                "api_keys": {"team-a": "key-plain-in-a-program"},
+                "api_keys": {"team-a": pulumi.Output.secret("key-plain-in-a-program")},
             },
             opts=pulumi.ResourceOptions.merge(cluster, pulumi.ResourceOptions(depends_on=[platform])),
         )
@@ -271,16 +278,16 @@ def test_an_endpoint_gets_the_platforms_gateway_api_keys_and_policies_and_its_sm
 
 ENDPOINT_REFUSED = [
     ({"endpoint": {"exposure": "internal"}}, "api_keys: required: deployments gpt-oss have a gateway"),
-    ({"endpoint": {"exposure": "everywhere"}, "api_keys": {"a": "k"}}, "endpoint.exposure: Input should be"),
-    ({"endpoint": {"exposure": "public"}, "api_keys": {"a": "k"}}, "endpoint.certificate_arn: "),
-    ({"endpoint": {"exposure": "internal", "client_requests_per_minute": {"b": 5}}, "api_keys": {"a": "k"}},
+    ({"endpoint": {"exposure": "everywhere"}, "api_keys": {"a": SECRET_KEY}}, "endpoint.exposure: Input should be"),
+    ({"endpoint": {"exposure": "public"}, "api_keys": {"a": SECRET_KEY}}, "endpoint.certificate_arn: "),
+    ({"endpoint": {"exposure": "internal", "client_requests_per_minute": {"b": 5}}, "api_keys": {"a": SECRET_KEY}},
      "endpoint.client_requests_per_minute.b: no such client in apiKeys"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("endpoint", "expected"), ENDPOINT_REFUSED)
 def test_a_bad_endpoint_is_refused_by_its_argument_names(engine, endpoint, expected):
-    args = {"recipe": "h200-agg-low-latency", "gpus": 4, "namespace": "gpt-oss", **endpoint}
+    args = {"recipe": "h200-agg-low-latency", "gpus": 4, **ON_H200, **endpoint}
     with pytest.raises(pulumi.RunError) as refused:
         engine.run(lambda: GptOssDeployment("gpt-oss", args) and None)
     assert expected in str(refused.value), str(refused.value)
@@ -301,6 +308,7 @@ def test_another_languages_program_reaches_a_block_through_the_sdks_component_pr
                     "recipe": "h200-agg-low-latency",
                     "gpus": 4,
                     "namespace": "gpt-oss",
+                    "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"},
                     "overrides": {"cuda_graph_config": {"max_batch_size": 16}},
                     "endpoint": {"exposure": "internal", "requestsPerMinute": 30, "clientRequestsPerMinute": {"ci": 5}},
                     "apiKeys": {"ci": pulumi.Output.secret("key-from-another-language")},
@@ -327,10 +335,78 @@ def test_api_keys_that_arrive_as_an_output_need_their_client_names(engine):
         inputs = wait_for(as_a_provider_receives({"apiKeys": {"ci": pulumi.Output.secret("k")}}))
         GptOssDeployment(
             "gpt-oss",
-            {"recipe": "h200-agg-low-latency", "gpus": 4, "namespace": "gpt-oss", "endpoint": {"exposure": "internal"},
+            {"recipe": "h200-agg-low-latency", "gpus": 4, **ON_H200, "endpoint": {"exposure": "internal"},
              "api_keys": inputs["apiKeys"]},
         )  # fmt: skip
 
     with pytest.raises(pulumi.RunError, match=r"api_clients: required: api_keys is an output"):
         engine.run(program)
     assert engine.mocks.resources == []
+
+
+# What the Python API refuses that it used to take (issue 32): each refused by argument name, before
+# anything is registered.
+API_REFUSED = [
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "node_pol": "gpu"}),
+     "node_pol: not an argument of GptOssDeployment: did you mean 'node_pool'?"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200,
+                                          "endpoint": {"exposure": "internal", "allowed_cidr": ["10.0.0.0/16"]}}),
+     "endpoint.allowed_cidr: not an argument of GptOssDeployment: did you mean 'allowed_cidrs'?"),
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h200", "node": 1}),
+     "node: not an argument of GpuNodePool: did you mean 'nodes'?"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss",
+                                          "node_pool": "gpu"}),
+     "node_pool: 'gpu' names no GpuNodePool of this program (it made none); make the GpuNodePool first, or give "
+     "node_selector"),
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage_class_name": "rwx", "hf_token": "hf_plain"}),
+     "hf_token: a plain string: pass a secret"),
+    (lambda: DynamoPlatform("dynamo", {"ngc_api_key": "nvapi-plain"}), "ngc_api_key: a plain string: pass a secret"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200,
+                                          "endpoint": {"exposure": "internal"}, "api_keys": {"ci": "sk-plain"}}),
+     "api_keys: a plain string (the value of 'ci'): pass a secret"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("build", "expected"), API_REFUSED)
+def test_the_python_api_refuses_what_a_stack_file_would(engine, build, expected):
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(lambda: build() and None)
+    assert expected in str(refused.value), str(refused.value)
+    assert engine.mocks.resources == []
+
+
+POOL_ARGS = {"cluster_name": "lab", "subnet_ids": ["subnet-a"], "nodes": 2}
+
+
+def test_a_deployment_names_a_gpu_node_pool_the_program_made_and_selects_its_nodes(engine):
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+
+    def program():
+        GpuNodePool("h200", POOL_ARGS | {"hardware": "h200"})
+        GptOssDeployment(
+            "gpt-oss", {"recipe": "h200-agg-low-latency", "gpus": 4, "namespace": "gpt-oss", "node_pool": "h200"}
+        )
+
+    engine.run(program)
+    worker = components_by_name(engine.inputs("gpt-oss-graph"))["TrtllmWorker"]
+    assert worker.pod["nodeSelector"] == {"gpt-oss-infra/pool": "h200"}  # the label the pool's nodes carry
+
+
+@pytest.mark.parametrize(
+    ("node_pool", "expected"),
+    [
+        ("b20", "node_pool: 'b20' names no GpuNodePool of this program: did you mean 'b200'?"),
+        ("b200", "recipe: the recipe is for h200, but GpuNodePool 'b200' has b200 nodes"),
+    ],
+)
+def test_a_node_pool_that_matches_nothing_or_other_hardware_is_refused(engine, node_pool, expected):
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+
+    def program():
+        GpuNodePool("b200", POOL_ARGS | {"hardware": "b200"})
+        GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "node_pool": node_pool})
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert expected in str(refused.value)
+    assert "gpt-oss-infra:index:GptOssDeployment" not in [r.typ for r in engine.mocks.resources]

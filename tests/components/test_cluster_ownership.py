@@ -13,6 +13,7 @@ import pytest
 
 from gpt_oss_infra import GptOssStack
 from gpt_oss_infra.components import cluster_ownership
+from gpt_oss_infra.components.stack_config import StackFileConfig
 from gpt_oss_infra.components.targets import existing
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.ownership import OWNER_ANNOTATION
@@ -82,7 +83,7 @@ def test_the_program_refuses_before_registering_anything_unless_adopted(engine, 
             existing, "all_config", lambda: {"kubernetes:kubeconfig": json.dumps(local_kubeconfig(port))}
         )
         with pytest.raises(pulumi.RunError) as refused:
-            engine.run(lambda: GptOssStack("gpt-oss-infra", {"config": config}) and None)
+            engine.run(lambda: GptOssStack("gpt-oss-infra", {"config": StackFileConfig(config)}) and None)
     message = str(refused.value)
     assert message.startswith("invalid stack config in Pulumi.test.yaml:")
     assert ("Namespace dynamo-system exists" in message) is not adopted

@@ -56,6 +56,7 @@ CONSTRUCTED = {
             "recipe": "h200-agg-low-latency",
             "gpus": 4,
             "namespace": "gpt-oss",
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"},
             "endpoint": {"exposure": "internal"},
             "apiKeys": {"ci": pulumi.Output.secret("k")},
             "apiClients": ["ci"],

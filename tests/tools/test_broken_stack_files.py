@@ -1,7 +1,10 @@
 """Stack files broken the way users break them, one section at a time, each planned by `make plan`
 (the program on the mock engine, as `pulumi preview` runs it): refused with exit 1, naming the stack
 file, the exact key path and what is allowed, with nothing written and no traceback. The first run
-of these found a retention refused with a bare regular expression (now says what Prometheus takes)."""
+of these found a retention refused with a bare regular expression (now says what Prometheus takes); a
+stack file written from README alone (issue 32) found the existing-cluster cases, the model's context and
+the bare bounds ("Input should be greater than 0") kept here. `says` is the message's start, or a tuple of
+its start and parts that must follow on the same line (a did-you-mean after a list that grows)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,17 @@ def with_keys(entries, **endpoint) -> None:
     """An internal endpoint with the API keys it needs, then `endpoint`'s settings."""
     entries["gpt-oss-infra:apiKeys"] = {"ci": SECURE}
     deployment(entries)["endpoint"] = {"exposure": "internal"} | endpoint
+
+
+def as_existing(entries, **cluster_keys) -> dict:
+    """The dev stack file on an existing cluster, as README's Stack config reference has one: its GPU nodes
+    selected by the label NVIDIA's GPU feature discovery sets, a StorageClass for the model cache."""
+    entries["gpt-oss-infra:cluster"] = {"kind": "existing", "name": "lab", "blockStorageClassName": "gp3"}
+    entries["gpt-oss-infra:cluster"] |= cluster_keys
+    entries["gpt-oss-infra:modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+    pool(entries).pop("capacityType")
+    pool(entries)["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-H200"}
+    return entries
 
 
 CAPACITY_BLOCK = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123456789abcdef0"}
@@ -63,7 +77,7 @@ BROKEN = {
     "no system nodes": (
         lambda e: cluster(e).update(systemNodes={"nodes": 0}),
         "cluster.systemNodes.nodes",
-        "Input should be greater than or equal to 1",
+        "must be at least 1 (got 0): the CPU nodes for the frontend, the operator, NATS and jobs",
     ),
     "an instance type EC2 does not have": (
         lambda e: cluster(e).update(systemNodes={"instanceType": "m7i.huge"}),
@@ -73,7 +87,7 @@ BROKEN = {
     "one availability zone": (
         lambda e: cluster(e).update(network={"availabilityZones": 1}),
         "cluster.network.availabilityZones",
-        "Input should be greater than or equal to 2",
+        "must be at least 2 (got 1): the availability zones the VPC spans (EKS needs subnets in two)",
     ),
     "a VPC CIDR that is no CIDR": (
         lambda e: cluster(e).update(network={"vpcCidr": "10.0.0.0/33"}),
@@ -89,12 +103,12 @@ BROKEN = {
     "a negative node count": (
         lambda e: pool(e).update(nodes=-1),
         "nodePools.gpu.nodes",
-        "Input should be greater than or equal to 0",
+        "must be at least 0 (got -1): the GPU nodes in the pool",
     ),
     "a capacity type EKS has not": (
         lambda e: pool(e).update(capacityType="SPOT_ONLY"),
         "nodePools.gpu.capacityType",
-        "Input should be 'ON_DEMAND', 'SPOT' or 'CAPACITY_BLOCK'",
+        "Input should be 'ON_DEMAND', 'SPOT' or 'CAPACITY_BLOCK' (got 'SPOT_ONLY'; did you mean 'SPOT'?)",
     ),
     "a Capacity Block without its zone": (
         lambda e: pool(e).update(CAPACITY_BLOCK),
@@ -109,7 +123,7 @@ BROKEN = {
     "a root volume too small for the runtime image": (
         lambda e: pool(e).update(diskSizeGiB=50),
         "nodePools.gpu.diskSizeGiB",
-        "Input should be greater than or equal to 100",
+        "must be at least 100 (got 50): each GPU node's root volume, in GiB: runtime images are large",
     ),
     "an instance type of other GPUs": (
         lambda e: pool(e).update(instanceType="p5.48xlarge"),
@@ -141,12 +155,12 @@ BROKEN = {
     "a node pool that does not exist": (
         lambda e: deployment(e).update(nodePool="gpus"),
         "deployments.gpt-oss.nodePool",
-        "unknown node pool 'gpus'; one of gpu",
+        "unknown node pool 'gpus'; one of gpu; did you mean 'gpu'?",
     ),
     "no replicas": (
         lambda e: deployment(e).update(replicas=0),
         "deployments.gpt-oss.replicas",
-        "Input should be greater than 0",
+        "must be at least 1 (got 0): the worker replicas",
     ),
     "a router mode Dynamo has not": (
         lambda e: deployment(e).update(routerMode="random"),
@@ -156,17 +170,44 @@ BROKEN = {
     "a deployment name Kubernetes refuses": (
         lambda e: e["gpt-oss-infra:deployments"].update(Chat=e["gpt-oss-infra:deployments"].pop("gpt-oss")),
         "deployments.Chat",
-        "'Chat' must be a DNS label",
+        "'Chat' must be a DNS label of at most 40 characters: lowercase letters, digits and '-'",
+    ),
+    "a deployment name too long for the names made from it": (
+        lambda e: e["gpt-oss-infra:deployments"].update({"chat" * 11: e["gpt-oss-infra:deployments"].pop("gpt-oss")}),
+        "deployments." + "chat" * 11,
+        f"'{'chat' * 11}' is 44 characters; at most 40, so that the names derived from it",
+    ),
+    "no GPUs per worker": (
+        lambda e: deployment(e).update(gpus=0),
+        "deployments.gpt-oss.gpus",
+        "must be at least 1 (got 0): the GPUs each worker gets",
+    ),
+    "a recipe name one letter off": (
+        lambda e: deployment(e).update(recipe="h200-agg-low-latncy"),
+        "deployments.gpt-oss.recipe",
+        ("unknown recipe 'h200-agg-low-latncy'; one of ", "; did you mean 'h200-agg-low-latency'?"),
+    ),
+    "a sequence longer than the model's context": (
+        lambda e: deployment(e).update(overrides={"max_seq_len": 1048576}),
+        "deployments.gpt-oss.overrides.max_seq_len",
+        "1048576 is more than openai/gpt-oss-120b's context of 131072 tokens (maxPositionEmbeddings, "
+        "configs/model.yaml): at most 131072",
+    ),
+    "a prompt longer than the model's context": (
+        lambda e: deployment(e).update(overrides={"max_input_len": 131073}),
+        "deployments.gpt-oss.overrides.max_input_len",
+        "131073 is more than openai/gpt-oss-120b's context of 131072 tokens",
     ),
     "no time to become Ready": (
         lambda e: deployment(e).update(readyTimeoutMinutes=0),
         "deployments.gpt-oss.readyTimeoutMinutes",
-        "Input should be greater than 0",
+        "must be at least 1 (got 0): how long `pulumi up` waits for the graph to be Ready, in minutes",
     ),
     "a misspelt benchmark key": (
         lambda e: deployment(e).update(benchmark={"enable": True}),
         "deployments.gpt-oss.benchmark.enable",
-        "unknown key; allowed keys here: concurrencyPerGpu, enabled, inputTokens, outputTokens",
+        "unknown key; allowed keys here: concurrencyPerGpu, enabled, inputTokens, outputTokens; "
+        "did you mean 'enabled'?",
     ),
     # endpoints and their API keys
     "a gateway without API keys": (
@@ -239,6 +280,37 @@ BROKEN = {
         "apiKeys.bob",
         "a secret stored in plaintext in the stack file: remove it and set it with pulumi config set --secret --path",
     ),
+    # existing clusters
+    "an existing cluster's GPU nodes without the labels that select them": (
+        lambda e: as_existing(e) and pool(e).pop("nodeSelector"),
+        "nodePools.gpu.nodeSelector",
+        (
+            "required on an existing cluster: its nodes carry no gpt-oss-infra/pool label unless you label them",
+            "e.g. nvidia.com/gpu.product: NVIDIA-H200, which NVIDIA's GPU feature discovery sets",
+            "(kubectl label nodes <node> gpt-oss-infra/pool=gpu) and set nodeSelector: {gpt-oss-infra/pool: gpu}",
+        ),
+    ),
+    "a Capacity Block for GPU nodes that exist": (
+        lambda e: as_existing(e) and pool(e).update(CAPACITY_BLOCK | {"availabilityZone": "us-east-2b"}),
+        "nodePools.gpu.capacityReservationId",
+        "only for a cluster the program creates (kind: eks): this pool describes GPU nodes of an existing cluster",
+    ),
+    "an existing cluster's Kubernetes version objects cannot be validated for": (
+        lambda e: as_existing(e, kubernetesVersion="1.20"),
+        "cluster.kubernetesVersion",
+        "Kubernetes 1.20 is not one this program can validate objects for: 1.25 to 1.37 (the schemas of "
+        "kubernetes-validate 1.37.0, requirements.txt)",
+    ),
+    "a region that does not exist, on an existing cluster": (
+        lambda e: as_existing(e) and e.update({"aws:region": "us-west-9"}),
+        "aws:region",
+        "'us-west-9' is not one of the 46 regions botocore's endpoint data has EC2 in (closest: us-west-2, ",
+    ),
+    "a misspelt key of an existing cluster": (
+        lambda e: as_existing(e) and cluster(e).update(loadBalancerControler=True),
+        "cluster.loadBalancerControler",
+        ("unknown key; allowed keys here: ", "; did you mean 'loadBalancerController'?"),
+    ),
     # regions
     "a region that does not exist": (
         lambda e: e.update({"aws:region": "us-east-9"}),
@@ -290,7 +362,52 @@ def test_a_broken_stack_file_is_refused_naming_the_key_and_what_is_allowed(tmp_p
     assert code == 1, err
     assert f"invalid stack config in {FILE}:" in err
     full_key = key if ":" in key else f"gpt-oss-infra:{key}"
-    assert f"\n{full_key}: {says}" in err, err
+    start, *then = says if isinstance(says, tuple) else (says,)
+    assert f"\n{full_key}: {start}" in err, err
+    line = next(line for line in err.splitlines() if line.startswith(f"{full_key}: {start}"))
+    assert all(part in line for part in then), line
+
+
+def test_existing_gb200_nodes_plan_without_a_capacity_block(tmp_path, capsys):
+    """GB200 is sold as Capacity Blocks only: to a cluster the program creates, not to nodes that exist."""
+
+    def gb200(entries):
+        as_existing(entries, kubernetesVersion="1.33")
+        pool(entries)["hardware"] = "gb200"
+        pool(entries)["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-GB200"}
+        deployment(entries).update(recipe="gb200-agg-low-latency")
+        deployment(entries).pop("gpus")
+
+    code, err = planned(tmp_path, capsys, dev_with(gb200))
+    assert code == 0, err
+
+
+def test_an_internal_nlb_open_to_everything_routed_to_the_vpc_is_warned_about(tmp_path, capsys):
+    def internal(entries):
+        as_existing(entries, loadBalancerController=True)
+        with_keys(entries)
+
+    code, err = planned(tmp_path, capsys, dev_with(internal))
+    assert code == 0, err
+    assert (
+        "gpt-oss-infra:deployments.gpt-oss.endpoint.allowedCidrs: NOT SET, so the internal NLB admits 0.0.0.0/0" in err
+    )
+    assert "ANYTHING ROUTED TO THIS EXISTING CLUSTER'S VPC reaches it (peered VPCs, Transit Gateway, VPN" in err
+
+
+def test_a_gateway_without_an_nlb_is_not_called_one(tmp_path, capsys):
+    def internal(entries):
+        as_existing(entries)
+        with_keys(entries)
+
+    code, err = planned(tmp_path, capsys, dev_with(internal))
+    assert code == 0, err
+    summary = " ".join((tmp_path / "out" / "broken" / "summary.md").read_text().split())
+    assert "internal NLB" not in summary
+    assert (
+        "- gateway (internal, API keys, 401 without one), reached through the gateway's in-cluster Service "
+        "(ClusterIP, no NLB: cluster.loadBalancerController is off):" in summary
+    )
 
 
 def test_there_are_broken_files_for_every_section():

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.inputs.config import StackConfig
+from gpt_oss_infra.core.schema import closest_name, field_at
 from gpt_oss_infra.core.stack import build_stack
+from tests.core.inputs.test_rules import existing_nodes
 from tests.support import existing, problem_keys, refused
 
 
@@ -123,6 +126,7 @@ def test_the_deprecated_create_key_still_works_with_a_warning(dev_raw, catalog, 
     cluster["create"] = create
     if kind == "existing":
         dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx"}
+        existing_nodes(dev_raw)
     stack = build_stack(dev_raw, catalog, with_hf_token=False)
     assert stack.config.cluster.kind == kind
     assert f"gpt-oss-infra:cluster.create is deprecated: write `kind: {kind}`" in stack.warnings[0]
@@ -140,6 +144,7 @@ def test_errors_say_what_is_allowed(dev_raw, catalog):
         "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: "
         "availabilityZone, capacityReservationId, capacityType, diskSizeGiB" in text
     )
+    assert "nodeSelector, nodes, pricePerNodeHour; did you mean 'hardware'?" in text
 
 
 def test_every_problem_is_reported_at_once(dev_raw, catalog):
@@ -156,3 +161,99 @@ def test_deployment_names_leave_room_for_the_names_derived_from_them(dev_raw, ca
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:deployments." + "a" * 41
     assert "at most 40" in problem.message
+
+
+def test_a_deployment_name_that_is_no_dns_label_is_told_the_real_limit(dev_raw, catalog):
+    """40 characters, not a DNS label's 63: the refusal says the limit that applies."""
+    dev_raw["deployments"] = {"Chat": dev_raw["deployments"]["gpt-oss"]}
+    (problem,) = refused(dev_raw, catalog).problems
+    assert str(problem) == (
+        "gpt-oss-infra:deployments.Chat: 'Chat' must be a DNS label of at most 40 characters: lowercase letters, "
+        "digits and '-' (the names derived from it, e.g. <name>-trtllmprefillworker, stay within Kubernetes' 63)"
+    )
+    assert "63 characters" not in problem.message
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("deployments", "gpt-oss", "gpus"), 0, "must be at least 1 (got 0): the GPUs each worker gets"),
+        (("deployments", "gpt-oss", "replicas"), 0, "must be at least 1 (got 0): the worker replicas"),
+        (
+            ("deployments", "gpt-oss", "readyTimeoutMinutes"),
+            -5,
+            "must be at least 1 (got -5): how long `pulumi up` waits for the graph to be Ready, in minutes",
+        ),
+        (("nodePools", "gpu", "nodes"), -1, "must be at least 0 (got -1): the GPU nodes in the pool"),
+        (
+            ("nodePools", "gpu", "diskSizeGiB"),
+            50,
+            "must be at least 100 (got 50): each GPU node's root volume, in GiB: runtime images are large",
+        ),
+        (
+            ("nodePools", "gpu", "pricePerNodeHour"),
+            0,
+            "must be more than 0 (got 0): what one node costs per hour, in USD",
+        ),
+        (
+            ("cluster", "systemNodes"),
+            {"nodes": 0},
+            "must be at least 1 (got 0): the CPU nodes for the frontend, the operator, NATS and jobs",
+        ),
+        (
+            ("cluster", "network"),
+            {"availabilityZones": 7},
+            "must be at most 6 (got 7): the availability zones the VPC spans (EKS needs subnets in two)",
+        ),
+        (("cluster", "logRetentionDays"), 0, "must be at least 1 (got 0): how many days control-plane logs are kept"),
+        (
+            ("deployments", "gpt-oss", "benchmark"),
+            {"inputTokens": 0},
+            "must be at least 1 (got 0): the benchmark's input tokens per request",
+        ),
+        (
+            ("deployments", "gpt-oss", "alerts"),
+            {"ttftP95Seconds": 0},
+            "must be more than 0 (got 0): the TTFT p95 alert, in seconds",
+        ),
+    ],
+)
+def test_a_number_out_of_bounds_says_what_it_is_and_the_limit(dev_raw, catalog, path, value, says):
+    """Not pydantic's bare "Input should be greater than 0": what the key is for, the limit, the value."""
+    _set(dev_raw, path, value)
+    messages = [problem.message for problem in refused(dev_raw, catalog).problems]
+    assert says in messages, messages
+    assert not any(message.startswith("Input should be") for message in messages)
+
+
+def test_a_misspelt_choice_gets_the_closest_one(dev_raw, catalog):
+    dev_raw["nodePools"]["gpu"]["capacityType"] = "SPOT_ONLY"
+    dev_raw["cluster"]["kind"] = "ekss"
+    assert [str(problem) for problem in refused(dev_raw, catalog).problems] == [
+        "gpt-oss-infra:cluster: Input tag 'ekss' found using 'kind' does not match any of the expected tags: "
+        "'eks', 'existing'; did you mean 'eks'?",
+        "gpt-oss-infra:nodePools.gpu.capacityType: Input should be 'ON_DEMAND', 'SPOT' or 'CAPACITY_BLOCK' "
+        "(got 'SPOT_ONLY'; did you mean 'SPOT'?)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "allowed", "closest"),
+    [
+        ("node_selector", ["nodeSelector", "nodes"], "nodeSelector"),  # snake_case for the camelCase key
+        ("diskSizeGib", ["diskSizeGiB", "efa"], "diskSizeGiB"),
+        ("deployment", ["deployments", "environment"], "deployments"),
+        ("chart", ["dynamo", "model", "modelRevision", "runtimeImage"], None),
+    ],
+)
+def test_the_closest_name_is_the_one_misspelt(key, allowed, closest):
+    assert closest_name(key, allowed) == closest
+
+
+def test_an_error_path_leads_to_its_field_through_mappings_and_the_cluster_kind():
+    assert field_at(StackConfig, ("deployments", "chat", "gpus")).description == "the GPUs each worker gets"
+    assert field_at(StackConfig, ("cluster", "eks", "systemNodes", "nodes")).description == (
+        "the CPU nodes for the frontend, the operator, NATS and jobs"
+    )
+    assert field_at(StackConfig, ("cluster", "gke", "name")) is None
+    assert field_at(StackConfig, ("deployments", "chat")) is None  # a mapping's value, not a field

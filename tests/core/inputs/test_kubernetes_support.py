@@ -13,6 +13,7 @@ from gpt_oss_infra.core.inputs.config import EksClusterConfig, ExistingClusterCo
 from gpt_oss_infra.core.inputs.rules import kubernetes_support_warnings, parse_stack_config
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.plan import ROOT, stack_config_entries
+from tests.core.inputs.test_rules import existing_nodes
 from tests.support import eks_stack_names, example_entries, existing
 
 TODAY = date(2026, 11, 26)
@@ -104,7 +105,7 @@ def test_where_the_regions_price_is_unknown_the_warning_says_so(dev_raw, catalog
 
 def test_an_existing_cluster_is_not_warned(dev_raw, catalog):
     """Its control plane is not the stack's to bill or to upgrade."""
-    existing(dev_raw, blockStorageClassName="gp3")
+    existing_nodes(existing(dev_raw, blockStorageClassName="gp3"))
     dev_raw["modelCache"] = {"storage": "existing", "storageClassName": "shared-rwx", "size": "1Ti"}
     assert warnings_on(dev_raw, catalog, TODAY) == []
 

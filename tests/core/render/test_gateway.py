@@ -10,6 +10,8 @@ import pytest
 from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.inputs.config import EndpointConfig, namespace_config
 from gpt_oss_infra.core.render import gateway
+from gpt_oss_infra.core.render.cluster_plan import existing_cluster_plan
+from gpt_oss_infra.core.report.stack_report import render_summary, stack_report
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, problem_keys, refused
 
@@ -215,6 +217,33 @@ def test_an_internal_gateway_on_an_existing_cluster_without_an_nlb_is_its_cluste
     assert "elbv2.k8s.aws/pod-readiness-gate-inject" not in stack.gateways.namespace["metadata"]["labels"]
 
 
+@pytest.mark.parametrize("controller", [False, True])
+def test_the_plan_summary_names_the_way_in_actually_planned(catalog, controller):
+    """An existing cluster without the AWS Load Balancer Controller gets no NLB: the summary, the report
+    and the smoke test's path say so, never "internal NLB"."""
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["cluster"]["loadBalancerController"] = controller
+    raw["deployments"]["gpt-oss"]["endpoint"] = {"exposure": "internal"}
+    if controller:
+        raw["deployments"]["gpt-oss"]["endpoint"]["allowedCidrs"] = ["10.20.0.0/16"]
+    stack = build_stack(raw, catalog, with_hf_token=False, api_key_clients=["ci"])
+    report = stack_report(stack, catalog, existing_cluster_plan(), None)
+    reported = report["deployments"]["gpt-oss"]["gateway"]
+    summary = " ".join(render_summary("gpt-oss-infra", "lab", report, [], []).split())
+    if controller:
+        assert reported["reachedThrough"] == "internal NLB"
+        assert "- gateway (internal NLB, API keys, 401 without one): the NLB's DNS name" in summary
+        return
+    assert reported["reachedThrough"] == gateway.IN_CLUSTER_SERVICE
+    assert "NLB," not in summary and "internal NLB" not in summary
+    assert (
+        "- gateway (internal, API keys, 401 without one), reached through the gateway's in-cluster Service "
+        "(ClusterIP, no NLB: cluster.loadBalancerController is off): "
+        "http://envoy-gpt-oss-gpt-oss.envoy-gateway-system.svc.cluster.local:80;" in summary
+    )
+    assert stack.serving[0].gateway.front_door.path == gateway.IN_CLUSTER_SERVICE
+
+
 @pytest.mark.parametrize(
     ("rendered", "via_nlb", "path"),
     [
@@ -237,8 +266,7 @@ def test_an_internal_gateway_on_an_existing_cluster_without_an_nlb_is_its_cluste
         (
             render(target=NO_NLB),
             False,
-            "its Envoy Service inside the cluster, not the NLB (no NLB: the cluster has no AWS Load Balancer "
-            "Controller)",
+            "the gateway's in-cluster Service (ClusterIP, no NLB: cluster.loadBalancerController is off)",
         ),
     ],
 )
