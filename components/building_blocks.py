@@ -34,7 +34,7 @@ from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.ownership import owner_of
-from gpt_oss_infra.core.render.stack_objects import Stack, teardown_guards
+from gpt_oss_infra.core.render.stack_objects import Stack, model_cache_guards, teardown_guards
 from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
@@ -206,7 +206,8 @@ class DynamoPlatformArgs(TypedDict):
     `endpoint` needs (default: off)."""
     load_balancer_controller: NotRequired[bool | None]
     """The cluster runs the AWS Load Balancer Controller, so gateways get NLBs: Envoy Gateway's
-    namespace is labelled for the controller's pod readiness gate (default: off)."""
+    namespace is labelled for the controller's pod readiness gate, and `destroy` waits for the NLBs to
+    be gone; make this component depend on the controller (default: off)."""
 
 
 class DynamoPlatform(Component):
@@ -215,7 +216,8 @@ class DynamoPlatform(Component):
     by the operator's own crd-apply init container from 1.3), and with `gateway`, Envoy Gateway for the
     deployments' endpoints. Ready once the operator (and the gateway controller) is: make each
     GptOssDeployment depend on it. Kubernetes resources go through the program's provider (pass it in
-    `opts.providers`)."""
+    `opts.providers`). On destroy it waits for its NLBs and volumes to be gone, which needs the cluster's
+    nodes, CSI drivers and load balancer controller until then: make it depend on them (`depends_on`)."""
 
     namespace: pulumi.Output[str]
     """The platform's namespace."""
@@ -230,7 +232,7 @@ class DynamoPlatform(Component):
         fragment = block_args.platform(name, dict(args))
         stack = _rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
         software = gateway.cluster_gateway_software(stack.config, catalog.charts) if args.get("gateway") else None
-        guarded = teardown_guards(stack.config, software, None, catalog)
+        guarded = teardown_guards(stack.config, software, None, catalog, with_model_cache=False)
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
         # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
         # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
@@ -289,9 +291,11 @@ class ModelCacheArgs(TypedDict):
 
 class ModelCache(Component):
     """The shared volume of a namespace's deployments and the pinned download of one model revision
-    into it: its claim (never deleted, never replaced), on a StorageClass made here for EFS (or a static
-    volume for FSx for Lustre) or an existing one, and the download Job, which `up` waits for: make each
-    GptOssDeployment depend on this component. Kubernetes resources go through the program's provider."""
+    into it: its claim (never replaced), on a StorageClass made here for EFS (or a static volume for FSx
+    for Lustre) or an existing one, and the download Job, which `up` waits for: make each
+    GptOssDeployment depend on this component. Kubernetes resources go through the program's provider.
+    On EFS, `destroy` waits (a teardown guard in `<namespace>-teardown`) for the EFS CSI driver to delete
+    the claim's access point: make this component depend on the cluster's nodes and that driver."""
 
     claim_name: pulumi.Output[str]
     """The PersistentVolumeClaim the deployments mount."""
@@ -306,7 +310,10 @@ class ModelCache(Component):
         fragment = block_args.model_cache(name, dict(args))
         file_system = _file_system("ModelCache", name, args)
         stack = _rendered("ModelCache", name, fragment, catalog, with_hf_token=hf_token is not None)
+        guarded = model_cache_guards(stack.config, catalog)
         super().__init__("gpt-oss-infra:index:ModelCache", name, None, opts)
+        # What `pulumi destroy` waits on: the EFS CSI driver deleting the claim's access point.
+        guards = TeardownGuards(f"{name}-teardown", TeardownArgs(guarded), opts=self.child_opts()) if guarded else None
         objects = stack.model_cache
         cache = add_model_cache(
             self,
@@ -317,6 +324,7 @@ class ModelCache(Component):
                 hf_token=pulumi.Output.secret(hf_token) if hf_token else None,
                 download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
             ),
+            after=[guards.volumes_gone] if guards and guards.volumes_gone else [],
         )
         # Read from the claim and the Job: whatever uses them waits for the cache.
         self.claim_name = cache.claim.metadata["name"]
@@ -461,7 +469,11 @@ def _pools_of_this_program() -> dict[str, block_args.PoolFacts]:
 
 def _rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
     """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
-    options = {"with_hf_token": False, "owner": owner_of(pulumi.get_project(), pulumi.get_stack()), **options}
+    options = {
+        "with_hf_token": False,
+        "owner": owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack()),
+        **options,
+    }
     return _refused(block, name, fragment, lambda: build_stack(fragment.config, catalog, **options))
 
 

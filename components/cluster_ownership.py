@@ -25,14 +25,14 @@ class LiveCluster:
         self.api = client  # a kubernetes.client.ApiClient (components/kubeconfig.api_client)
         self.error = kubernetes.client.ApiException
 
-    def get(self, path: str, **query: str) -> dict[str, Any] | None:
+    def get(self, path: str, accept: str = "application/json", **query: str) -> dict[str, Any] | None:
         """The object at `path` as JSON, or None where the API answers 404."""
         try:
             response = self.api.call_api(
                 path,
                 "GET",
                 query_params=list(query.items()),
-                header_params={"Accept": "application/json"},
+                header_params={"Accept": accept},
                 auth_settings=["BearerToken"],
                 _return_http_data_only=True,
                 _preload_content=False,  # the raw answer: the client's own deserializers differ by version
@@ -50,7 +50,9 @@ class LiveCluster:
 
     def release_namespaces(self, name: str) -> list[str]:
         """Where Helm releases named `name` run: Helm keeps each release in Secrets labelled owner=helm, name=<name>."""
-        found = self.get("/api/v1/secrets", labelSelector=f"owner=helm,name={name}") or {}
+        # Their metadata only: the Secrets hold every revision's values, other teams' too.
+        metadata_only = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+        found = self.get("/api/v1/secrets", accept=metadata_only, labelSelector=f"owner=helm,name={name}") or {}
         return sorted({secret["metadata"]["namespace"] for secret in found.get("items", [])})
 
 
@@ -80,9 +82,11 @@ def cluster_problems(stack: Stack, kubeconfig: str | None, context: str | None, 
     try:
         return ownership_problems(stack, LiveCluster(api_client(kubeconfig, context)), owner)
     except Exception as error:  # unreachable, unauthorized, a kubeconfig that is neither path nor contents
+        said = str(error).replace(kubeconfig, "<kubernetes:kubeconfig>") if kubeconfig else str(error)
         return [
             Problem(
                 KUBECONFIG_KEY,
-                f"cannot read the cluster to check what exists in it before changing anything: {error}".strip(),
+                f"cannot read the cluster to check what exists in it before changing anything: "
+                f"{type(error).__name__}: {said[:500]}",
             )
         ]

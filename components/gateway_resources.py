@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import adopted, chart_release, custom_resource, resource_args
+from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, namespace_resource, resource_args
 from gpt_oss_infra.components.teardown_resources import add_guard
 from gpt_oss_infra.core.render.gateway import Gateway, GatewaySoftware
 
@@ -32,11 +32,7 @@ class GatewayController(Component):
 
     def __init__(self, name: str, args: GatewayControllerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:gateway:GatewayController", name, None, opts)
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            **resource_args(args.software.namespace),
-            opts=self.child_opts(**adopted(args.software.namespace)),
-        )
+        namespace = namespace_resource(f"{name}-namespace", args.software.namespace, self.child_opts())
         release = chart_release(
             self,
             f"{name}-release",

@@ -100,7 +100,7 @@ class GptOssStack(Component):
                 with_ngc_key=ngc_api_key is not None,
                 api_key_clients=keys.clients,
                 region=region,
-                owner=owner_of(pulumi.get_project(), pulumi.get_stack()),
+                owner=owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack()),
             ),
             given_to,
         )
@@ -121,7 +121,12 @@ class GptOssStack(Component):
 
         # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
         # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
-        guards = TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster()) if stack.teardown else None
+        # After the model cache's file system, so that it is deleted after the guard (its access point before it).
+        guards = (
+            TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster(*target.storage_ready))
+            if stack.teardown
+            else None
+        )
         with_volumes = on_cluster(*([guards.volumes_gone] if guards and guards.volumes_gone else []))
         observability = (
             Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
@@ -133,11 +138,15 @@ class GptOssStack(Component):
             GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
             opts=on_cluster(),
         )
-        dynamo = StackPlatform("dynamo-platform", DynamoPlatformArgs(stack.platform, ngc_api_key), opts=with_volumes)
+        dynamo = StackPlatform(
+            "dynamo-platform",
+            DynamoPlatformArgs(stack.platform, ngc_api_key, target.crds_provider),
+            opts=with_volumes,
+        )
         workloads = Workloads(
             "workloads",
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
-            opts=on_cluster(),
+            opts=with_volumes,  # its namespace holds the model cache's claim: deleted before `volumes-gone`
         )
         cache = StackModelCache(
             "model-cache",

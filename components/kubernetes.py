@@ -28,14 +28,34 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def adopted(manifest: dict[str, Any]) -> dict[str, Any]:
-    """Resource options for an object the stack adopts (core/render/ownership.py): imported as it is in
-    the cluster instead of created, and left there by `pulumi destroy`. None for the stack's own."""
+def crds_provider(
+    name: str, kubeconfig: pulumi.Input[str] | None, context: str | None, opts: pulumi.ResourceOptions
+) -> k8s.Provider:
+    """The provider of the Dynamo CRDs a release up to 1.2.1 has the program apply, and only of them: it
+    upserts. From 1.3 the operator applies its own CRDs, so a rollback to 1.2.1 finds them in the cluster
+    (the upgrade dropped them from the state, retainOnDelete), and the CRDs of an earlier install are
+    the known case of objects taken over on purpose; no other object goes through it."""
+    return k8s.Provider(
+        name,
+        kubeconfig=kubeconfig,
+        context=context,
+        enable_server_side_apply=True,
+        upsert_existing_objects=True,
+        opts=opts,
+    )
+
+
+def namespace_resource(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """A namespace of the stack's, or, where the stack adopts it (core/render/ownership.py), a patch that
+    marks it adopted and nothing else: its labels (Pod Security Admission too) stay its owner's, and
+    `pulumi destroy` takes the mark off and leaves the namespace (a Patch resource never deletes)."""
     metadata = manifest["metadata"]
-    if ADOPTED_ANNOTATION not in metadata.get("annotations", {}):
-        return {}
-    name = f"{metadata['namespace']}/{metadata['name']}" if "namespace" in metadata else metadata["name"]
-    return {"import_": name, "retain_on_delete": True}
+    adopted_by = metadata.get("annotations", {}).get(ADOPTED_ANNOTATION)
+    if adopted_by is None:
+        return k8s.core.v1.Namespace(name, **resource_args(manifest), opts=opts)
+    return k8s.core.v1.NamespacePatch(
+        name, metadata={"name": metadata["name"], "annotations": {ADOPTED_ANNOTATION: adopted_by}}, opts=opts
+    )
 
 
 # What a Job's pod may read the Kubernetes API with (core.render.scripts.ScriptedJob.access).

@@ -40,8 +40,11 @@ class CacheResources:
     download: k8s.batch.v1.Job  # complete once `up` passes it
 
 
-def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheResources:
-    """The cache's resources, children of `owner`."""
+def add_model_cache(
+    owner: Component, name: str, args: ModelCacheArgs, after: list[pulumi.Resource] | None = None
+) -> CacheResources:
+    """The cache's resources, children of `owner`; its claim after `after` (its teardown guard, which
+    must outlive it)."""
     objects = args.objects
     storage = []
     if objects.storage_class is not None:
@@ -82,7 +85,7 @@ def add_model_cache(owner: Component, name: str, args: ModelCacheArgs) -> CacheR
             )
         )
     pvc = k8s.core.v1.PersistentVolumeClaim(
-        f"{name}-pvc", **resource_args(objects.pvc), opts=owner.child_opts(depends_on=storage)
+        f"{name}-pvc", **resource_args(objects.pvc), opts=owner.child_opts(depends_on=[*storage, *(after or [])])
     )
     # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
     # on it starts only with a complete cache.

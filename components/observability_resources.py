@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import adopted, chart_release, custom_resource, resource_args
+from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, namespace_resource, resource_args
 from gpt_oss_infra.core.render.observability import ObservabilityObjects
 
 
@@ -21,11 +21,7 @@ class ObservabilityArgs:
 class Observability(Component):
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:observability:Observability", name, None, opts)
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            **resource_args(args.objects.namespace),
-            opts=self.child_opts(**adopted(args.objects.namespace)),
-        )
+        namespace = namespace_resource(f"{name}-namespace", args.objects.namespace, self.child_opts())
         # The chart installs the Prometheus Operator's CRDs: every monitor and rule waits for it.
         self.release = release = chart_release(
             self, f"{name}-release", args.objects.release, [namespace], release_name=args.objects.release.chart.chart

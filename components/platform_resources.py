@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import adopted, resource_args
+from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
 from gpt_oss_infra.core.dynamo import CHART
 from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 
@@ -21,11 +21,7 @@ from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 class DynamoPlatformArgs:
     objects: PlatformObjects
     ngc_api_key: pulumi.Output[str] | None
-
-
-def _import_if_adopted(crd: dict) -> dict:
-    """A CRD is retained whether adopted or not (see below): only the import comes from adoption."""
-    return {key: value for key, value in adopted(crd).items() if key == "import_"}
+    crds_provider: k8s.Provider | None = None  # the upserting provider of the CRDs (components/kubernetes.py)
 
 
 def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
@@ -41,7 +37,7 @@ class StackPlatform(Component):
 
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
-        self.release = add_dynamo_platform(self, name, args.objects, args.ngc_api_key)
+        self.release = add_dynamo_platform(self, name, args.objects, args.ngc_api_key, crds_provider=args.crds_provider)
         self.register_outputs({"release": self.release.name})
 
 
@@ -51,9 +47,11 @@ def add_dynamo_platform(
     objects: PlatformObjects,
     ngc_api_key: pulumi.Output[str] | None,
     after: list[pulumi.Resource] | None = None,
+    crds_provider: k8s.Provider | None = None,
 ) -> k8s.helm.v3.Release:
     """The platform's resources, children of `owner`: its Helm release is Ready once the operator is.
-    `after`: what they are made after and deleted before (its teardown guard)."""
+    `after`: what they are made after and deleted before (its teardown guard); `crds_provider`: the
+    CRDs' own, upserting provider (default: the owner's)."""
     after = after or []
     # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
     # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
@@ -66,16 +64,15 @@ def add_dynamo_platform(
             f"{name}-crd-{crd['spec']['names']['plural']}",
             **resource_args(crd),
             opts=owner.child_opts(
-                depends_on=after, ignore_changes=["spec.conversion"], retain_on_delete=True, **_import_if_adopted(crd)
+                depends_on=after,
+                ignore_changes=["spec.conversion"],
+                retain_on_delete=True,
+                **({"provider": crds_provider} if crds_provider else {}),
             ),
         )
         for crd in objects.crds
     ]
-    namespace = k8s.core.v1.Namespace(
-        f"{name}-namespace",
-        **resource_args(objects.namespace),
-        opts=owner.child_opts(depends_on=after, **adopted(objects.namespace)),
-    )
+    namespace = namespace_resource(f"{name}-namespace", objects.namespace, owner.child_opts(depends_on=after))
     waits_for = [namespace]
     if objects.pull_secret is not None and ngc_api_key is not None:
         waits_for.append(
@@ -92,8 +89,9 @@ def add_dynamo_platform(
     return k8s.helm.v3.Release(
         f"{name}-release",
         name=CHART,
-        chart=CHART,
-        repository_opts={"repo": objects.dynamo.spec.chart_repository},  # NGC's Helm repository, not OCI
+        # The release's chart package by its HTTPS URL, as NVIDIA's install guide fetches it: NGC serves
+        # no OCI chart, and its repository index is not what the guide relies on.
+        chart=objects.dynamo.chart_url,
         version=objects.dynamo.version,
         namespace=objects.namespace["metadata"]["name"],
         values=objects.values,

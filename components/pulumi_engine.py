@@ -46,6 +46,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpt_oss_infra.core.inputs.aws_values import enum
+from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 
 T = TypeVar("T")
 
@@ -342,7 +343,15 @@ def _run(program, project, stack, config, secret_keys, account: MockAccount, run
     logger.addHandler(_LogCollector(run))
     pulumi.runtime.set_all_config(config, secret_keys)
     monitor = _RecordingMonitor(run, account)
-    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+    pulumi.runtime.set_mocks(
+        monitor.mocks,
+        project=project,
+        stack=stack,
+        preview=False,
+        logger=logger,
+        monitor=monitor,
+        organization=SELF_MANAGED_ORGANIZATION,  # as a self-managed backend's stack: owners as its `up` writes them
+    )
     program_dir = str(program.parent)
     # The plan lists resources in the order the program constructs them (fixed), not in the order
     # the monitor sees them (when their inputs resolve).

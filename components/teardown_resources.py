@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import adopted, resource_args
+from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
 from gpt_oss_infra.core.render.teardown import Teardown
 
 # The kinds of a guard's namespace and access, by the manifest's kind.
@@ -40,9 +40,7 @@ class TeardownGuards(Component):
         super().__init__("gpt-oss-infra:teardown:TeardownGuards", name, None, opts)
         teardown = args.teardown
         namespace, *rest = teardown.access
-        made_namespace = ACCESS_KINDS["Namespace"](
-            f"{name}-namespace", **resource_args(namespace), opts=self.child_opts(**adopted(namespace))
-        )
+        made_namespace = namespace_resource(f"{name}-namespace", namespace, self.child_opts())
         self.access: list[pulumi.Resource] = [
             made_namespace,
             *(

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import adopted, resource_args
+from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
 from gpt_oss_infra.components.platform_resources import docker_config_json
 
 
@@ -29,12 +29,10 @@ class Workloads(Component):
         super().__init__("gpt-oss-infra:serving:Workloads", name, None, opts)
         # Both were at the stack's root before this component: kept, not replaced.
         was_at_root = pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)
-        namespace = k8s.core.v1.Namespace(
+        namespace = namespace_resource(
             f"{name}-namespace",
-            **resource_args(args.namespace),
-            opts=self.child_opts(
-                aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)], **adopted(args.namespace)
-            ),
+            args.namespace,
+            self.child_opts(aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
         if args.pull_secret is not None and args.ngc_api_key is not None:
             k8s.core.v1.Secret(

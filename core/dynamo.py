@@ -156,8 +156,8 @@ class DynamoVersion:
         """The CRDs as the program applies them. A cluster where Dynamo was installed before (by the
         chart's crds/ folder or its crd-apply init container, which applies with force under its own
         field manager) already has them: `pulumi.com/patchForce` lets Pulumi's server-side apply take
-        the fields over instead of failing on conflicts [pk8s-ssa]; the provider adopts existing objects
-        (upsertExistingObjects).
+        the fields over instead of failing on conflicts [pk8s-ssa]; the CRDs' own provider adopts existing
+        ones (upsertExistingObjects, components/kubernetes.crds_provider: no other object goes through it).
           [pk8s-ssa] https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/
         """
         return [

@@ -5,10 +5,13 @@ Deployment after what it guards (the gateways; the charts and namespaces whose c
 before what must outlive them (the load balancer controller, Envoy Gateway, the nodes and CSI drivers),
 and waits until the Deployment is gone; deleted in the foreground, it stays until this pod has exited.
 On SIGTERM the pod asks whether its Deployment is being deleted:
-  - yes (a destroy, or the guard taken out of the stack): it waits until no Service of type
-    LoadBalancer is left in LOAD_BALANCER_NAMESPACES (the AWS Load Balancer Controller deletes each NLB,
-    then the Service's finalizer) and no PersistentVolume with reclaim policy Delete is left whose claim
-    was in CLAIM_NAMESPACES (the CSI driver deletes each volume once its claim is gone), then exits;
+  - yes (a destroy, or the guard taken out of the stack): it waits until what lost its owner is gone:
+    each Service of type LoadBalancer in LOAD_BALANCER_NAMESPACES whose Gateway (the labels Envoy
+    Gateway puts on it) is gone or being deleted, until the AWS Load Balancer Controller has deleted its
+    NLB and then the Service; and each PersistentVolume with reclaim policy Delete whose claim, in one of
+    CLAIM_NAMESPACES, is gone or being deleted, until the CSI driver has deleted it. What still has its
+    owner (a live gateway, a claim in a namespace that stays) is not the destroy's, and is not waited for;
+    then it exits;
   - no (a node drained, an eviction, a rolling update): it exits at once.
 While it waits it prints what is left, every POLL_SECONDS. It waits as long as its grace period
 allows: Pulumi's deletion timeout (pulumi.com/timeoutSeconds) fails the destroy before that, and the
@@ -31,6 +34,9 @@ import urllib.error
 import urllib.request
 
 KUBERNETES_API = os.environ.get("KUBERNETES_API", "https://kubernetes.default.svc")
+# The labels Envoy Gateway puts on the Service it makes for a Gateway.
+GATEWAY_NAME_LABEL = "gateway.envoyproxy.io/owning-gateway-name"
+GATEWAY_NAMESPACE_LABEL = "gateway.envoyproxy.io/owning-gateway-namespace"
 # How long it tries to learn whether its Deployment is being deleted before it assumes so: a guard that
 # waits when it need not only delays a drain; one that exits during a destroy leaves what bills.
 DECIDE_SECONDS = 60
@@ -91,7 +97,13 @@ def _load_balancers_left() -> list[str]:
     left = []
     for namespace in _namespaces("LOAD_BALANCER_NAMESPACES"):
         for service in _get(f"/api/v1/namespaces/{namespace}/services").get("items", []):
-            if service.get("spec", {}).get("type") == "LoadBalancer":
+            labels = service["metadata"].get("labels") or {}
+            gateway = (labels.get(GATEWAY_NAMESPACE_LABEL), labels.get(GATEWAY_NAME_LABEL))
+            if service.get("spec", {}).get("type") == "LoadBalancer" and _going(
+                f"/apis/gateway.networking.k8s.io/v1/namespaces/{gateway[0]}/gateways/{gateway[1]}"
+                if all(gateway)
+                else None
+            ):
                 left.append(f"Service {namespace}/{service['metadata']['name']} (its load balancer)")
     return left
 
@@ -104,11 +116,27 @@ def _volumes_left() -> list[str]:
     for volume in _get("/api/v1/persistentvolumes").get("items", []):
         spec = volume.get("spec", {})
         claim = spec.get("claimRef") or {}
-        if claim.get("namespace") in namespaces and spec.get("persistentVolumeReclaimPolicy") == "Delete":
+        if (
+            claim.get("namespace") in namespaces
+            and spec.get("persistentVolumeReclaimPolicy") == "Delete"
+            and _going(f"/api/v1/namespaces/{claim['namespace']}/persistentvolumeclaims/{claim.get('name')}")
+        ):
             left.append(
                 f"PersistentVolume {volume['metadata']['name']} (claim {claim['namespace']}/{claim.get('name')})"
             )
     return left
+
+
+def _going(owner: str | None) -> bool:
+    """Whether an owner (a REST path; None: unknown) is gone or being deleted, so what it owns goes too."""
+    if owner is None:
+        return True
+    try:
+        return "deletionTimestamp" in _get(owner).get("metadata", {})
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return True
+        raise
 
 
 def _namespaces(variable: str) -> list[str]:

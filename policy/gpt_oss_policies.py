@@ -3,6 +3,7 @@ calls it; `args.props` are the engine's camelCase properties."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -226,7 +227,8 @@ def pods_have_security_context(args: ResourceValidationArgs, report: Report) -> 
 
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-DYNAMO_CHART = "dynamo-platform"  # the chart name, or an OCI reference ending with it
+# The Dynamo platform chart: by name, OCI reference or package URL (.../dynamo-platform-1.6.1.tgz).
+DYNAMO_CHART = re.compile(r"(^|/)dynamo-platform(-[^/]+\.tgz)?$")
 
 
 def runtime_matches_platform(args: StackValidationArgs, report: Report) -> None:
@@ -235,7 +237,7 @@ def runtime_matches_platform(args: StackValidationArgs, report: Report) -> None:
     platforms = {
         r.props.get("version")
         for r in args.resources
-        if r.resource_type == HELM_RELEASE and str(r.props.get("chart", "")).endswith(DYNAMO_CHART)
+        if r.resource_type == HELM_RELEASE and DYNAMO_CHART.search(str(r.props.get("chart", "")))
     }
     if len(platforms) != 1:
         return  # no platform in this stack (or several: nothing to compare against)

@@ -19,6 +19,7 @@ Controller-made resources (load balancers, volumes) are the destroy waits' (core
 
   [ec2-delete-sg]      https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteSecurityGroup.html
   [eks-delete-cluster] https://docs.aws.amazon.com/eks/latest/APIReference/API_DeleteCluster.html
+  [efs-delete-fs]      https://docs.aws.amazon.com/efs/latest/ug/API_DeleteFileSystem.html
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpt_oss_infra.components.pulumi_engine import Registration
-from gpt_oss_infra.tools.dependencies import COMPONENT_PREFIX, direct_waits
+from gpt_oss_infra.tools.dependencies import COMPONENT_PREFIX, direct_waits, transitive_waits
 
 SUBNET = "aws:ec2/subnet:Subnet"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -50,13 +51,23 @@ SECURITY_GROUP_RULES = {
     "aws:ec2/securityGroupRule:SecurityGroupRule",
 }
 ANY = "*"
+ENVOY_PROXY = "kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy"
+GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+NLB_CLASS = "service.k8s.aws/nlb"
+# The controllers that delete a gateway's NLB: Envoy Gateway deletes its Service, the AWS Load Balancer
+# Controller the NLB (aws-load-balancer-controller#3043: if it goes first, the NLB stays).
+NLB_CONTROLLERS = {"gateway-helm", "aws-load-balancer-controller"}
+# An NLB a controller left behind, as a resource the simulation reports (not one of the plan's).
+_NLB = Registration(type=NLB, name="", parent=None, inputs={}, options={})
 # A resource type -> the types that, while one of them that depends on it is still there, make the cloud
 # refuse to delete it (ANY: every type).
 IN_USE_BY: dict[str, set[str]] = {
     SUBNET: WITH_NETWORK_INTERFACES,
     SECURITY_GROUP: WITH_NETWORK_INTERFACES | SECURITY_GROUP_RULES,
     VPC: {ANY},
-    EFS: {MOUNT_TARGET, "aws:efs/accessPoint:AccessPoint"},
+    EFS: {MOUNT_TARGET},  # FileSystemInUse: "Returned if a file system has mount targets" [efs-delete-fs]
     EKS_CLUSTER: {NODE_GROUP, "aws:eks/fargateProfile:FargateProfile"},
     "aws:iam/role:Role": {
         "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
@@ -107,29 +118,21 @@ def simulate_destroy(resources: Iterable[Registration]) -> Destroy:
         for dependency in waits[resource.name]:
             if dependency in users:
                 users[dependency].add(resource.name)
+    # What controllers leave behind, decided by the dependency graph alone (Pulumi deletes what does not
+    # depend on each other in parallel, in any order): each holds what it stands in, as a resource would.
+    left_behind = _left_behind(custom, transitive_waits(registered))
     outcomes: dict[str, str] = {}  # of the resources deleted so far (those that depend on the next)
-    balancers = _load_balancers(custom)
     steps = []
     for resource in reversed(custom):
-        left_behind = [name for name, balancer in balancers.items() if balancer.orphaned]
-        blockers = {user: outcomes[user] for user in users[resource.name]}
-        if resource.type in (SUBNET, VPC):  # an NLB's interfaces are in the cluster's subnets
-            blockers |= dict.fromkeys(left_behind, "orphaned")
-        step = _delete(resource, blockers, by_name | {name: _NLB for name in left_behind})
+        holding = {name for name, thing in left_behind.items() if resource.type in thing.holds}
+        blockers = {user: outcomes[user] for user in users[resource.name]} | dict.fromkeys(holding, "orphaned")
+        step = _delete(resource, blockers, by_name | {name: left_behind[name].registration for name in holding})
         outcomes[resource.name] = step.outcome
         steps.append(step)
-        if step.outcome == "deleted":
-            for balancer in balancers.values():
-                balancer.after_deleting(resource)
     steps = _gone_with_their_cluster(
         steps, by_name, {name for name, outcome in outcomes.items() if outcome != "deleted"}
     )
-    orphaned = [
-        Step(name, _NLB.type, "orphaned", balancer.orphaned)
-        for name, balancer in balancers.items()
-        if balancer.orphaned
-    ]
-    steps += orphaned
+    steps += [Step(name, thing.registration.type, "orphaned", thing.why) for name, thing in left_behind.items()]
     kept = [
         f"a final backup of {resource.name} (FSx for Lustre, SkipFinalBackup false)"
         for resource in custom
@@ -138,57 +141,39 @@ def simulate_destroy(resources: Iterable[Registration]) -> Destroy:
     return Destroy(steps, kept)
 
 
-ENVOY_PROXY = "kubernetes:gateway.envoyproxy.io/v1alpha1:EnvoyProxy"
-GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-NLB_CLASS = "service.k8s.aws/nlb"
-# The controllers that delete a gateway's NLB: Envoy Gateway deletes its Service, the AWS Load Balancer
-# Controller the NLB (aws-load-balancer-controller#3043: if it goes first, the NLB stays).
-NLB_CONTROLLERS = {"gateway-helm", "aws-load-balancer-controller"}
-# An NLB the controller left behind, as a resource the simulation reports (not one of the plan's).
-_NLB = Registration(type=NLB, name="", parent=None, inputs={}, options={})
+@dataclass(frozen=True)
+class _LeftBehind:
+    """Something a controller made and did not delete, and the types of the stack's it keeps from going."""
+
+    registration: Registration  # its stand-in, for the rules of IN_USE_BY
+    why: str
+    holds: frozenset[str]
 
 
-@dataclass
-class _LoadBalancer:
-    """A gateway's NLB: its deletion starts with its Gateway's, and ends at the first of a teardown guard
-    that waits for its Service's namespace (gone) or one of its controllers deleted (left behind)."""
-
-    gateway: str  # the Gateway resource whose deletion starts it
-    service_namespace: str  # where Envoy Gateway makes its Service (its controller's namespace)
-    deleting: bool = False
-    done: bool = False
-    orphaned: str = ""  # why it was left behind
-
-    def after_deleting(self, resource: Registration) -> None:
-        if self.done:
-            return
-        if resource.name == self.gateway:
-            self.deleting = True
-        elif self.deleting and self.service_namespace in _guarded_namespaces(resource, "LOAD_BALANCER_NAMESPACES"):
-            self.done = True
-        elif _chart(resource) in NLB_CONTROLLERS:
-            self.done = True
-            self.orphaned = (
-                f"its controller {resource.name} was deleted "
-                + ("while it was being deleted" if self.deleting else "before its Gateway")
-                + ": it stays, billing, and holds the cluster's subnets"
-            )
-
-
-def _load_balancers(resources: list[Registration]) -> dict[str, _LoadBalancer]:
-    """Each gateway's NLB: an EnvoyProxy whose Service is of the NLB class, and the Gateway beside it."""
+def _left_behind(resources: list[Registration], waits: dict[str, frozenset[str]]) -> dict[str, _LeftBehind]:
+    """Each gateway's NLB (an EnvoyProxy whose Service is of the NLB class, and the Gateway beside it) that
+    no teardown guard saves: one is saved when its Gateway is deleted before the guard (depends on it)
+    and the guard before every controller of the stack's (depends on them); else, where the stack
+    deletes a controller, the NLB stays, holding the cluster's subnets and VPC."""
     gateways = {resource.parent: resource.name for resource in resources if resource.type == GATEWAY}
     controller_namespace = next((r.inputs["namespace"] for r in resources if _chart(r) == "gateway-helm"), "")
-    balancers = {}
+    controllers = [r.name for r in resources if _chart(r) in NLB_CONTROLLERS]
+    guards = [r.name for r in resources if controller_namespace in _guarded_namespaces(r, "LOAD_BALANCER_NAMESPACES")]
+    left = {}
     for proxy in resources:
         service = proxy.inputs.get("spec", {}).get("provider", {}).get("kubernetes", {}).get("envoyService", {})
-        if proxy.type == ENVOY_PROXY and service.get("loadBalancerClass") == NLB_CLASS:
-            balancers[f"NLB of Service {controller_namespace}/{service['name']}"] = _LoadBalancer(
-                gateways[proxy.parent], controller_namespace
+        if proxy.type != ENVOY_PROXY or service.get("loadBalancerClass") != NLB_CLASS or not controllers:
+            continue
+        gateway = gateways[proxy.parent]
+        saved = any(guard in waits[gateway] and set(controllers) <= waits[guard] for guard in guards)
+        if not saved:
+            name = f"NLB of Service {controller_namespace}/{service['name']}"
+            why = (
+                f"no teardown guard holds {', '.join(controllers)} until it is gone after {gateway}: it stays, "
+                "billing, and holds the cluster's subnets"
             )
-    return balancers
+            left[name] = _LeftBehind(_NLB, why, frozenset({SUBNET, VPC}))
+    return left
 
 
 def _chart(resource: Registration) -> str | None:

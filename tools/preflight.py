@@ -643,6 +643,12 @@ def kube_cluster(settings: Settings) -> Cluster | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev", help="the stack to check: Pulumi.<stack>.yaml (default: dev)")
+    parser.add_argument(
+        "--organization",
+        default=os.environ.get("PULUMI_ORGANIZATION", ownership.SELF_MANAGED_ORGANIZATION),
+        help="the stack's Pulumi organization, part of the owner its objects are marked with (default: "
+        "PULUMI_ORGANIZATION, else `organization`, a self-managed backend's)",
+    )
     add_program_arguments(parser)
     args = parser.parse_args(argv)
     try:
@@ -665,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     settings = settings_of(entries)
     project = read_yaml(program.directory / "Pulumi.yaml")["name"]
-    owner = ownership.owner_of(project, args.stack)
+    owner = ownership.owner_of(args.organization, project, args.stack)
     findings = preflight(stack, settings, catalog, aws_clients, kube_cluster, datetime.now(UTC), owner, head_status)
     if settings.kubeconfig_encrypted:
         print("kubernetes:kubeconfig is encrypted in the stack file: using KUBECONFIG or ~/.kube/config")

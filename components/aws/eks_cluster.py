@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.aws.iam import role_with_managed_policies
 from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.kubernetes import crds_provider
 from gpt_oss_infra.core.inputs.config import EksClusterConfig
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 
@@ -25,6 +26,7 @@ class EksClusterArgs:
     config: EksClusterConfig
     region: str
     subnet_ids: list[pulumi.Input[str]]
+    applies_crds: bool = False  # the release has the program apply Dynamo's CRDs (up to 1.2.1)
 
 
 class EksCluster(Component):
@@ -109,6 +111,11 @@ class EksCluster(Component):
             # No upsert (pulumi-kubernetes' default since 4.29): creating what exists fails, never adopts it.
             enable_server_side_apply=True,
             opts=self.child_opts(),
+        )
+        self.crds_provider = (
+            crds_provider(f"{name}-kubernetes-crds", self.kubeconfig, None, self.child_opts())
+            if args.applies_crds
+            else None
         )
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 

@@ -51,7 +51,9 @@ def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions)
     load_balancers = stack.gateways.load_balancers if stack.gateways else None
     cluster = AwsCluster(
         "gptoss",
-        AwsClusterArgs(stack.config, cluster_plan, region, stack.block_storage_class, load_balancers),
+        AwsClusterArgs(
+            stack.config, cluster_plan, region, stack.block_storage_class, load_balancers, bool(stack.platform.crds)
+        ),
         opts=opts,
     )
     return cluster.target
@@ -64,6 +66,7 @@ class AwsClusterArgs:
     region: str
     block_storage_class: dict[str, Any]  # the gp3 StorageClass manifest (core.render.aws.specs.gp3_storage_class)
     load_balancers: ChartRelease | None = None  # the AWS Load Balancer Controller, when an endpoint needs NLBs
+    applies_crds: bool = False  # the release has the program apply Dynamo's CRDs (up to 1.2.1)
 
 
 class AwsCluster(Component):
@@ -103,7 +106,7 @@ class AwsCluster(Component):
             subnet_by_zone = {zone: subnet_ids[index] for index, zone in enumerate(pinned)}
         eks = EksCluster(
             f"{name}-eks",
-            EksClusterArgs(config=cluster, region=args.region, subnet_ids=subnet_ids),
+            EksClusterArgs(config=cluster, region=args.region, subnet_ids=subnet_ids, applies_crds=args.applies_crds),
             opts=self.child_opts(),
         )
         base_addons = EksAddons(
@@ -151,6 +154,7 @@ class AwsCluster(Component):
         private_subnet_ids = network.private_subnet_ids if network else subnet_ids
         self.target = ClusterTarget(
             provider=eks.provider,
+            crds_provider=eks.crds_provider,
             access=ClusterAccess(eks.kubeconfig),
             system_ready=[node_addons, storage_class],
             gpu_ready={group.pool: nodes.node_groups[group.pool] for group in gpu_groups},

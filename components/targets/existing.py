@@ -8,6 +8,7 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.cluster_ownership import KUBECONFIG_KEY, cluster_problems
+from gpt_oss_infra.components.kubernetes import crds_provider
 from gpt_oss_infra.components.pulumi_engine import all_config, on_mock_engine
 from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget
 from gpt_oss_infra.core.errors import ConfigError
@@ -23,7 +24,7 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
     Offline (the mock engine) there is no cluster to read: `make preflight` reads it before a first `up`."""
     if not on_mock_engine():
         config = all_config()
-        owner = owner_of(pulumi.get_project(), pulumi.get_stack())
+        owner = owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack())
         problems = cluster_problems(stack, config.get(KUBECONFIG_KEY), config.get("kubernetes:context"), owner)
         if problems:
             raise ConfigError(problems)
@@ -31,11 +32,11 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
 
 
 def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions) -> ClusterTarget:
-    return ExistingCluster("existing-cluster", opts).target
+    return ExistingCluster("existing-cluster", opts, applies_crds=bool(stack.platform.crds)).target
 
 
 class ExistingCluster(Component):
-    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None, applies_crds: bool = False):
         super().__init__("gpt-oss-infra:kubernetes:ExistingCluster", name, None, opts)
         settings = pulumi.Config("kubernetes")
         # A kubeconfig may carry credentials: secret in the state and outputs, however it was stored.
@@ -50,5 +51,10 @@ class ExistingCluster(Component):
             # It was `kubernetes` at the stack's root: the provider (and all it manages) stays.
             opts=self.child_opts(aliases=[pulumi.Alias(name="kubernetes", parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
-        self.target = ClusterTarget(provider=provider, access=access)
+        crds = (
+            crds_provider(f"{name}-crds", access.kubeconfig, access.context, self.child_opts())
+            if applies_crds
+            else None
+        )
+        self.target = ClusterTarget(provider=provider, access=access, crds_provider=crds)
         self.register_outputs({})

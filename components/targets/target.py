@@ -29,8 +29,11 @@ class FileSystemRef:
 
 @dataclass(frozen=True)
 class ClusterTarget:
-    provider: k8s.Provider  # every Kubernetes resource of the stack goes through it
+    provider: k8s.Provider  # every Kubernetes resource of the stack goes through it, but the CRDs below
     access: ClusterAccess  # the provider's kubeconfig: what the program reads the cluster with
+    # The program-applied Dynamo CRDs' own, upserting provider (components/kubernetes.crds_provider), where
+    # the release has the program apply CRDs (up to 1.2.1).
+    crds_provider: k8s.Provider | None = None
     # Everything but GPU workloads waits for these, and only these.
     system_ready: list[pulumi.Resource] = field(default_factory=list)
     # Per GPU pool: what its GPU workloads wait for too (its node group), where the target makes nodes.

@@ -66,7 +66,10 @@ def storage_class(model_cache: ModelCacheConfig) -> dict[str, Any] | None:
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": storage_class_name(model_cache), "labels": common_labels("model-cache")},
-        "reclaimPolicy": "Retain",  # deleting the PVC never deletes the weights
+        # The volume outlives its claim only where the weights are kept (modelCache.keepOnDestroy): else
+        # the EFS CSI driver deletes the claim's access point with it, which the file system's deletion
+        # may otherwise wait for (AWS's guide deletes access points before a file system).
+        "reclaimPolicy": "Retain" if model_cache.keep_on_destroy or model_cache.storage != "efs" else "Delete",
         "volumeBindingMode": "Immediate",
     }
     if model_cache.storage == "efs":

@@ -2,8 +2,10 @@
 
 A stack on an existing cluster shares it with others: a namespace, CRD or cluster-wide object it would
 create may exist already (another team's monitoring, an earlier Dynamo install). Pulumi would fail to
-create it (no provider upserts: pulumi-kubernetes 4.29 made that opt-in for this data-loss case), after
-changing other things; adopted, `pulumi destroy` would delete it with everything in it. So:
+create it (the stack's providers do not upsert: pulumi-kubernetes 4.29 made that opt-in for this
+data-loss case; only the Dynamo CRDs a release up to 1.2.1 has the program apply go through one that
+does, components/kubernetes.crds_provider), after changing other things; taken over, `pulumi destroy`
+would delete it with everything in it. So:
 
 - every Namespace and cluster-scoped object the stack makes carries OWNER_ANNOTATION, its Pulumi
   project and stack: what exists with this stack's annotation is this stack's, from an earlier `up`;
@@ -11,8 +13,9 @@ changing other things; adopted, `pulumi destroy` would delete it with everything
   that exists without it, and each Helm release of the stack's release names that runs in another
   namespace (its cluster-wide objects would clash), is refused by name (`ownership_problems`);
 - unless `cluster.adopt` lists it ("<Kind>/<name>", Namespaces and CustomResourceDefinitions only):
-  then it carries ADOPTED_ANNOTATION, the program imports it instead of creating it, and `destroy`
-  leaves it where it is (retainOnDelete). The Dynamo CRDs of an earlier install are the known case.
+  then it carries ADOPTED_ANNOTATION and `destroy` leaves it where it is. An adopted Namespace is only
+  annotated (a NamespacePatch, which `destroy` takes off); an adopted CRD is applied over by the CRDs'
+  provider and retained on delete. The Dynamo CRDs of an earlier install are the known case.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from gpt_oss_infra.core.render.stack_objects import Stack
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
+GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
 ENVOY_GATEWAY_RELEASE = "envoy-gateway"  # the Helm release name of Envoy Gateway (components/gateway_resources.py)
 ADOPTABLE_KINDS = ("Namespace", "CustomResourceDefinition")
 # The cluster-scoped kinds a stack renders, with their REST plural (how a reader finds one by name).
@@ -53,6 +57,9 @@ class Claim:
     api_version: str
     name: str
     key: str
+    # What it is this stack's by, where it carries no annotation of ours: the Dynamo CRDs a release's
+    # operator applies (from 1.3) are this stack's where its platform namespace is.
+    owned_with: str | None = None
 
     @property
     def ref(self) -> str:
@@ -74,8 +81,14 @@ class ReleaseClaim:
     key: str
 
 
-def owner_of(project: str, stack: str) -> str:
-    return f"{project}/{stack}"
+# The organization Pulumi reports for a stack of a self-managed (DIY) backend; also taken where the
+# engine reports none (pulumi.get_organization() is None on a CLI too old to pass it).
+SELF_MANAGED_ORGANIZATION = "organization"
+
+
+def owner_of(organization: str | None, project: str, stack: str) -> str:
+    """A Pulumi stack's full name: two organizations' stacks of one name are two owners."""
+    return f"{organization or SELF_MANAGED_ORGANIZATION}/{project}/{stack}"
 
 
 def claims(stack: Stack) -> list[Claim]:
@@ -86,6 +99,15 @@ def claims(stack: Stack) -> list[Claim]:
         if obj["kind"] in CLUSTER_SCOPED:
             claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "")
             found.setdefault(claim.ref, dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim))))
+    if not stack.platform.crds:  # the operator applies the release's CRDs: another install's would be taken over
+        graphs = Claim(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io/v1",
+            GRAPH_CRD,
+            f"{KEY_PREFIX}release.dynamo",
+            owned_with=f"Namespace/{stack.config.platform.namespace}",
+        )
+        found.setdefault(graphs.ref, graphs)
     return list(found.values())
 
 
@@ -198,9 +220,15 @@ def ownership_problems(
     problems = []
     for claim in claimed:
         annotations = live.get(claim.ref)
-        if annotations is None or annotations.get(OWNER_ANNOTATION) == owner or claim.ref in adopt:
+        if annotations is None:
             continue
-        problems.append(Problem(claim.key, _taken(claim, annotations, owner)))
+        ours = (live.get(claim.owned_with) or {}) if claim.owned_with else annotations
+        if ours.get(OWNER_ANNOTATION) == owner:
+            if claim.ref in adopt and not claim.owned_with:  # a Patch would stand in for the stack's own object
+                problems.append(Problem(ADOPT_KEY, f"{claim.ref} is this stack's own: remove it from cluster.adopt"))
+            continue
+        if claim.ref not in adopt:
+            problems.append(Problem(claim.key, _taken(claim, annotations, owner)))
     for release in releases:
         elsewhere = sorted(set(release_namespaces.get(release.name, [])) - {release.namespace})
         if elsewhere:
@@ -217,6 +245,13 @@ def ownership_problems(
 
 def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
     """Why an existing object is refused, whose it is, and what to do."""
+    if claim.owned_with:
+        return (
+            f"the Dynamo CRDs exist in the cluster ({claim.name}) and this stack's platform namespace is not yet this "
+            "stack's: another Dynamo install applied them, and this stack's operator would apply its own over them, "
+            "after which both operators reconcile every graph. Uninstall it first, or list "
+            f"{claim.ref!r} in cluster.adopt to take the CRDs over (what an earlier install left behind)"
+        )
     if annotations.get(OWNER_ANNOTATION):
         whose = f"it belongs to stack {annotations[OWNER_ANNOTATION]}"
     elif annotations.get(ADOPTED_ANNOTATION) == owner:

@@ -8,13 +8,17 @@ the destroy until they are gone.
                   the Gateway is deleted, then removes the Service's finalizer
                   (aws-load-balancer-controller#3043: if the controller goes first, they stay). The
                   guard `load-balancers-gone` is deleted after the gateways, before the controller and
-                  Envoy Gateway; it waits until no LoadBalancer Service is left in Envoy Gateway's namespace.
+                  Envoy Gateway; it waits until every LoadBalancer Service of Envoy Gateway's namespace
+                  whose Gateway is gone, or going, is gone too.
   EBS volumes     the EBS CSI driver's, for the claims of the charts' StatefulSets (NATS JetStream in
                   the platform's namespace, where the release bundles it; Prometheus in the monitoring
                   namespace). Uninstalling a chart leaves a StatefulSet's claims behind; deleting the
                   namespace, which Pulumi does (and waits for) before the guard, deletes them, and the
-                  driver then deletes their volumes (reclaim policy Delete). The guard `volumes-gone` is
-                  deleted before the nodes and the driver: it waits for those volumes to be gone.
+                  driver then deletes their volumes (reclaim policy Delete); likewise the model cache's
+                  EFS access point (the workloads namespace). The guard `volumes-gone` is deleted before
+                  the nodes and the drivers: it waits for the volumes whose claims are gone, or going.
+A guard waits only for what lost its owner: a live gateway's NLB, or a claim in a namespace that
+stays (adopted, renamed), is not the destroy's, so removing a guard never hangs on it.
 
 A guard is a Deployment of one sleeping pod (jobs/teardown_guard.py) in a namespace of its own, which
 outlives everything it guards. Pulumi deletes the Deployment in the foreground and waits until it is
@@ -22,9 +26,9 @@ gone, that is until its pod has exited: on SIGTERM the pod waits for what it gua
 is being deleted, and exits at once when it is not (a drain, a rollout). Only Kubernetes objects: a
 program in any Pulumi language can load them (a Pulumi dynamic resource could not, pulumi/pulumi#5455).
 
-Not awaited: the model cache's EFS access point and FSx volume (reclaim policy Retain: they go with
-their file system, or stay with it, modelCache.keepOnDestroy), and the VPC CNI's network interfaces,
-released with their nodes.
+Not awaited: a kept model cache's EFS access point and the FSx volume (reclaim policy Retain: they go
+with their file system, or stay with it, modelCache.keepOnDestroy), and the VPC CNI's network
+interfaces, released with their nodes.
 """
 
 from __future__ import annotations
@@ -92,7 +96,13 @@ def teardown(
         )
         if next(iter(waits.values()))
     }
-    reads = [("services", load_balancer_namespaces), ("persistentvolumes", claim_namespaces)]
+    # What it reads: the Services and the Gateways that own them; the volumes and the claims that own them.
+    reads = [
+        ("", "services", "list", load_balancer_namespaces),
+        ("gateway.networking.k8s.io", "gateways", "get", load_balancer_namespaces),
+        ("", "persistentvolumes", "list", claim_namespaces),
+        ("", "persistentvolumeclaims", "get", claim_namespaces),
+    ]
     account = {"kind": "ServiceAccount", "name": GUARD, "namespace": namespace}
     cluster_reader = {"name": namespace, "labels": labels}  # cluster-scoped: named after its unique namespace
     access = [
@@ -120,7 +130,11 @@ def teardown(
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": cluster_reader,
-            "rules": [{"apiGroups": [""], "resources": [kind], "verbs": ["list"]} for kind, wanted in reads if wanted],
+            "rules": [
+                {"apiGroups": [group], "resources": [kind], "verbs": [verb]}
+                for group, kind, verb, wanted in reads
+                if wanted
+            ],
         },
         _binding("ClusterRoleBinding", cluster_reader, "ClusterRole", account),
         script.config_map(GUARD, namespace, labels),

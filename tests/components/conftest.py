@@ -24,6 +24,7 @@ from gpt_oss_infra.components.targets import eks as eks_target
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
+from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
@@ -157,7 +158,9 @@ class Engine:
         self.context.run(self._start)
 
     def _start(self) -> None:
-        pulumi.runtime.set_mocks(self.mocks, project=PROJECT, stack=STACK, preview=False)
+        pulumi.runtime.set_mocks(
+            self.mocks, project=PROJECT, stack=STACK, preview=False, organization=SELF_MANAGED_ORGANIZATION
+        )
         pulumi.runtime.set_all_config({"aws:region": REGION})  # every stack that creates its cluster names one
         # The mocks see no parent and no options: a stack transformation sees both, for every resource.
         pulumi.runtime.register_stack_transformation(self._record)

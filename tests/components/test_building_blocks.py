@@ -410,3 +410,31 @@ def test_a_node_pool_that_matches_nothing_or_other_hardware_is_refused(engine, n
         engine.run(program)
     assert expected in str(refused.value)
     assert "gpt-oss-infra:index:GptOssDeployment" not in [r.typ for r in engine.mocks.resources]
+
+
+def test_an_efs_model_cache_guards_its_access_point_and_the_platform_only_its_own_volumes(engine):
+    """On destroy, the EFS CSI driver deletes the claim's access point: the cache's own guard holds until
+    it has (the claim is deleted first: it waits for the guard). The platform guards its namespace only."""
+
+    def program():
+        cluster = on_stand_in_cluster()
+        DynamoPlatform("dynamo", {}, opts=cluster)
+        ModelCache(
+            "cache", {"namespace": "team-a", "storage": "efs", "file_system_id": "fs-0123456789abcdef0"}, opts=cluster
+        )
+        ModelCache("shared", {"namespace": "team-b", "storage_class_name": "shared-rwx"}, opts=cluster)
+
+    engine.run(program)
+    guard = engine.inputs("cache-teardown-volumes-gone")
+    assert guard["metadata"]["namespace"] == "team-a-teardown"
+    env = {
+        variable["name"]: variable["value"] for variable in guard["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["CLAIM_NAMESPACES"] == "team-a"
+    assert engine.inputs("cache-storage-class")["reclaimPolicy"] == "Delete"
+    assert "cache-teardown-volumes-gone" in engine.waits_for("cache-pvc")
+    # A cluster's own StorageClass: its volumes are not this program's to wait for.
+    assert not [name for name in engine.urns if name.startswith("shared-teardown")]
+    platform_guard = engine.inputs("dynamo-teardown-volumes-gone")
+    env = {v["name"]: v["value"] for v in platform_guard["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["CLAIM_NAMESPACES"] == "dynamo-system"

@@ -16,11 +16,11 @@ from gpt_oss_infra.components import cluster_ownership
 from gpt_oss_infra.components.stack_config import StackFileConfig
 from gpt_oss_infra.components.targets import existing
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.render.ownership import OWNER_ANNOTATION
+from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION, OWNER_ANNOTATION
 from gpt_oss_infra.core.stack import build_stack
-from tests.support import JsonHandler, example_entries, local_kubeconfig, serving
+from tests.support import JsonHandler, example_entries, local_kubeconfig, registered, serving, successful_run
 
-OURS = "gpt-oss-infra/test"  # the engine fixture's project and stack
+OURS = "organization/gpt-oss-infra/test"  # the engine fixture's organization, project and stack
 
 
 class _Api(JsonHandler):
@@ -88,4 +88,33 @@ def test_the_program_refuses_before_registering_anything_unless_adopted(engine, 
     assert message.startswith("invalid stack config in Pulumi.test.yaml:")
     assert ("Namespace dynamo-system exists" in message) is not adopted
     assert "a Helm release named dynamo-platform already runs in namespace team-a" in message  # never adoptable
+    assert "Namespace gpt-oss" not in message  # the program's owner is the one the stack's earlier `up` wrote
     assert engine.mocks.resources == []
+
+
+def test_an_adopted_namespace_is_only_annotated_and_destroy_leaves_it():
+    """A Namespace made by the stack is a Namespace resource (destroy deletes it); an adopted one is a
+    NamespacePatch of the adopted-by annotation alone: its labels stay its owner's, and a Patch never
+    deletes its object."""
+    entries = example_entries("existing-cluster")
+    entries["gpt-oss-infra:cluster"] = entries["gpt-oss-infra:cluster"] | {"adopt": ["Namespace/dynamo-system"]}
+    run = successful_run(entries, stack="existing-cluster")
+    platform = registered(run, "dynamo-platform-namespace")
+    assert platform.type == "kubernetes:core/v1:NamespacePatch"
+    assert platform.inputs["metadata"] == {
+        "name": "dynamo-system",
+        "annotations": {ADOPTED_ANNOTATION: "organization/gpt-oss-infra/existing-cluster"},
+    }
+    assert registered(run, "workloads-namespace").type == "kubernetes:core/v1:Namespace"
+
+
+def test_a_kubeconfigs_contents_are_read_as_contents_and_never_quoted(catalog):
+    """A client-certificate kubeconfig is kilobytes long: taken for a path, Path.exists raised
+    ENAMETOOLONG and the refusal quoted the whole kubeconfig, its key included."""
+    stack = build_stack(existing_cluster_config(), catalog, with_hf_token=False)
+    secret = "c2VjcmV0LWtleS1ub3QtdG8tYmUtc2hvd24=" * 200  # 7 KB, as a client-key-data would be
+    kubeconfig = json.dumps(local_kubeconfig(1) | {"users": [{"name": "me", "user": {"client-key-data": secret}}]})
+    assert len(kubeconfig) > 4096
+    (problem,) = cluster_ownership.cluster_problems(stack, kubeconfig, None, OURS)
+    assert problem.key == "kubernetes:kubeconfig"
+    assert "File name too long" not in problem.message and secret[:40] not in problem.message

@@ -68,7 +68,7 @@ def test_the_release_waits_for_crds_namespace_and_pull_secret(engine, example_st
     release = engine.inputs("dynamo-platform-release")
     assert {key: release[key] for key in ("name", "chart", "version", "namespace", "skipCrds")} == {
         "name": CHART,
-        "chart": "dynamo-platform",
+        "chart": objects.dynamo.chart_url,
         "version": objects.dynamo.version,
         "namespace": objects.namespace["metadata"]["name"],
         "skipCrds": True,

@@ -21,14 +21,29 @@ SCRIPT = JOB_SCRIPTS_DIR / "teardown_guard.py"
 GUARD = "/apis/apps/v1/namespaces/dynamo-system-teardown/deployments/volumes-gone"
 
 
+GATEWAYS = "/apis/gateway.networking.k8s.io/v1/namespaces/gpt-oss/gateways"
+DELETING = {"deletionTimestamp": "2026-11-26T12:00:00Z"}
+
+
 def volume(name: str, namespace: str, policy: str) -> dict:
     claim = {"namespace": namespace, "name": f"claim-of-{name}"}
     return {"metadata": {"name": name}, "spec": {"claimRef": claim, "persistentVolumeReclaimPolicy": policy}}
 
 
+def load_balancer(name: str, gateway: str) -> dict:
+    """A LoadBalancer Service Envoy Gateway made for a Gateway of namespace gpt-oss (its labels)."""
+    labels = {
+        "gateway.envoyproxy.io/owning-gateway-name": gateway,
+        "gateway.envoyproxy.io/owning-gateway-namespace": "gpt-oss",
+    }
+    return {"metadata": {"name": name, "labels": labels}, "spec": {"type": "LoadBalancer"}}
+
+
 class _Api(JsonHandler):
     """The API paths the guard reads. Its Deployment as `deployment` says (None: gone); one NLB Service and
-    one volume to wait for, which go after `polls` lists; what it must never wait for stays."""
+    one volume to wait for, which go after `polls` lists; what it must never wait for stays: a Retain
+    volume, another namespace's, a ClusterIP Service, and what still has its owner (a live Gateway's
+    Service, a live claim's volume)."""
 
     deployment: dict | None = {"metadata": {"name": "volumes-gone"}}
     polls = 3
@@ -41,13 +56,26 @@ class _Api(JsonHandler):
             return self.reply(self.deployment) if self.deployment else self.reply({"kind": "Status"}, 404)
         going = type(self).polls > 0
         if path == "/api/v1/namespaces/envoy-gateway-system/services":
-            services = [{"metadata": {"name": "envoy-internal"}, "spec": {"type": "ClusterIP"}}]
+            services = [
+                {"metadata": {"name": "envoy-internal"}, "spec": {"type": "ClusterIP"}},
+                load_balancer("envoy-other-team", "live"),
+            ]
             if going:
-                services.append({"metadata": {"name": "envoy-gpt-oss"}, "spec": {"type": "LoadBalancer"}})
+                services.append(load_balancer("envoy-gpt-oss", "going"))
             return self.reply({"kind": "ServiceList", "items": services})
+        if path == f"{GATEWAYS}/live":
+            return self.reply({"metadata": {"name": "live"}})
+        if path == f"{GATEWAYS}/going":
+            return self.reply({"metadata": {"name": "going"} | DELETING})
+        if path == "/api/v1/namespaces/dynamo-system/persistentvolumeclaims/claim-of-live":
+            return self.reply({"metadata": {"name": "claim-of-live"}})
         if path == "/api/v1/persistentvolumes":
             type(self).polls -= 1
-            volumes = [volume("kept", "monitoring", "Retain"), volume("theirs", "other-team", "Delete")]
+            volumes = [
+                volume("kept", "monitoring", "Retain"),
+                volume("theirs", "other-team", "Delete"),
+                volume("live", "dynamo-system", "Delete"),
+            ]
             if going:
                 volumes.append(volume("pvc-1", "monitoring", "Delete"))
             return self.reply({"kind": "PersistentVolumeList", "items": volumes})
@@ -103,7 +131,7 @@ def test_stopped_while_its_deployment_lives_it_exits_at_once(tmp_path):
 
 @pytest.mark.parametrize(
     "deployment",
-    [{"metadata": {"name": "volumes-gone", "deletionTimestamp": "2026-11-26T12:00:00Z"}}, None],
+    [{"metadata": {"name": "volumes-gone"} | DELETING}, None],
     ids=["being-deleted", "gone"],
 )
 def test_stopped_by_its_deletion_it_waits_until_what_it_guards_is_gone(tmp_path, deployment):
@@ -122,6 +150,6 @@ def test_stopped_by_its_deletion_it_waits_until_what_it_guards_is_gone(tmp_path,
             "PersistentVolume pvc-1 (claim monitoring/claim-of-pvc-1)"
         ]
         * 3
-    )  # never the Retain volume, another namespace's, nor a ClusterIP Service
+    )  # never the Retain volume, another namespace's, a live claim's, a ClusterIP Service nor a live Gateway's
     assert lines[-1].startswith("gone: ")
     assert api.seen.count("/api/v1/persistentvolumes") == 4

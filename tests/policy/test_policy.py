@@ -204,7 +204,8 @@ def test_graphs_behind_a_gateway_need_a_default_deny_namespace():
 
 
 def platform_and_graph(platform: str, image: str, runtime_version: str | None = None) -> list[tuple[str, dict]]:
-    release = {"chart": "dynamo-platform", "version": platform}
+    chart = f"https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform-{platform}.tgz"  # as rendered
+    release = {"chart": chart, "version": platform}
     worker = dataclasses.replace(frontend({"image": image}), name="TrtllmWorker", runtime_version=runtime_version)
     graph = render_graph(API_VERSIONS[-1], {"name": "g"}, "trtllm", [worker])
     return [("kubernetes:helm.sh/v3:Release", release), (pulumi_type(API_VERSIONS[-1]), graph)]

@@ -156,7 +156,7 @@ def test_existing_cluster_registers_no_aws_resource():
     assert worker.pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H200"}
     # No GPU software on an existing cluster by default: only the Dynamo platform release.
     charts = [r.inputs["chart"] for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
-    assert charts == ["dynamo-platform"]
+    assert charts == ["https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform-1.6.1.tgz"]
     # What exists there already is refused before anything changes, or adopted by name (cluster.adopt):
     # the provider never upserts (tests/components/test_cluster_ownership.py).
     (provider,) = [r for r in run.resources if r.type == "pulumi:providers:kubernetes"]

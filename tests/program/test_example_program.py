@@ -39,13 +39,17 @@ def test_the_example_plans_its_own_cluster_with_the_four_blocks_on_it(example_pl
     by_name = {(r["type"], r["name"]): r for r in resources}
     blocks = [r["name"] for r in resources if r["type"].startswith("gpt-oss-infra:index:")]
     assert blocks == ["gpu", "dynamo", "model-cache", "gpt-oss"]
-    # Beside the blocks, only the platform's teardown guard is a component (core/render/teardown.py).
+    # Beside the blocks, only the teardown guards are components (core/render/teardown.py): the platform's,
+    # and the EFS cache's (its access point).
     inner = [
         (r["type"], r["parent"])
         for r in resources
         if r["type"].startswith("gpt-oss-infra:") and r["name"] not in blocks
     ]
-    assert inner == [("gpt-oss-infra:teardown:TeardownGuards", "dynamo")]
+    assert inner == [
+        ("gpt-oss-infra:teardown:TeardownGuards", "dynamo"),
+        ("gpt-oss-infra:teardown:TeardownGuards", "model-cache"),
+    ]
     # The GPU node group joins the program's cluster, in the program's private subnets.
     group = by_name[("aws:eks/nodeGroup:NodeGroup", "gpu-nodes")]
     assert group["parent"] == "gpu"

@@ -17,7 +17,7 @@ def test_efs_storage_class_and_rwx_pvc_that_destroy_deletes(dev_run):
     assert storage_class["provisioner"] == "efs.csi.aws.com"
     assert storage_class["parameters"]["fileSystemId"] == "gptoss-model-storage-efs-id"  # the EFS created here
     assert storage_class["parameters"]["provisioningMode"] == "efs-ap"
-    assert storage_class["reclaimPolicy"] == "Retain"
+    assert storage_class["reclaimPolicy"] == "Delete"  # the driver deletes the access point with the claim
     pvc = registered(dev_run, "model-cache-pvc")
     assert pvc.inputs["spec"] == {
         "accessModes": ["ReadWriteMany"],
@@ -122,5 +122,6 @@ def test_cache_objects_wait_for_every_efs_mount_target(dev_run):
     assert len(mount_targets) == 3
     for name in ("model-cache-storage-class", "model-cache-pvc", "model-cache-download"):
         assert mount_targets <= waits[name], name
-    # The platform does not wait for the model's file system.
-    assert not mount_targets & waits["dynamo-platform-release"]
+    # The volumes guard waits, at destroy, for the driver to delete the cache's access point, which it
+    # does through the file system: so the guard is deleted before the mount targets (waits for them).
+    assert mount_targets <= waits["teardown-volumes-gone"]

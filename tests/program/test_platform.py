@@ -9,9 +9,9 @@ from tests.support import registered
 def test_platform_release_is_pinned_with_explicit_values(dev_run):
     """dev runs 1.6.1: its operator applies the CRDs, and its chart installs no NATS by default."""
     release = registered(dev_run, "dynamo-platform-release").inputs
-    # NGC's Helm repository (a ChartMuseum one): the OCI path answers 404 (ai-dynamo/dynamo #12372)
-    assert release["chart"] == "dynamo-platform"
-    assert release["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"}
+    # The package URL NVIDIA's guide installs from: the OCI path answers 404 (ai-dynamo/dynamo #12372)
+    assert release["chart"] == "https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/dynamo-platform-1.6.1.tgz"
+    assert "repositoryOpts" not in release
     assert release["version"] == "1.6.1"
     assert release["namespace"] == "dynamo-system"
     assert release["skipCrds"] is True  # never the chart's crds/ folder
@@ -50,7 +50,13 @@ def test_on_1_2_the_program_applies_the_release_crds_before_the_chart_and_the_gr
         assert crd.options["retainOnDelete"] is True
         # ... and their conversion webhook is the operator's.
         assert crd.options["ignoreChanges"] == ["spec.conversion"]
-    provider = next(r for r in staging_run.resources if r.type == "pulumi:providers:kubernetes")
-    assert "upsertExistingObjects" not in provider.inputs  # an earlier install's CRDs: cluster.adopt, by name
+    # Through a provider of their own, the one that upserts: a rollback from 1.3+ finds the operator's
+    # CRDs in the cluster (the upgrade forgot them, retainOnDelete) and takes them over. Nothing else goes
+    # through it; the stack's provider never upserts.
+    providers = {r.name: r for r in staging_run.resources if r.type == "pulumi:providers:kubernetes"}
+    assert providers["gptoss-eks-kubernetes-crds"].inputs["upsertExistingObjects"] == "true"
+    assert "upsertExistingObjects" not in providers["gptoss-eks-kubernetes"].inputs
+    through_it = {r.name for r in staging_run.resources if "gptoss-eks-kubernetes-crds" in r.waits_for}
+    assert through_it == {crd.name for crd in crds}
     # The chart waits for every CRD; each graph waits for its own (tests/program/test_readiness.py).
     assert {crd.name for crd in crds} <= transitive_waits(staging_run.resources)["dynamo-platform-release"]

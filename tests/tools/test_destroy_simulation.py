@@ -84,5 +84,46 @@ def test_without_its_teardown_guard_a_gateways_nlb_is_left_behind_holding_the_su
     assert not destroy.complete
     (orphaned,) = destroy.of("orphaned")
     assert orphaned.name == "NLB of Service envoy-gateway-system/envoy-gpt-oss-gpt-oss"
-    assert orphaned.why.startswith("its controller gateway-release was deleted while it was being deleted")
+    assert orphaned.why.startswith(
+        "no teardown guard holds gptoss-load-balancers-release, gateway-release until it is gone"
+    )
     assert {step.type for step in destroy.of("in use")} == {SUBNET, VPC}
+
+
+def test_a_guard_that_does_not_wait_for_the_controllers_saves_no_nlb():
+    """Pulumi deletes what does not depend on each other in any order: a guard present but without its
+    dependency on the controllers may go after them, so the simulation may not count it."""
+    run = successful_run(example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": "sk-test"}}, stack="staging")
+    guard = "gateway-load-balancers-gone"
+    controllers = {"gateway-release", "gptoss-load-balancers-release"}
+    assert controllers <= next(r for r in run.resources if r.name == guard).waits_for  # the edges the test removes
+    unordered = [
+        dataclasses.replace(r, waits_for=r.waits_for - controllers) if r.name == guard else r for r in run.resources
+    ]
+    destroy = simulate_destroy(unordered)
+    assert [step.name for step in destroy.of("orphaned")] == [
+        "NLB of Service envoy-gateway-system/envoy-gpt-oss-gpt-oss"
+    ]
+
+
+def test_the_efs_cache_deletes_its_volumes_and_only_mount_targets_hold_the_file_system():
+    """The EFS CSI driver deletes a volume's access point only where its StorageClass deletes volumes: the
+    stack's does, unless keepOnDestroy. Access points do not hold a file system: DeleteFileSystem fails
+    (FileSystemInUse) only while it has mount targets (the EFS API reference), so a retained access
+    point goes with its file system."""
+    run = successful_run(example_entries("dev"), stack="dev")
+    (efs_class,) = [r for r in run.resources if r.inputs.get("provisioner") == "efs.csi.aws.com"]
+    assert efs_class.inputs["reclaimPolicy"] == "Delete"
+    retaining = [
+        dataclasses.replace(r, inputs=r.inputs | {"reclaimPolicy": "Retain"}) if r is efs_class else r
+        for r in run.resources
+    ]
+    assert simulate_destroy(retaining).complete
+    mount_targets = {r.name for r in run.resources if r.type == "aws:efs/mountTarget:MountTarget"}
+    assert mount_targets
+    kept_mounts = [
+        dataclasses.replace(r, options={"retainOnDelete": True}) if r.name in mount_targets else r
+        for r in run.resources
+    ]
+    in_use = {step.name: step.why for step in simulate_destroy(kept_mounts).of("in use")}
+    assert sorted(mount_targets)[0] in in_use["gptoss-model-storage-efs"]

@@ -425,7 +425,7 @@ def test_a_namespace_or_release_name_someone_else_has_is_a_problem_naming_the_ke
                   if f.check == "ownership"]  # fmt: skip
     assert (finding.status, finding.detail) == (
         "ok",
-        "none of the stack's 5 namespaces and cluster-wide objects belongs to someone else "
+        "none of the stack's 6 namespaces and cluster-wide objects belongs to someone else "
         "(adopted: Namespace/dynamo-system)",
     )
 
@@ -522,7 +522,9 @@ def test_a_kubeconfig_that_cannot_be_loaded_is_a_problem_not_a_skip():
         stack_of("existing-cluster"), settings, preflight.load_catalog(), lambda _: None, preflight.kube_cluster, NOW
     )
     (finding,) = findings
-    assert finding.status == "problem" and finding.detail.startswith("cannot load the kubeconfig: neither a kubeconfig")
+    assert finding.status == "problem" and finding.detail.startswith(
+        "cannot load the kubeconfig: no kubeconfig file at /nowhere/kubeconfig"
+    )
 
 
 def test_a_cluster_that_refuses_to_list_nodes_is_a_problem():

@@ -22,6 +22,7 @@ cluster = aws.eks.Cluster(  # auto-named, as most are
 private_subnet_ids = ["subnet-a", "subnet-b"]
 file_system = aws.efs.FileSystem("file-system")
 kubernetes = k8s.Provider("kubernetes", kubeconfig=cluster.name.apply(lambda _: "{}"))
+cluster_software = [aws.eks.Addon("efs-csi-driver", cluster_name=cluster.name, addon_name="aws-efs-csi-driver")]
 """
 STACK_FILE = """config:
   aws:region: us-east-2

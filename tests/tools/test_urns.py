@@ -14,6 +14,8 @@ from gpt_oss_infra.tools.urns import transition, transition_from, urns
 from tests.support import example_entries, stack_entries, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
+# Their own provider, the one that upserts (components/kubernetes.crds_provider): only where there are CRDs.
+CRDS_PROVIDER = "pulumi:providers:kubernetes::gptoss-eks-kubernetes-crds"
 
 
 def on(release: str) -> dict:
@@ -44,7 +46,9 @@ def test_upgrading_takes_the_live_graph_over_and_leaves_the_crds_to_the_operator
     CRDs leave the state without being deleted (retainOnDelete): the 1.6.1 operator applies its own."""
     moved = transition(runs["1.2.1"], runs["1.6.1"], "dev")
     assert [pair for pair in moved.kept if pair[0] != pair[1]] == [(graph_urn(runs["1.2.1"]), graph_urn(runs["1.6.1"]))]
-    assert moved.created == [] and moved.deleted == []
+    assert moved.created == []
+    # Their provider goes after them: deleting a provider deletes nothing in the cluster.
+    assert [urn.rsplit("$", 1)[-1] for urn in moved.deleted] == [CRDS_PROVIDER]
     assert len(moved.forgotten) == CRDS
     assert all("CustomResourceDefinition::dynamo-platform-crd-" in urn for urn in moved.forgotten)
 
@@ -53,7 +57,10 @@ def test_rolling_back_takes_the_graph_back_and_adopts_the_crds_again(runs):
     back = transition(runs["1.6.1"], runs["1.2.1"], "dev")
     assert [pair for pair in back.kept if pair[0] != pair[1]] == [(graph_urn(runs["1.6.1"]), graph_urn(runs["1.2.1"]))]
     assert back.deleted == [] and back.forgotten == []
-    assert len(back.created) == CRDS  # upserted over the operator's (upsertExistingObjects, patchForce)
+    # Applied over the operator's by their own provider (upsertExistingObjects, patchForce).
+    assert back.created[0].endswith(CRDS_PROVIDER)
+    assert len(back.created) == 1 + CRDS
+    assert all("CustomResourceDefinition::dynamo-platform-crd-" in urn for urn in back.created[1:])
 
 
 def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_live_one(runs):
@@ -61,7 +68,7 @@ def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_l
     naive = [dataclasses.replace(r, alias_types=()) for r in runs["1.6.1"]]
     moved = transition(runs["1.2.1"], naive, "dev")
     assert moved.created == [graph_urn(runs["1.6.1"])]
-    assert moved.deleted == [graph_urn(runs["1.2.1"])]
+    assert graph_urn(runs["1.2.1"]) in moved.deleted
 
 
 BEFORE_GPT_OSS_STACK = Path(__file__).resolve().parents[1] / "data" / "urns-before-gpt-oss-stack"
@@ -77,9 +84,13 @@ def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(sta
     moved = transition_from(
         [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
     )
-    # New since then: GptOssStack itself, and (0.3.0) the teardown guards, all under a component of their own.
+    # New since then: GptOssStack itself, and (0.3.0) the teardown guards, all under a component of their own,
+    # and the CRDs' own provider where the program applies CRDs (1.2.1: prod, staging). Moving a resource
+    # between providers of one cluster updates it: Pulumi diffs the two providers' configs (pulumi/pulumi
+    # step_generator.go providerChanged), and pulumi-kubernetes' DiffConfig replaces only when the
+    # kubeconfig's active cluster changes.
     assert moved.created[0] == f"urn:pulumi:{stack}::gpt-oss-infra::gpt-oss-infra:index:GptOssStack::gpt-oss-infra"
-    assert all(_teardown_guard(urn) for urn in moved.created[1:]), moved.created
+    assert all(_new_in_0_3_0(urn) for urn in moved.created[1:]), moved.created
     # Gone: only the destroy waits of 0.2.0 (Pulumi dynamic resources), which delete at once
     # (components/destroy_wait.py; tests/components/test_destroy_wait.py). Nothing else is replaced.
     assert all("pulumi-python:dynamic:Resource::" in urn for urn in moved.deleted), moved.deleted
@@ -87,10 +98,13 @@ def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(sta
     assert len(moved.kept) == len(before) - len(moved.deleted) and all(old != new for old, new in moved.kept)
 
 
-def _teardown_guard(urn: str) -> bool:
-    """A teardown guard's resource (core/render/teardown.py): its component's, or the guard beside the gateways."""
-    return "gpt-oss-infra:teardown:TeardownGuards" in urn or urn.endswith(
-        "kubernetes:apps/v1:Deployment::gateway-load-balancers-gone"
+def _new_in_0_3_0(urn: str) -> bool:
+    """A teardown guard's resource (core/render/teardown.py): its component's, or the guard beside the
+    gateways; or the CRDs' own provider."""
+    return (
+        "gpt-oss-infra:teardown:TeardownGuards" in urn
+        or urn.endswith("kubernetes:apps/v1:Deployment::gateway-load-balancers-gone")
+        or urn.endswith(CRDS_PROVIDER)
     )
 
 

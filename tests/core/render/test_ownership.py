@@ -14,7 +14,7 @@ from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION, OWNER_ANNOTA
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
 
-OWNER = "gpt-oss-infra/lab"
+OWNER = ownership.owner_of("organization", "gpt-oss-infra", "lab")
 NAMESPACE = Claim("Namespace", "v1", "monitoring", "gpt-oss-infra:observability.namespace")
 CRD = Claim("CustomResourceDefinition", "apiextensions.k8s.io/v1", "dynamographdeployments.nvidia.com", "k")
 
@@ -111,3 +111,35 @@ def test_a_helm_release_of_the_same_name_in_another_namespace_is_refused():
 def test_a_claims_rest_path_finds_it_by_name():
     assert NAMESPACE.path == "/api/v1/namespaces/monitoring"
     assert CRD.path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dynamographdeployments.nvidia.com"
+
+
+def test_an_owner_is_the_stacks_full_name_with_its_organization():
+    assert OWNER == "organization/gpt-oss-infra/lab"
+    assert ownership.owner_of("team-b", "gpt-oss-infra", "lab") != OWNER  # another organization's stack "lab"
+    # A self-managed backend's organization, also where the engine names none (never "None/...").
+    assert ownership.owner_of(None, "gpt-oss-infra", "lab") == OWNER
+
+
+def test_the_crds_the_operator_applies_are_the_stacks_only_where_its_platform_namespace_is(catalog):
+    """From 1.3 the operator applies Dynamo's CRDs with no annotation of ours: they are this stack's where
+    its platform namespace is; else another install's, which this stack's operator would take over."""
+    stack = build_stack(existing_raw(), catalog, with_hf_token=False, owner=OWNER)
+    assert not stack.platform.crds  # the existing-cluster stack runs 1.6.1: its operator applies them
+    (graphs,) = [claim for claim in ownership.claims(stack) if claim.kind == "CustomResourceDefinition"]
+    assert (graphs.name, graphs.owned_with) == ("dynamographdeployments.nvidia.com", "Namespace/dynamo-system")
+    ours = {"Namespace/dynamo-system": {OWNER_ANNOTATION: OWNER}}
+    assert ownership.ownership_problems([graphs], {graphs.ref: {}} | ours, [], {}, OWNER, []) == []
+    (problem,) = ownership.ownership_problems([graphs], {graphs.ref: {}}, [], {}, OWNER, [])
+    assert problem.key == "gpt-oss-infra:release.dynamo"
+    assert "another Dynamo install applied them" in problem.message and "cluster.adopt" in problem.message
+    assert ownership.ownership_problems([graphs], {graphs.ref: {}}, [], {}, OWNER, [graphs.ref]) == []
+
+
+def test_adopting_what_the_stack_made_itself_is_refused():
+    """An adopted Namespace is only annotated (a patch): listing the stack's own would stop managing it."""
+    live = {NAMESPACE.ref: {OWNER_ANNOTATION: OWNER}}
+    (problem,) = ownership.ownership_problems([NAMESPACE], live, [], {}, OWNER, [NAMESPACE.ref])
+    assert (problem.key, problem.message) == (
+        "gpt-oss-infra:cluster.adopt",
+        "Namespace/monitoring is this stack's own: remove it from cluster.adopt",
+    )
