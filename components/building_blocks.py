@@ -8,6 +8,7 @@ This module is analyzed for the component schema: no postponed annotations here.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, TypeVar
 
 import pulumi
@@ -34,7 +35,7 @@ from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.ownership import owner_of
-from gpt_oss_infra.core.render.stack_objects import Stack, model_cache_guards, teardown_guards
+from gpt_oss_infra.core.render.stack_objects import Stack, model_cache_guards, on_callers_file_system, teardown_guards
 from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
@@ -232,8 +233,11 @@ class DynamoPlatform(Component):
         fragment = block_args.platform(name, dict(args))
         stack = _rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
         software = gateway.cluster_gateway_software(stack.config, catalog.charts) if args.get("gateway") else None
-        guarded = teardown_guards(stack.config, software, None, catalog, with_model_cache=False)
+        guarded = teardown_guards(stack.config, software, None, catalog)
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
+        _platforms_of_this_program()[name] = PlatformFacts(
+            gateway=software is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
+        )
         # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
         # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
         guards = TeardownGuards(f"{name}-teardown", TeardownArgs(guarded), opts=self.child_opts()) if guarded else None
@@ -310,11 +314,11 @@ class ModelCache(Component):
         fragment = block_args.model_cache(name, dict(args))
         file_system = _file_system("ModelCache", name, args)
         stack = _rendered("ModelCache", name, fragment, catalog, with_hf_token=hf_token is not None)
-        guarded = model_cache_guards(stack.config, catalog)
+        objects = on_callers_file_system(stack.model_cache)
+        guarded = model_cache_guards(stack.config, objects, catalog)
         super().__init__("gpt-oss-infra:index:ModelCache", name, None, opts)
         # What `pulumi destroy` waits on: the EFS CSI driver deleting the claim's access point.
         guards = TeardownGuards(f"{name}-teardown", TeardownArgs(guarded), opts=self.child_opts()) if guarded else None
-        objects = stack.model_cache
         cache = add_model_cache(
             self,
             name,
@@ -415,6 +419,8 @@ class GptOssDeployment(Component):
         refuse_unknown("GptOssDeployment", name, args, GptOssDeploymentArgs)
         refuse_unknown("GptOssDeployment", name, args.get("endpoint") or {}, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
+        if unguarded := _unguarded_load_balancer(args):
+            raise refusal("GptOssDeployment", name, ConfigError([unguarded]))
         uses_hf_token = bool(args.get("uses_hf_token"))
         keys = _refused("GptOssDeployment", name, None, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         fragment, catalog = _refused(
@@ -458,13 +464,44 @@ class GptOssDeployment(Component):
 
 _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
 
-# The GpuNodePools made so far, per program run (its root resource: a new one each run, None in a
-# component provider, which serves one program): a GptOssDeployment's node_pool must name one.
+# The GpuNodePools and DynamoPlatforms made so far, per program run (its root resource: a new one each
+# run, None in a component provider, which serves one program): a GptOssDeployment's node_pool must
+# name one, and its endpoint's NLB must be one its platform's teardown guard waits for.
 _POOLS: dict[int, dict[str, block_args.PoolFacts]] = {}
+_PLATFORMS: dict[int, dict[str, "PlatformFacts"]] = {}
+
+
+@dataclass(frozen=True)
+class PlatformFacts:
+    """What a DynamoPlatform of this program tells a GptOssDeployment with an endpoint."""
+
+    gateway: bool
+    load_balancer_controller: bool  # its guard waits for the gateways' NLBs
 
 
 def _pools_of_this_program() -> dict[str, block_args.PoolFacts]:
     return _POOLS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
+
+def _platforms_of_this_program() -> dict[str, PlatformFacts]:
+    return _PLATFORMS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
+
+def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:
+    """An endpoint that gets an NLB while the program's gateway platform waits for none at destroy."""
+    endpoint = args.get("endpoint") or {}
+    if not args.get("load_balancer_controller") or endpoint.get("exposure") not in ("internal", "public"):
+        return None
+    gateways = {name: facts for name, facts in _platforms_of_this_program().items() if facts.gateway}
+    if not gateways or any(facts.load_balancer_controller for facts in gateways.values()):
+        return None  # its platform is another program's, or waits for the NLBs
+    names = ", ".join(repr(name) for name in gateways)
+    return Problem(
+        "load_balancer_controller",
+        f"true here, but DynamoPlatform {names} (the gateway) was made without it: its teardown guard would not "
+        "wait for this endpoint's NLB, which `pulumi destroy` would then leave behind, billing; set "
+        "load_balancer_controller on the platform too",
+    )
 
 
 def _rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:

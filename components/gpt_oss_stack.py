@@ -121,12 +121,7 @@ class GptOssStack(Component):
 
         # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
         # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
-        # After the model cache's file system, so that it is deleted after the guard (its access point before it).
-        guards = (
-            TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster(*target.storage_ready))
-            if stack.teardown
-            else None
-        )
+        guards = TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster()) if stack.teardown else None
         with_volumes = on_cluster(*([guards.volumes_gone] if guards and guards.volumes_gone else []))
         observability = (
             Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
@@ -146,7 +141,7 @@ class GptOssStack(Component):
         workloads = Workloads(
             "workloads",
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
-            opts=with_volumes,  # its namespace holds the model cache's claim: deleted before `volumes-gone`
+            opts=on_cluster(),
         )
         cache = StackModelCache(
             "model-cache",

@@ -55,7 +55,14 @@ def add_model_cache(
             }
         storage.append(
             k8s.storage.v1.StorageClass(
-                f"{name}-storage-class", **resource_args(storage_class), opts=owner.child_opts()
+                f"{name}-storage-class",
+                **resource_args(storage_class),
+                # Kubernetes refuses to update these, and pulumi-kubernetes replaces a StorageClass only
+                # for its parameters and provisioner: a change replaces it, the old one first (one name).
+                # Its volumes keep the policy they were made with.
+                opts=owner.child_opts(
+                    replace_on_changes=["reclaimPolicy", "volumeBindingMode"], delete_before_replace=True
+                ),
             )
         )
     if objects.persistent_volume is not None:

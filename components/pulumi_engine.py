@@ -390,7 +390,11 @@ def _registration(request) -> Registration:
         options["dependsOn"] = sorted({_urn_name(urn) for urn in explicit_deps})
     if request.ignoreChanges:
         options["ignoreChanges"] = sorted(request.ignoreChanges)
-    if request.importId:  # adopted: imported as it is, not created
+    if request.replaceOnChanges:
+        options["replaceOnChanges"] = sorted(request.replaceOnChanges)
+    if request.deleteBeforeReplace:
+        options["deleteBeforeReplace"] = True
+    if request.importId:  # imported as it is, not created
         options["import"] = request.importId
     # Where the resource was before a move (name, parent); the SDK's own type aliases are left out.
     moves = [

@@ -110,7 +110,7 @@ def test_the_command_line_in_a_users_own_project_plans_it_and_writes_under_it(py
         "AWS_EC2_METADATA_DISABLED": "true",
     }
     checked = run([python, "-m", "gpt_oss_infra", "preflight", "--stack", "dev"], stack_project, env=no_aws)
-    assert "would check EKS version: EKS in eu-north-1 offers 1.36" in checked.stdout
+    assert "would check EKS version: EKS in eu-north-1 offers 1.34" in checked.stdout
     assert checked.stdout.splitlines()[-1] == "preflight dev: 0 problem(s)"
     # A stack only this repository has is not found there: the message names the folder searched.
     missing = subprocess.run(

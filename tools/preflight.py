@@ -153,6 +153,7 @@ def aws_findings(stack: Stack, region: str, aws: AwsClients, quotas: QuotaData, 
     if isinstance(cluster, EksClusterConfig):
         checks += [
             ("EKS version", lambda: [eks_version_finding(cluster.kubernetes_version, region, aws.eks)]),
+            ("EKS upgrade", lambda: [eks_upgrade_finding(cluster.name, cluster.kubernetes_version, aws.eks)]),
             ("instance types", lambda: offering_findings(groups, stack_zones(stack, aws.ec2), region, aws.ec2)),
             ("vCPU quota", lambda: quota_findings(groups, quotas, aws)),
         ]
@@ -202,6 +203,33 @@ def eks_version_finding(version: str, region: str, eks) -> Finding:
     elif entry.get("endOfStandardSupportDate"):
         detail += f" until {entry['endOfStandardSupportDate']:%Y-%m-%d}"
     return ok(check, detail)
+
+
+def eks_upgrade_finding(name: str, version: str, eks) -> Finding:
+    """Where the stack's cluster exists already: EKS updates a control plane one minor version at a time,
+    and never back (docs.aws.amazon.com/eks/latest/userguide/update-cluster.html), so `up` would fail at
+    the cluster after changing what comes before it."""
+    check, key = "EKS upgrade", f"{KEY_PREFIX}cluster.kubernetesVersion"
+    try:
+        live = eks.describe_cluster(name=name)["cluster"]["version"]
+    except eks.exceptions.ResourceNotFoundException:
+        return ok(check, f"no cluster {name} yet: `pulumi up` creates it at {version}")
+    (wanted_major, wanted), (live_major, running) = _version_key(version)[:2], _version_key(live)[:2]
+    if (wanted_major, wanted) == (live_major, running):
+        return ok(check, f"{name} runs {live}")
+    if (wanted_major, wanted) < (live_major, running):
+        return problem(
+            check, f"{name} runs {live}: EKS cannot move a cluster back to {version}", f"set {key} to {live}"
+        )
+    if wanted_major != live_major or wanted > running + 1:
+        step = f"{live_major}.{running + 1}"
+        return problem(
+            check,
+            f"{name} runs {live}: EKS updates a control plane one minor version at a time, so `pulumi up` to "
+            f"{version} would fail at the cluster",
+            f"set {key} to {step} and `pulumi up`, then step on one minor version per update",
+        )
+    return ok(check, f"{name} runs {live}: `pulumi up` updates it to {version}")
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -521,6 +549,10 @@ def would_check(stack: Stack, region: str | None) -> list[Finding]:
     else:
         lines = [
             ("EKS version", f"EKS in {region} offers {cluster.kubernetes_version}"),
+            (
+                "EKS upgrade",
+                f"{cluster.name}, where it exists, is {cluster.kubernetes_version} or one minor version before",
+            ),
             *(
                 (f"instance type {g.name}", f"{g.instance_type} is offered in {g.zone or 'the cluster AZs'}")
                 for g in groups

@@ -66,10 +66,11 @@ def storage_class(model_cache: ModelCacheConfig) -> dict[str, Any] | None:
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": storage_class_name(model_cache), "labels": common_labels("model-cache")},
-        # The volume outlives its claim only where the weights are kept (modelCache.keepOnDestroy): else
-        # the EFS CSI driver deletes the claim's access point with it, which the file system's deletion
-        # may otherwise wait for (AWS's guide deletes access points before a file system).
-        "reclaimPolicy": "Retain" if model_cache.keep_on_destroy or model_cache.storage != "efs" else "Delete",
+        # The volume outlives its claim: its EFS access point goes with the stack's file system, or stays
+        # with it (keepOnDestroy). Not a choice keepOnDestroy could change later: Kubernetes refuses any
+        # update of a StorageClass's reclaimPolicy, and an existing volume keeps the one it was made with.
+        # A ModelCache block on the caller's file system deletes instead (on_callers_file_system).
+        "reclaimPolicy": "Retain",
         "volumeBindingMode": "Immediate",
     }
     if model_cache.storage == "efs":

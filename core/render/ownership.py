@@ -57,8 +57,8 @@ class Claim:
     api_version: str
     name: str
     key: str
-    # What it is this stack's by, where it carries no annotation of ours: the Dynamo CRDs a release's
-    # operator applies (from 1.3) are this stack's where its platform namespace is.
+    # What else makes it this stack's: the Dynamo CRDs are where its platform namespace is, whoever
+    # applied them last (the operator from 1.3, carrying no annotation of ours; the program up to 1.2.1).
     owned_with: str | None = None
 
     @property
@@ -94,8 +94,12 @@ def owner_of(organization: str | None, project: str, stack: str) -> str:
 def claims(stack: Stack) -> list[Claim]:
     """Every Namespace and cluster-scoped object the stack makes, once each, with the key that makes it."""
     keys = _keys(stack)
+    platform_namespace = f"Namespace/{stack.config.platform.namespace}"
     found: dict[str, Claim] = {}
-    for obj in [*stack.platform.crds, *stack.objects()]:
+    for obj in stack.platform.crds:
+        claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "", owned_with=platform_namespace)
+        found[claim.ref] = dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim)))
+    for obj in stack.objects():
         if obj["kind"] in CLUSTER_SCOPED:
             claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "")
             found.setdefault(claim.ref, dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim))))
@@ -105,7 +109,7 @@ def claims(stack: Stack) -> list[Claim]:
             "apiextensions.k8s.io/v1",
             GRAPH_CRD,
             f"{KEY_PREFIX}release.dynamo",
-            owned_with=f"Namespace/{stack.config.platform.namespace}",
+            owned_with=platform_namespace,
         )
         found.setdefault(graphs.ref, graphs)
     return list(found.values())
@@ -218,17 +222,26 @@ def ownership_problems(
     object of that name in the cluster (None: there is none); `release_namespaces`: each release name ->
     the namespaces a Helm release of that name runs in."""
     problems = []
+    taken_crds: list[Claim] = []
     for claim in claimed:
         annotations = live.get(claim.ref)
         if annotations is None:
+            if claim.ref in adopt:  # a NamespacePatch would create it, and leave it behind at destroy
+                problems.append(Problem(ADOPT_KEY, f"{claim.ref} is not in the cluster: remove it from cluster.adopt"))
             continue
-        ours = (live.get(claim.owned_with) or {}) if claim.owned_with else annotations
-        if ours.get(OWNER_ANNOTATION) == owner:
-            if claim.ref in adopt and not claim.owned_with:  # a Patch would stand in for the stack's own object
+        with_it = (live.get(claim.owned_with) or {}) if claim.owned_with else {}
+        if owner in (annotations.get(OWNER_ANNOTATION), with_it.get(OWNER_ANNOTATION)):
+            if claim.ref in adopt and claim.kind == "Namespace":  # a patch would stand in for the stack's own
                 problems.append(Problem(ADOPT_KEY, f"{claim.ref} is this stack's own: remove it from cluster.adopt"))
             continue
-        if claim.ref not in adopt:
+        if claim.ref in adopt:
+            continue
+        if claim.owned_with:
+            taken_crds.append(claim)
+        else:
             problems.append(Problem(claim.key, _taken(claim, annotations, owner)))
+    if taken_crds:
+        problems.append(Problem(taken_crds[0].key, _crds_taken(taken_crds)))
     for release in releases:
         elsewhere = sorted(set(release_namespaces.get(release.name, [])) - {release.namespace})
         if elsewhere:
@@ -243,15 +256,22 @@ def ownership_problems(
     return problems
 
 
+def _crds_taken(crds: list[Claim]) -> str:
+    """Why Dynamo CRDs that exist are refused where the stack's platform namespace is not the stack's."""
+    namespace = crds[0].owned_with.removeprefix("Namespace/") if crds[0].owned_with else ""
+    adopt = ", ".join(repr(claim.ref) for claim in crds)
+    return (
+        f"the Dynamo CRDs exist in the cluster ({', '.join(claim.name for claim in crds)}) and this stack's platform "
+        f"namespace {namespace} is not there as this stack's: another Dynamo install applied them, or one this "
+        "stack's `pulumi destroy` removed left them (CRDs outlive it: deleting one deletes every graph of its kind). "
+        "Taken over, this stack applies its release's CRDs over them, and any other Dynamo operator still running "
+        "reconciles the same graphs: uninstall that one first, if there is one, then list "
+        f"{adopt} in cluster.adopt"
+    )
+
+
 def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
     """Why an existing object is refused, whose it is, and what to do."""
-    if claim.owned_with:
-        return (
-            f"the Dynamo CRDs exist in the cluster ({claim.name}) and this stack's platform namespace is not yet this "
-            "stack's: another Dynamo install applied them, and this stack's operator would apply its own over them, "
-            "after which both operators reconcile every graph. Uninstall it first, or list "
-            f"{claim.ref!r} in cluster.adopt to take the CRDs over (what an earlier install left behind)"
-        )
     if annotations.get(OWNER_ANNOTATION):
         whose = f"it belongs to stack {annotations[OWNER_ANNOTATION]}"
     elif annotations.get(ADOPTED_ANNOTATION) == owner:

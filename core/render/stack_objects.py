@@ -268,16 +268,14 @@ def teardown_guards(
     gateways: gateway.GatewaySoftware | None,
     monitoring: observability.ObservabilityObjects | None,
     catalog: Catalog,
-    with_model_cache: bool = True,
 ) -> teardown.Teardown | None:
     """The guards of what controllers make for these parts: the NLBs of Envoy Gateway's Services, and the
-    volumes of the claims the platform chart, Prometheus and (`with_model_cache`) the model cache make.
+    volumes of the claims the platform chart and Prometheus make (the model cache's outlive their claim).
     The platform's namespace is guarded whether or not its release's chart claims volumes: a release
     change never removes the guard, whose removal would wait for the claims an earlier release left (a
     StatefulSet's outlive it)."""
     load_balancers = [gateways.target.namespace] if gateways is not None and gateways.target.with_nlb else []
-    # The model cache's claim: on EFS, its volume is an access point the driver deletes with it.
-    claims = [config.platform.namespace, *([config.namespace] if with_model_cache else [])]
+    claims = [config.platform.namespace]
     if monitoring is not None:
         claims.append(monitoring.namespace["metadata"]["name"])
     return teardown.teardown(
@@ -290,13 +288,22 @@ def teardown_guards(
     )
 
 
-def model_cache_guards(config: StackConfig, catalog: Catalog) -> teardown.Teardown | None:
-    """The guard of a model cache made on its own (the ModelCache block): where the EFS CSI driver
-    deletes the cache's access point with its claim, `volumes-gone` in `<namespace>-teardown` waits for
-    it, so that `destroy` takes the driver away only after. None where the volume stays (FSx's static
-    volume, a kept cache, an existing StorageClass: the cluster's own)."""
-    storage_class = model_cache.storage_class(config.model_cache)
-    if storage_class is None or storage_class["reclaimPolicy"] != "Delete":
+def on_callers_file_system(objects: ModelCacheObjects) -> ModelCacheObjects:
+    """A model cache made on its own (the ModelCache block) on the caller's EFS file system, which its
+    `destroy` does not delete: the driver deletes each claim's access point with the claim (reclaim
+    policy Delete), or it would stay on that file system, one per claim."""
+    storage_class = objects.storage_class
+    if storage_class is None or storage_class["provisioner"] != "efs.csi.aws.com":
+        return objects
+    return dataclasses.replace(objects, storage_class=storage_class | {"reclaimPolicy": "Delete"})
+
+
+def model_cache_guards(config: StackConfig, objects: ModelCacheObjects, catalog: Catalog) -> teardown.Teardown | None:
+    """The guard of a model cache made on its own: where the EFS CSI driver deletes its access point
+    with its claim (on_callers_file_system), `volumes-gone` in `<namespace>-teardown` waits for it, so
+    that `destroy` takes the driver away only after. None where the volume stays (FSx's static volume,
+    an existing StorageClass: the cluster's own)."""
+    if objects.storage_class is None or objects.storage_class["reclaimPolicy"] != "Delete":
         return None
     return teardown.teardown(
         config.namespace,

@@ -438,3 +438,38 @@ def test_an_efs_model_cache_guards_its_access_point_and_the_platform_only_its_ow
     platform_guard = engine.inputs("dynamo-teardown-volumes-gone")
     env = {v["name"]: v["value"] for v in platform_guard["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["CLAIM_NAMESPACES"] == "dynamo-system"
+
+
+@pytest.mark.parametrize("platform_waits", [False, True])
+def test_an_nlb_endpoint_needs_a_platform_whose_guard_waits_for_nlbs(engine, platform_waits):
+    """The endpoint's NLB is the deployment's, its destroy wait the platform's guard: a platform made
+    without load_balancer_controller would not wait, and destroy would leave the NLB behind."""
+    args = {
+        "recipe": "h200-agg-low-latency",
+        "gpus": 4,
+        **ON_H200,
+        "endpoint": {"exposure": "internal", "allowed_cidrs": ["10.0.0.0/16"]},
+        "api_keys": {"a": SECRET_KEY},
+        "load_balancer_controller": True,
+    }
+
+    def program():
+        cluster = on_stand_in_cluster()
+        platform = DynamoPlatform("dynamo", {"gateway": True, "load_balancer_controller": platform_waits}, opts=cluster)
+        GptOssDeployment(
+            "gpt-oss", args, opts=pulumi.ResourceOptions.merge(cluster, pulumi.ResourceOptions(depends_on=[platform]))
+        )
+
+    if platform_waits:
+        engine.run(program)
+        guard = engine.inputs("dynamo-gateway-load-balancers-gone")
+        assert {"name": "LOAD_BALANCER_NAMESPACES", "value": "envoy-gateway-system"} in (
+            guard["spec"]["template"]["spec"]["containers"][0]["env"]
+        )
+        return
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert "load_balancer_controller: true here, but DynamoPlatform 'dynamo' (the gateway) was made without it" in (
+        str(refused.value)
+    )
+    assert not [name for name in engine.urns if name.startswith("gpt-oss")]  # nothing of the deployment

@@ -27,23 +27,29 @@ OLD_PROPS = {
 }
 
 
+# What 0.2.0 stored as such a wait's provider: serialize_provider(WaitAtDestroyProvider()) run with the
+# package of commit 872469e (0.2.0's last), by the SDK's own dill, on 2026-11-26.
+PROVIDER_0_2_0 = (ROOT / "tests" / "data" / "destroy-wait-provider-0.2.0.b64").read_text().strip()
+
+
 def test_the_state_names_the_provider_class_by_module_not_by_its_code():
-    blob = base64.b64decode(serialize_provider(WaitAtDestroyProvider()))
-    assert b"gpt_oss_infra.components.destroy_wait" in blob and b"WaitAtDestroyProvider" in blob
-    assert b"co_code" not in blob and b"wait_until_gone" not in blob  # no code of its own travels with it
+    for blob in (PROVIDER_0_2_0, serialize_provider(WaitAtDestroyProvider())):
+        pickled = base64.b64decode(blob)
+        assert b"gpt_oss_infra.components.destroy_wait" in pickled and b"WaitAtDestroyProvider" in pickled
+        assert b"co_code" not in pickled and b"wait_until_gone" not in pickled  # no code travels with it
 
 
-def test_a_live_wait_is_deleted_at_once_in_a_fresh_process_touching_no_cluster():
-    """As Pulumi's dynamic provider process does (dill): load the provider from the state, delete the wait."""
-    blob = serialize_provider(WaitAtDestroyProvider())
+def test_a_live_wait_of_0_2_0_is_deleted_at_once_in_a_fresh_process_touching_no_cluster():
+    """As Pulumi's dynamic provider process does (dill): load 0.2.0's provider from the state, with this
+    package installed, and delete the wait."""
     code = (
         "import base64, sys, dill, time; provider = dill.loads(base64.b64decode(sys.stdin.readline())); "
         "started = time.monotonic(); provider.delete('load-balancers-gone', eval(sys.stdin.read())); "
-        "print(round(time.monotonic() - started, 3))"
+        "print(type(provider).__module__, round(time.monotonic() - started, 3))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
-        input=f"{blob}\n{OLD_PROPS!r}",
+        input=f"{PROVIDER_0_2_0}\n{OLD_PROPS!r}",
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -51,4 +57,6 @@ def test_a_live_wait_is_deleted_at_once_in_a_fresh_process_touching_no_cluster()
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert float(done.stdout) < 1.0  # 0.2.0's wait would poll the cluster for up to 900 s
+    module, seconds = done.stdout.split()
+    assert module == "gpt_oss_infra.components.destroy_wait"
+    assert float(seconds) < 1.0  # 0.2.0's wait would poll the cluster for up to 900 s

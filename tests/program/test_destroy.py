@@ -17,9 +17,9 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     guard = by_name(run)["teardown-volumes-gone"]
     (container,) = guard.inputs["spec"]["template"]["spec"]["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
-    # staging runs Dynamo 1.2.1, whose chart bundles NATS (its JetStream claim); the workloads namespace
-    # has the model cache's claim (EFS: its access point); observability has Prometheus'
-    assert env["CLAIM_NAMESPACES"] == "dynamo-system,gpt-oss,monitoring"
+    # staging runs Dynamo 1.2.1, whose chart bundles NATS (its JetStream claim); observability has Prometheus'
+    # (the model cache's volume outlives its claim: reclaim policy Retain)
+    assert env["CLAIM_NAMESPACES"] == "dynamo-system,monitoring"
     assert guard.inputs["metadata"]["namespace"] == "dynamo-system-teardown"  # outlives both namespaces
     # created after the nodes and the EBS CSI driver: deleted before them
     assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits["teardown-volumes-gone"]

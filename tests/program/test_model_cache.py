@@ -17,7 +17,16 @@ def test_efs_storage_class_and_rwx_pvc_that_destroy_deletes(dev_run):
     assert storage_class["provisioner"] == "efs.csi.aws.com"
     assert storage_class["parameters"]["fileSystemId"] == "gptoss-model-storage-efs-id"  # the EFS created here
     assert storage_class["parameters"]["provisioningMode"] == "efs-ap"
-    assert storage_class["reclaimPolicy"] == "Delete"  # the driver deletes the access point with the claim
+    # The access point outlives the claim, and goes with the file system (or stays with it, keepOnDestroy):
+    # a policy keepOnDestroy could not change later (Kubernetes refuses updates of it).
+    assert storage_class["reclaimPolicy"] == "Retain"
+    # Kubernetes refuses updates of these and pulumi-kubernetes would try one: a change replaces the class
+    # (a ModelCache block of 0.2.0 moving to Delete), the old one first, since the name stays.
+    assert registered(dev_run, "model-cache-storage-class").options | {"dependsOn": None} == {
+        "dependsOn": None,
+        "replaceOnChanges": ["reclaimPolicy", "volumeBindingMode"],
+        "deleteBeforeReplace": True,
+    }
     pvc = registered(dev_run, "model-cache-pvc")
     assert pvc.inputs["spec"] == {
         "accessModes": ["ReadWriteMany"],
@@ -122,6 +131,5 @@ def test_cache_objects_wait_for_every_efs_mount_target(dev_run):
     assert len(mount_targets) == 3
     for name in ("model-cache-storage-class", "model-cache-pvc", "model-cache-download"):
         assert mount_targets <= waits[name], name
-    # The volumes guard waits, at destroy, for the driver to delete the cache's access point, which it
-    # does through the file system: so the guard is deleted before the mount targets (waits for them).
-    assert mount_targets <= waits["teardown-volumes-gone"]
+    # The platform does not wait for the model's file system.
+    assert not mount_targets & waits["dynamo-platform-release"]

@@ -106,24 +106,20 @@ def test_a_guard_that_does_not_wait_for_the_controllers_saves_no_nlb():
     ]
 
 
-def test_the_efs_cache_deletes_its_volumes_and_only_mount_targets_hold_the_file_system():
-    """The EFS CSI driver deletes a volume's access point only where its StorageClass deletes volumes: the
-    stack's does, unless keepOnDestroy. Access points do not hold a file system: DeleteFileSystem fails
-    (FileSystemInUse) only while it has mount targets (the EFS API reference), so a retained access
-    point goes with its file system."""
+def test_only_the_mount_targets_of_an_efs_file_system_hold_it():
+    """DeleteFileSystem fails (FileSystemInUse) only while the file system has mount targets (the EFS API
+    reference): the access points the CSI driver made, which outlive their claims (reclaim policy
+    Retain), go with it. One mount target left in place keeps the file system, and the destroy stops."""
     run = successful_run(example_entries("dev"), stack="dev")
-    (efs_class,) = [r for r in run.resources if r.inputs.get("provisioner") == "efs.csi.aws.com"]
-    assert efs_class.inputs["reclaimPolicy"] == "Delete"
-    retaining = [
-        dataclasses.replace(r, inputs=r.inputs | {"reclaimPolicy": "Retain"}) if r is efs_class else r
+    mount_targets = sorted(r.name for r in run.resources if r.type == "aws:efs/mountTarget:MountTarget")
+    assert len(mount_targets) == 3
+    kept_mount = [
+        dataclasses.replace(r, options={"retainOnDelete": True}) if r.name == mount_targets[0] else r
         for r in run.resources
     ]
-    assert simulate_destroy(retaining).complete
-    mount_targets = {r.name for r in run.resources if r.type == "aws:efs/mountTarget:MountTarget"}
-    assert mount_targets
-    kept_mounts = [
-        dataclasses.replace(r, options={"retainOnDelete": True}) if r.name in mount_targets else r
-        for r in run.resources
-    ]
-    in_use = {step.name: step.why for step in simulate_destroy(kept_mounts).of("in use")}
-    assert sorted(mount_targets)[0] in in_use["gptoss-model-storage-efs"]
+    destroy = simulate_destroy(kept_mount)
+    assert not destroy.complete
+    in_use = {step.name: step.why for step in destroy.of("in use")}
+    assert in_use["gptoss-model-storage-efs"] == (
+        f"the cloud refuses while {mount_targets[0]} remains (DependencyViolation)"
+    )

@@ -66,7 +66,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     summary = (dev_plan / "summary.md").read_text()
     assert "| gpu | h200 | p5en.48xlarge | 1 | 8 / 0 | ON_DEMAND | no | $63.30 |" in summary
-    assert "| EKS control plane, 1.36 in standard support | 1 | $0.10 |" in summary
+    assert "| EKS control plane, 1.34 in standard support | 1 | $0.10 |" in summary
     assert "- Kubernetes API: public endpoint from 203.0.113.0/24; private endpoint from 10.0.0.0/16" in summary
     assert "- `pulumi up` waits for the graph to be Ready, then for smoke-test Job gpt-oss-smoke-" in summary
     assert "- KV transfer: none (aggregated workers)" in summary

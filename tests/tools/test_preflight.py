@@ -49,6 +49,14 @@ class StubbedAws:
         entry = {"clusterVersion": version, "versionStatus": status, "endOfStandardSupportDate": datetime(2026, 12, 29)}
         self.eks.add_response("describe_cluster_versions", {"clusterVersions": [entry]}, {"clusterVersions": [version]})
 
+    def live_cluster(self, version: str | None, name: str = "gptoss") -> None:
+        """The stack's cluster as EKS has it: `version`, or none yet."""
+        if version is None:
+            self.eks.add_client_error("describe_cluster", "ResourceNotFoundException", expected_params={"name": name})
+            return
+        cluster = {"name": name, "version": version, "status": "ACTIVE"}
+        self.eks.add_response("describe_cluster", {"cluster": cluster}, {"name": name})
+
     def zones(self) -> None:
         filters = [{"Name": "state", "Values": ["available"]}, {"Name": "zone-type", "Values": ["availability-zone"]}]
         described = {"AvailabilityZones": [{"ZoneName": zone, "State": "available"} for zone in ZONES]}
@@ -125,7 +133,8 @@ def dev_account_up_to_quotas(aws: StubbedAws, gpu_zones=("us-east-2a", "us-east-
     """The dev stack's answers before the quotas: 2 x m7i.2xlarge system nodes, 1 x p5en.48xlarge
     offered in `gpu_zones` (`eks`: EKS answers its version check)."""
     if eks:
-        aws.eks_version("1.36")
+        aws.eks_version("1.34")
+    aws.live_cluster(None, name="gptoss-dev")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": list(gpu_zones)})
     aws.vcpus("m7i.2xlarge", 8)
@@ -149,12 +158,13 @@ def test_a_ready_account_passes_every_check():
     aws.assert_all_used()
     assert {check: finding.status for check, finding in findings.items()} == {
         "EKS version": "ok",
+        "EKS upgrade": "ok",
         "instance type system": "ok",
         "instance type gpu": "ok",
         "vCPU quota Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances": "ok",
         "vCPU quota Running On-Demand P instances": "ok",
     }
-    assert findings["EKS version"].detail == "1.36 is in standard support until 2026-12-29"
+    assert findings["EKS version"].detail == "1.34 is in standard support until 2026-12-29"
     assert findings["instance type gpu"].detail == (
         "p5en.48xlarge is offered in us-east-2a, us-east-2b (not us-east-2c: no node there)"
     )
@@ -230,6 +240,27 @@ def test_an_eks_version_the_region_does_not_offer_lists_those_it_does():
     )
 
 
+@pytest.mark.parametrize(
+    ("live", "status", "detail", "fix"),
+    [
+        (None, "ok", "no cluster gptoss yet: `pulumi up` creates it at 1.36", ""),
+        ("1.36", "ok", "gptoss runs 1.36", ""),
+        ("1.35", "ok", "gptoss runs 1.35: `pulumi up` updates it to 1.36", ""),
+        ("1.33", "problem", "gptoss runs 1.33: EKS updates a control plane one minor version at a time, so "
+         "`pulumi up` to 1.36 would fail at the cluster", "set gpt-oss-infra:cluster.kubernetesVersion to 1.34 and "
+         "`pulumi up`, then step on one minor version per update"),
+        ("1.37", "problem", "gptoss runs 1.37: EKS cannot move a cluster back to 1.36",
+         "set gpt-oss-infra:cluster.kubernetesVersion to 1.37"),
+    ],
+)  # fmt: skip
+def test_a_live_cluster_moves_one_minor_version_per_up(live, status, detail, fix):
+    aws = StubbedAws()
+    aws.live_cluster(live)
+    finding = preflight.eks_upgrade_finding("gptoss", "1.36", aws.clients.eks)
+    aws.assert_all_used()
+    assert (finding.status, finding.detail, finding.fix or "") == (status, detail, fix)
+
+
 def test_an_eks_version_in_extended_support_passes_and_says_it_costs_more():
     aws = StubbedAws()
     entry = {
@@ -259,6 +290,7 @@ RESERVATION = "cr-0a1b2c3d4e5f60718"
 def gb200_block(aws: StubbedAws, **fields: Any) -> Finding:
     """The gb200 stack's block finding (its system node group's checks answered as ready)."""
     aws.eks_version("1.36")
+    aws.live_cluster(None, name="gptoss-gb200")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES})
     aws.vcpus("m7i.2xlarge", 8)
@@ -448,6 +480,7 @@ def test_without_credentials_it_says_what_it_would_check_and_exits_0(monkeypatch
     out = capsys.readouterr().out
     assert f"would check capacity block gb200: {RESERVATION} is a block of 9 x p6e-gb200.36xlarge" in out
     assert "would check EKS version: EKS in us-east-2 offers 1.36" in out
+    assert "would check EKS upgrade: gptoss-gb200, where it exists, is 1.36 or one minor version before" in out
     assert "nothing was read" in out
 
 

@@ -101,7 +101,7 @@ def test_preflight_reads_the_stack_file_of_the_current_directory(tmp_path, monke
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.chdir(project)
     assert preflight.main(["--stack", "dev"]) == 0
-    assert "would check EKS version: EKS in eu-north-1 offers 1.36" in capsys.readouterr().out
+    assert "would check EKS version: EKS in eu-north-1 offers 1.34" in capsys.readouterr().out
     assert preflight.main(["--stack", "b200"]) == 2
     assert f"no stack file Pulumi.b200.yaml in {project.resolve()}: pass --stack-dir" in capsys.readouterr().err
 

@@ -41,16 +41,27 @@ def test_new_stacks_default_to_the_newest_pinned_version_in_standard_support(cat
 
 def test_every_shipped_eks_stack_runs_a_version_in_standard_support_on_the_prices_date(catalog):
     """Judged on configs/prices.yaml's readOn, like the plan's cost lines, so the test does not age:
-    no shipped stack is billed at the extended rate, nor warned about."""
+    no shipped stack is billed at the extended rate; the examples run 1.36, warned about nothing; the
+    live stacks, stepping from 1.33 one minor version per `up`, are on 1.34 and warned to move on."""
     stacks = eks_stack_names()
-    assert {"dev", "staging", "prod", "gb200", "trial"} <= set(stacks)
+    live = {"dev", "staging", "prod"}
+    assert live | {"gb200", "trial"} <= set(stacks)
     read_on = catalog.prices.read_on
     for stack in stacks:
         raw = namespace_config(example_entries(stack))
         config, _ = parse_stack_config(raw, catalog, region="us-east-2", today=read_on)
         version = config.cluster.kubernetes_version
         assert catalog.prices.eks_standard_support_ends[version] > read_on, (stack, version)
-        assert kubernetes_support_warnings(config, catalog, "us-east-2", today=read_on) == [], stack
+        warnings = kubernetes_support_warnings(config, catalog, "us-east-2", today=read_on)
+        if stack in live:
+            assert version == "1.34"
+            (warning,) = warnings
+            assert warning.startswith(f"{KEY}: EKS 1.34 leaves standard support on 2026-12-02"), warning
+            assert warning.endswith(
+                "(a live cluster steps through 1.35, 1.36: EKS upgrades one minor version at a time)"
+            )
+        else:
+            assert (version, warnings) == ("1.36", []), stack
 
 
 def test_a_version_leaving_standard_support_within_90_days_is_warned_with_the_price(dev_raw, catalog):
@@ -120,7 +131,7 @@ def test_the_plan_lists_the_warning(dev_raw, catalog):
 def test_a_stack_file_on_a_version_without_pinned_add_ons_stays_refused(tmp_path, catalog):
     path = tmp_path / "Pulumi.old.yaml"
     path.write_text(
-        (ROOT / "Pulumi.dev.yaml").read_text().replace('kubernetesVersion: "1.36"', 'kubernetesVersion: "1.32"')
+        (ROOT / "Pulumi.dev.yaml").read_text().replace('kubernetesVersion: "1.34"', 'kubernetesVersion: "1.32"')
     )
     with pytest.raises(ConfigError) as caught:
         parse_stack_config(namespace_config(stack_config_entries(path)), catalog, region="us-east-2", today=TODAY)

@@ -143,3 +143,47 @@ def test_adopting_what_the_stack_made_itself_is_refused():
         "gpt-oss-infra:cluster.adopt",
         "Namespace/monitoring is this stack's own: remove it from cluster.adopt",
     )
+
+
+def rolled_back_raw() -> dict:
+    """The existing-cluster stack on 1.2.1, whose program applies Dynamo's CRDs itself."""
+    raw = existing_raw()
+    raw["release"] = raw["release"] | {
+        "dynamo": "1.2.1",
+        "runtimeImage": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.2.1",
+    }
+    return raw
+
+
+def test_rolling_back_to_a_release_whose_program_applies_the_crds_takes_the_operators_over(catalog):
+    """1.6.1's operator applied the CRDs (no annotation of ours); back on 1.2.1 the program applies them:
+    they are this stack's, its platform namespace being this stack's."""
+    stack = build_stack(rolled_back_raw(), catalog, with_hf_token=False, owner=OWNER)
+    crds = [claim for claim in ownership.claims(stack) if claim.kind == "CustomResourceDefinition"]
+    assert len(crds) == 7 and {claim.owned_with for claim in crds} == {"Namespace/dynamo-system"}
+    live = {claim.ref: {} for claim in crds} | {"Namespace/dynamo-system": {OWNER_ANNOTATION: OWNER}}
+    assert ownership.ownership_problems(crds, live, [], {}, OWNER, []) == []
+
+
+def test_after_a_destroy_the_crds_left_behind_are_refused_once_naming_both_causes(catalog):
+    """`destroy` leaves the CRDs (and the operator's carry no annotation of ours) and deletes the platform
+    namespace: the next `up` cannot tell them from another install's, so it asks for cluster.adopt."""
+    stack = build_stack(rolled_back_raw(), catalog, with_hf_token=False, owner=OWNER)
+    crds = [claim for claim in ownership.claims(stack) if claim.kind == "CustomResourceDefinition"]
+    (problem,) = ownership.ownership_problems(crds, {claim.ref: {} for claim in crds}, [], {}, OWNER, [])
+    assert problem.key == "gpt-oss-infra:release.dynamo"
+    assert "another Dynamo install applied them, or one this stack's `pulumi destroy` removed left them" in (
+        problem.message
+    )
+    assert "'CustomResourceDefinition/dynamographdeployments.nvidia.com'" in problem.message
+    # the program's own, from an earlier `up` (their annotation), pass however the namespace is
+    assert ownership.ownership_problems(crds, {c.ref: {OWNER_ANNOTATION: OWNER} for c in crds}, [], {}, OWNER, []) == []
+
+
+def test_adopting_what_is_not_in_the_cluster_is_refused():
+    """A NamespacePatch of a namespace that is not there would create it (server-side apply), and leave it."""
+    (problem,) = ownership.ownership_problems([NAMESPACE], {}, [], {}, OWNER, [NAMESPACE.ref])
+    assert (problem.key, problem.message) == (
+        "gpt-oss-infra:cluster.adopt",
+        "Namespace/monitoring is not in the cluster: remove it from cluster.adopt",
+    )

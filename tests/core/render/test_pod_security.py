@@ -26,11 +26,13 @@ def test_namespaces_enforce_what_their_pods_meet_and_warn_at_restricted(name, wo
     stack = stack_of(name, catalog)
     labels = stack.namespace["metadata"]["labels"]
     assert labels[f"{PSA}enforce"] == workloads
+    # the policy version of the cluster's Kubernetes (dev steps through 1.34; the examples run 1.36)
     assert (labels[f"{PSA}warn"], labels[f"{PSA}audit"], labels[f"{PSA}enforce-version"]) == (
         "restricted",
         "restricted",
-        "v1.36",
+        f"v{stack.config.cluster.kubernetes_version}",
     )
+    assert stack.config.cluster.kubernetes_version == {"dev": "1.34", "b200-disagg": "1.36"}[name]
     assert stack.platform.namespace["metadata"]["labels"][f"{PSA}enforce"] == "baseline"
 
 

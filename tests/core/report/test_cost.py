@@ -49,8 +49,8 @@ def test_the_stack_total_adds_what_a_created_cluster_bills(catalog):
     assert lines["GPU pool gpu: p5en.48xlarge"]["usdPerHour"] == 63.296
     assert lines["system nodes: m7i.2xlarge"]["usdPerHour"] == round(2 * 0.4032, 4)
     assert lines["NAT gateway (plus $0.045/GB processed)"]["usdPerHour"] == 0.045
-    # 1.36 is in standard support on the prices' date (until 2027-08-02): the standard rate.
-    assert lines["EKS control plane, 1.36 in standard support"]["usdPerHour"] == 0.10
+    # dev's 1.34 is in standard support on the prices' date (until 2026-12-02): the standard rate.
+    assert lines["EKS control plane, 1.34 in standard support"]["usdPerHour"] == 0.10
     gp3 = lines["EBS gp3 (node root volumes, Prometheus)"]
     # 2 system nodes x 100 GiB + 1 GPU node x 500 GiB of root volume; no Prometheus in dev.
     assert gp3["quantity"] == "700 GiB" and gp3["usdPerHour"] == round(700 * 0.08 / 730, 4)
