@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ OWNER_ANNOTATION = "gpt-oss-infra/owner"
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
 GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
+DYNAMO_CRD = re.compile(r"CustomResourceDefinition/dynamo[a-z]+\.nvidia\.com")  # every release's, by name
 ENVOY_GATEWAY_RELEASE = "envoy-gateway"  # the Helm release name of Envoy Gateway (components/gateway_resources.py)
 ADOPTABLE_KINDS = ("Namespace", "CustomResourceDefinition")
 # The cluster-scoped kinds a stack renders, with their REST plural (how a reader finds one by name).
@@ -154,7 +156,8 @@ def _default_key(claim: Claim) -> str:
 
 
 def adoption_problems(stack: Stack, adopt: list[str]) -> list[Problem]:
-    """Each `cluster.adopt` entry must name a Namespace or CRD the stack makes."""
+    """Each `cluster.adopt` entry must name a Namespace or CRD the stack makes, or a Dynamo CRD (from 1.3
+    the operator applies them, so the entries a stack listed on 1.2.1 stay valid after upgrading)."""
     made = {claim.ref for claim in claims(stack)}
     problems = []
     for index, ref in enumerate(adopt):
@@ -164,7 +167,7 @@ def adoption_problems(stack: Stack, adopt: list[str]) -> list[Problem]:
             problems.append(
                 Problem(key, f"{ref!r}: only {'s and '.join(ADOPTABLE_KINDS)}s can be adopted, as <Kind>/<name>")
             )
-        elif ref not in made:
+        elif ref not in made and not DYNAMO_CRD.fullmatch(ref):
             close = difflib.get_close_matches(ref, sorted(made), n=1)
             hint = f": did you mean {close[0]!r}?" if close else f" (it makes: {', '.join(sorted(made))})"
             problems.append(Problem(key, f"{ref!r} is nothing this stack makes{hint}"))
@@ -230,13 +233,14 @@ def ownership_problems(
                 problems.append(Problem(ADOPT_KEY, f"{claim.ref} is not in the cluster: remove it from cluster.adopt"))
             continue
         with_it = (live.get(claim.owned_with) or {}) if claim.owned_with else {}
-        if owner in (annotations.get(OWNER_ANNOTATION), with_it.get(OWNER_ANNOTATION)):
+        # The platform namespace is the stack's when made by it or adopted by it (at an earlier `up`).
+        if owner in (annotations.get(OWNER_ANNOTATION), with_it.get(OWNER_ANNOTATION), with_it.get(ADOPTED_ANNOTATION)):
             if claim.ref in adopt and claim.kind == "Namespace":  # a patch would stand in for the stack's own
                 problems.append(Problem(ADOPT_KEY, f"{claim.ref} is this stack's own: remove it from cluster.adopt"))
             continue
         if claim.ref in adopt:
             continue
-        if claim.owned_with:
+        if claim.owned_with and not annotations.get(OWNER_ANNOTATION):  # whose Dynamo CRDs, nothing says
             taken_crds.append(claim)
         else:
             problems.append(Problem(claim.key, _taken(claim, annotations, owner)))

@@ -14,9 +14,10 @@ the destroy until they are gone.
                   the platform's namespace, where the release bundles it; Prometheus in the monitoring
                   namespace). Uninstalling a chart leaves a StatefulSet's claims behind; deleting the
                   namespace, which Pulumi does (and waits for) before the guard, deletes them, and the
-                  driver then deletes their volumes (reclaim policy Delete); likewise the model cache's
-                  EFS access point (the workloads namespace). The guard `volumes-gone` is deleted before
-                  the nodes and the drivers: it waits for the volumes whose claims are gone, or going.
+                  driver then deletes their volumes (reclaim policy Delete); likewise a ModelCache
+                  block's EFS access point (its own guard, in `<namespace>-teardown`). The guard
+                  `volumes-gone` is deleted before the nodes and the drivers: it waits for the volumes
+                  whose claims are gone, or going.
 A guard waits only for what lost its owner: a live gateway's NLB, or a claim in a namespace that
 stays (adopted, renamed), is not the destroy's, so removing a guard never hangs on it.
 
@@ -26,9 +27,9 @@ gone, that is until its pod has exited: on SIGTERM the pod waits for what it gua
 is being deleted, and exits at once when it is not (a drain, a rollout). Only Kubernetes objects: a
 program in any Pulumi language can load them (a Pulumi dynamic resource could not, pulumi/pulumi#5455).
 
-Not awaited: a kept model cache's EFS access point and the FSx volume (reclaim policy Retain: they go
-with their file system, or stay with it, modelCache.keepOnDestroy), and the VPC CNI's network
-interfaces, released with their nodes.
+Not awaited: a GptOssStack's model cache volume, EFS access point or FSx static volume (reclaim policy
+Retain: it goes with the stack's file system, or stays with it, modelCache.keepOnDestroy), and the VPC
+CNI's network interfaces, released with their nodes.
 """
 
 from __future__ import annotations

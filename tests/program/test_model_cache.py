@@ -12,7 +12,7 @@ from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import example_entries, registered, run_entries, stack_entries
 
 
-def test_efs_storage_class_and_rwx_pvc_that_destroy_deletes(dev_run):
+def test_efs_storage_class_and_rwx_pvc_on_the_stacks_file_system(dev_run):
     storage_class = registered(dev_run, "model-cache-storage-class").inputs
     assert storage_class["provisioner"] == "efs.csi.aws.com"
     assert storage_class["parameters"]["fileSystemId"] == "gptoss-model-storage-efs-id"  # the EFS created here

@@ -187,3 +187,23 @@ def test_adopting_what_is_not_in_the_cluster_is_refused():
         "gpt-oss-infra:cluster.adopt",
         "Namespace/monitoring is not in the cluster: remove it from cluster.adopt",
     )
+
+
+def test_an_adopted_platform_namespace_makes_the_crds_its_operator_applied_the_stacks(catalog):
+    """Re-up of a 1.6.1 stack that adopted its platform namespace: the namespace carries adopted-by, the
+    CRDs its operator applied carry nothing of ours; another stack's CRD still says whose it is."""
+    stack = build_stack(existing_raw(adopt=["Namespace/dynamo-system"]), catalog, with_hf_token=False, owner=OWNER)
+    (graphs,) = [claim for claim in ownership.claims(stack) if claim.kind == "CustomResourceDefinition"]
+    live = {graphs.ref: {}, "Namespace/dynamo-system": {ADOPTED_ANNOTATION: OWNER}}
+    assert ownership.ownership_problems([graphs], live, [], {}, OWNER, ["Namespace/dynamo-system"]) == []
+    theirs = {graphs.ref: {OWNER_ANNOTATION: "team-b/infra/prod"}}
+    (problem,) = ownership.ownership_problems([graphs], theirs, [], {}, OWNER, [])
+    assert "it belongs to stack team-b/infra/prod" in problem.message
+
+
+def test_crds_adopted_on_a_release_whose_program_applied_them_stay_adoptable_after_upgrading(catalog):
+    """1.2.1 claimed all seven CRDs; 1.6.1's operator applies them and the stack claims one: the entries
+    a stack listed on 1.2.1 still name Dynamo CRDs of its release."""
+    crds = [f"CustomResourceDefinition/{c['metadata']['name']}" for c in catalog.dynamo_versions["1.2.1"].crds()]
+    stack = build_stack(existing_raw(adopt=crds), catalog, with_hf_token=False, owner=OWNER)
+    assert ownership.adoption_problems(stack, crds) == []
