@@ -14,15 +14,16 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from gpt_oss_infra.components.pulumi_engine import (
+from gpt_oss_infra.components.pulumi_config import (
     SECRET,
     all_config,
-    on_mock_engine,
+    config_value,
+    offline,
     secret_config_keys,
     stored_encrypted,
 )
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config, stack_config_keys
 
 T = TypeVar("T")
 
@@ -35,19 +36,22 @@ OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 
 def raw_namespace_config() -> dict[str, Any]:
     """Every `gpt-oss-infra:` key but the secrets, with object values JSON-decoded.
 
-    The whole set is read (not key by key) so that a misspelt top-level key is refused too, and a
-    key under a misspelt namespace (gpt-oss-infa:deployments), which Pulumi would otherwise just
-    ignore, deploying the rest without it.
+    The stack config's own keys are read through `pulumi.Config`, which sees config however the
+    program is run. The whole set the language host hands over is read too (components/pulumi_config.py;
+    an Automation API program run in-process gets none), so that a misspelt top-level key is refused
+    by the core, and a key under a misspelt namespace (gpt-oss-infa:deployments), which Pulumi would
+    otherwise just ignore, deploying the rest without it.
     """
-    config = all_config()
+    every_key = all_config()
     misspelt = [
         Problem(full_key, f"unknown namespace {full_key.split(':')[0]!r}: did you mean {NAMESPACE!r}?")
-        for full_key in config
+        for full_key in every_key
         if _looks_like_ours(full_key.split(":")[0])
     ]
     if misspelt:
         raise ConfigError(misspelt)
-    return {key: decode(value) for key, value in namespace_config(config).items()}
+    known = {key: value for key in stack_config_keys() if (value := config_value(f"{KEY_PREFIX}{key}")) is not None}
+    return {key: decode(value) for key, value in (namespace_config(every_key) | known).items()}
 
 
 def _looks_like_ours(namespace: str) -> bool:
@@ -92,7 +96,7 @@ def api_key_clients() -> list[str]:
     """The client names of apiKeys: the map's keys, plain in the stack file (only each key's value
     is a secret), which the core names the API-key Secret's entries and the smoke test's key by."""
     key = f"{KEY_PREFIX}apiKeys"
-    value = all_config().get(key)
+    value = config_value(key)
     if value is None:
         return []
     clients = decode(value)
@@ -107,7 +111,7 @@ def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Out
     in plaintext (committed with the file, shown by `pulumi config`)."""
     command = SECRET_COMMANDS[key]
     full_key = f"{KEY_PREFIX}{key}"
-    if full_key in all_config() and not stored_encrypted(full_key):
+    if config_value(full_key) is not None and not stored_encrypted(full_key):
         problem = Problem(
             full_key, f"a secret stored in plaintext in the stack file: remove it and set it with {command}"
         )
@@ -138,7 +142,7 @@ def refuse_what_aws_would_refuse(args: Mapping[str, Any], api_clients: list[str]
     what `make plan` runs), and every AWS request in that plan checked against botocore's models.
     Secrets never reach that run: it is told only which are set, as "[secret]". On the mock engine
     itself (make plan, unit tests) the plan's own caller checks it."""
-    if on_mock_engine():
+    if offline():
         return
     # The providers' keys (aws:region, kubernetes:context, ...) as the stack has them, theirs masked too.
     provider_secrets = [key for key in secret_config_keys() if not key.startswith(KEY_PREFIX)]

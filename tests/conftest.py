@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from gpt_oss_infra.components.pulumi_engine import ProgramRun
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.pulumi_engine import ProgramRun
 from tests.support import SHARED_RUNS, example_entries, stack_entries, successful_run
 
 

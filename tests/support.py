@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 import yaml
 
-from gpt_oss_infra.components.pulumi_engine import ProgramRun, Registration, mock_account, run_program
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
@@ -31,6 +30,7 @@ from gpt_oss_infra.core.render.stack_objects import Serving
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError
 from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
+from gpt_oss_infra.tools.pulumi_engine import ProgramRun, Registration, mock_account, run_program
 
 # --- stack configs
 

@@ -140,3 +140,57 @@ def test_a_cycle_and_an_upward_import_are_caught_by_name():
         "gpt_oss_infra.core.inputs.e (inputs) imports gpt_oss_infra.core.render.c (render)",
         "gpt_oss_infra.core.render.c (render) imports gpt_oss_infra.core.report.d (report)",
     ]
+
+
+def sdk_private_uses(text: str) -> list[str]:
+    """What a module reaches of the Pulumi SDK beyond its public API: a `pulumi.runtime` submodule or a
+    name `pulumi.runtime` does not export (its __all__), or a private `_name` anywhere under `pulumi`."""
+    import pulumi.runtime
+
+    public_runtime = set(pulumi.runtime.__all__)
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pulumi":
+            names = [alias.name for alias in node.names]
+            if node.module.startswith("pulumi.runtime."):
+                found.append(f"from {node.module} import {', '.join(names)}")
+            elif node.module == "pulumi.runtime":
+                found += [f"pulumi.runtime.{name}" for name in names if name not in public_runtime]
+            found += [f"{node.module}.{name}" for name in names if name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.startswith("pulumi.runtime.")]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+            owner = node.value
+            reached = (owner.value.id, owner.attr) if isinstance(owner.value, ast.Name) else None
+            if reached == ("pulumi", "runtime") and node.attr not in public_runtime:
+                found.append(f"pulumi.runtime.{node.attr}")
+    return sorted(set(found))
+
+
+def test_no_component_imports_the_offline_tools_or_the_sdks_private_api():
+    """The `pulumi up` path (components/, and the package's own modules) needs only the public SDK: the
+    mock engine and the private API it uses stay in tools/ (tools/pulumi_engine.py)."""
+    offending = {}
+    for folder in ("components", "gpt_oss_infra", "provider"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            tools = [
+                node.module
+                for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpt_oss_infra.tools")
+            ]
+            if uses := tools + sdk_private_uses(text):
+                offending[str(path.relative_to(ROOT))] = uses
+    assert offending == {}
+
+
+def test_a_private_sdk_use_is_caught_by_name():
+    text = (
+        "import pulumi\nfrom pulumi.runtime import settings\nfrom pulumi.runtime.config import CONFIG\n"
+        "from pulumi.runtime import get_config\nx = pulumi.runtime.settings.get_monitor()\n"
+        "y = pulumi.runtime.get_root_resource()\n"
+    )
+    assert sdk_private_uses(text) == [
+        "from pulumi.runtime.config import CONFIG",
+        "pulumi.runtime.settings",
+    ]

@@ -13,12 +13,12 @@ from gpt_oss_infra.components.building_blocks import (
     ModelCacheArgs,
 )
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
-from gpt_oss_infra.components.pulumi_engine import _Mocks
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
 from gpt_oss_infra.core.schema import StrictModel
+from gpt_oss_infra.tools.pulumi_engine import _Mocks
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
 

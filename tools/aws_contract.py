@@ -28,10 +28,10 @@ from typing import Any
 from botocore.exceptions import UnknownServiceError
 from botocore.model import OperationModel, OperationNotFoundError, Shape
 
-from gpt_oss_infra.components.pulumi_engine import SECRET, UNKNOWN
 from gpt_oss_infra.core.inputs.aws_values import service_model
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPPING_FILE = CONFIG_DIR / "aws-api" / "mapping.yaml"

@@ -16,10 +16,10 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from gpt_oss_infra.components.pulumi_engine import Registration
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.tools.dependencies import direct_waits
+from gpt_oss_infra.tools.pulumi_engine import Registration
 
 DURATIONS = CONFIG_DIR / "durations.yaml"
 COMPONENT_LABEL = "app.kubernetes.io/component"

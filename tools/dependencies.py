@@ -1,6 +1,6 @@
 """The dependency graph of a planned stack: who waits for whom during `pulumi up`.
 
-Built from what the program registered on the mock engine (components.pulumi_engine.Registration):
+Built from what the program registered on the mock engine (tools.pulumi_engine.Registration):
 explicit dependsOn, the resources an input's value comes from, and the provider. A dependency on
 a component is a dependency on every resource under it, as Pulumi resolves it.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from gpt_oss_infra.components.pulumi_engine import Registration
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.pulumi_engine import Registration
 
 COMPONENT_PREFIX = "gpt-oss-infra:"
 

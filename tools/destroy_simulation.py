@@ -1,7 +1,7 @@
 """What `pulumi destroy` of a planned stack does, offline: which resources it deletes, which it leaves
 in the account on purpose, and whether it gets to the end.
 
-From what the program registered on the mock engine (components/pulumi_engine.Registration: options
+From what the program registered on the mock engine (tools/pulumi_engine.Registration: options
 and dependencies), by Pulumi's rules and the cloud's:
   order        a resource is deleted after every resource that depends on it: the reverse of the
                order resources were registered in, which Pulumi requires to follow dependencies
@@ -28,8 +28,8 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gpt_oss_infra.components.pulumi_engine import Registration
 from gpt_oss_infra.tools.dependencies import COMPONENT_PREFIX, direct_waits, transitive_waits
+from gpt_oss_infra.tools.pulumi_engine import Registration
 
 SUBNET = "aws:ec2/subnet:Subnet"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"

@@ -33,7 +33,6 @@ import pulumi
 import yaml
 
 import gpt_oss_infra
-from gpt_oss_infra.components.pulumi_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 from gpt_oss_infra.components.stack_config import decode
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
@@ -43,6 +42,7 @@ from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
 from gpt_oss_infra.tools.aws_contract import resource_problems
 from gpt_oss_infra.tools.destroy_simulation import simulate_destroy, summary_lines
+from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -206,7 +206,7 @@ def _critical_path(resources: list[Registration]) -> list[str]:
 
 def as_preview(run: ProgramRun) -> list[Registration]:
     """The AWS resources as `pulumi preview` sends them: the mock engine's stand-ins for other
-    resources' outputs (components/pulumi_engine.py: "<name>-id", "<name>-sg-id", "arn:aws:mock:::...")
+    resources' outputs (tools/pulumi_engine.py: "<name>-id", "<name>-sg-id", "arn:aws:mock:::...")
     are not known before `pulumi up`, so they become "[unknown]" rather than fake ids the API's
     patterns would refuse. Values from the config (e.g. existing subnets) stay."""
     names = [resource.name for resource in run.resources]

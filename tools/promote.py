@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pulumi
 
-from gpt_oss_infra.components.pulumi_engine import ProgramRun
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import image_release
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.yaml_files import YamlFileError, load_stack_yaml
 from gpt_oss_infra.tools.plan import ROOT, add_program_arguments, find_program, plan_files
 from gpt_oss_infra.tools.plan_diff import COMPARED, unified_diff
+from gpt_oss_infra.tools.pulumi_engine import ProgramRun
 from gpt_oss_infra.tools.urns import transition
 
 ORDER = ["dev", "staging", "prod"]

@@ -4,7 +4,7 @@ A resource is identified by its URN: the stack, the project, the types of its pa
 type, and its name. A URN that is in both plans is kept (updated in place at most). A new URN whose
 aliases include an old one takes that resource over: also kept. Every other new URN is a create, and
 every other old URN a delete, or only a removal from the state where the old resource was
-retainOnDelete. Offline, from two runs on the mock engine (components/pulumi_engine.py): what a `pulumi up`
+retainOnDelete. Offline, from two runs on the mock engine (tools/pulumi_engine.py): what a `pulumi up`
 from one to the other would create and delete, before any cluster sees it.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from gpt_oss_infra.components.pulumi_engine import Registration
+from gpt_oss_infra.tools.pulumi_engine import Registration
 
 PROJECT = "gpt-oss-infra"
 

@@ -7,9 +7,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.cluster_ownership import KUBECONFIG_KEY, cluster_problems
+from gpt_oss_infra.components.cluster_ownership import cluster_problems
 from gpt_oss_infra.components.kubernetes import crds_provider
-from gpt_oss_infra.components.pulumi_engine import all_config, on_mock_engine
+from gpt_oss_infra.components.pulumi_config import offline
 from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog
@@ -22,10 +22,10 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
     """Before `pulumi preview` or `up` changes anything: refused, naming each, if the stack would take a
     namespace, cluster-wide object or Helm release name from someone else (core/render/ownership.py).
     Offline (the mock engine) there is no cluster to read: `make preflight` reads it before a first `up`."""
-    if not on_mock_engine():
-        config = all_config()
+    if not offline():
+        kubernetes = pulumi.Config("kubernetes")
         owner = owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack())
-        problems = cluster_problems(stack, config.get(KUBECONFIG_KEY), config.get("kubernetes:context"), owner)
+        problems = cluster_problems(stack, kubernetes.get("kubeconfig"), kubernetes.get("context"), owner)
         if problems:
             raise ConfigError(problems)
     return existing_cluster_plan()

@@ -279,6 +279,11 @@ class ObservabilityConfig(StrictModel):
     storage_size: Size = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
 
 
+def stack_config_keys() -> list[str]:
+    """The stack config's top-level keys, as a stack file spells them (secrets are read apart)."""
+    return [field.alias or name for name, field in StackConfig.model_fields.items()]
+
+
 class StackConfig(StrictModel):
     environment: DnsLabel
     release: Release

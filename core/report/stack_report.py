@@ -299,7 +299,7 @@ def render_summary(
     if any(pool.get("capacityBlock") for pool in report["nodePools"].values()):
         lines.append(
             "- Block windows come from EC2 at `pulumi up`; in an offline plan the mock gives every block a "
-            "placeholder window (components/pulumi_engine.py)."
+            "placeholder window (tools/pulumi_engine.py)."
         )
     lines += _cost_lines(report["cost"], report["region"])
     lines += ["", "## Deployments", ""]

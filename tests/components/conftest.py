@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -12,14 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from gpt_oss_infra.components.pulumi_engine import (
-    CLUSTER_TOKEN,
-    OFFERINGS_TOKEN,
-    SUBNETS_TOKEN,
-    cluster_network,
-    instance_type_offerings,
-    subnets_in_zones,
-)
+from gpt_oss_infra.components.pulumi_config import mark_offline
 from gpt_oss_infra.components.targets import eks as eks_target
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
@@ -27,6 +22,14 @@ from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.pulumi_engine import (
+    CLUSTER_TOKEN,
+    OFFERINGS_TOKEN,
+    SUBNETS_TOKEN,
+    cluster_network,
+    instance_type_offerings,
+    subnets_in_zones,
+)
 from tests.support import example_entries
 
 PROJECT, STACK = "gpt-oss-infra", "test"
@@ -58,7 +61,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
             for name, instance in hardware.instance_types.items()
         }
         self.capacity_blocks: dict[str, dict[str, Any]] = {}
-        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (components/pulumi_engine.subnets_in_zones)
+        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (tools/pulumi_engine.subnets_in_zones)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
@@ -162,6 +165,7 @@ class Engine:
             self.mocks, project=PROJECT, stack=STACK, preview=False, organization=SELF_MANAGED_ORGANIZATION
         )
         pulumi.runtime.set_all_config({"aws:region": REGION})  # every stack that creates its cluster names one
+        mark_offline()  # the mock engine: no cluster to read
         # The mocks see no parent and no options: a stack transformation sees both, for every resource.
         pulumi.runtime.register_stack_transformation(self._record)
 
@@ -170,8 +174,12 @@ class Engine:
         self.built[args.name] = Built(args.resource, args.type_, args.opts)
 
     def configure(self, config: dict[str, str], secret_keys: list[str] | None = None) -> None:
-        """Set the stack's config, as the engine hands it to a program."""
-        self.context.run(pulumi.runtime.set_all_config, {"aws:region": REGION} | config, secret_keys)
+        """Set the stack's config, as the engine hands it to a program: the language host's environment
+        variables (components/pulumi_config.py), which the `engine` fixture puts back after the test."""
+        config = {"aws:region": REGION} | config
+        self.context.run(pulumi.runtime.set_all_config, config, secret_keys)
+        os.environ["PULUMI_CONFIG"] = json.dumps(config)
+        os.environ["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(secret_keys or [])
 
     def call(self, function: Callable[[], Any]) -> Any:
         """`function()` in this engine's context, outside a program run."""

@@ -11,9 +11,9 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
 from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
-from gpt_oss_infra.components.pulumi_engine import as_a_provider_receives, wait_for
 from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.render import gateway
+from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
 from tests.components.conftest import (
     INSTANCE_TYPE_TOKEN,
     SUBNETS_TOKEN,

@@ -74,14 +74,12 @@ def test_an_unreachable_cluster_is_a_refusal_naming_the_kubeconfig(catalog):
 def test_the_program_refuses_before_registering_anything_unless_adopted(engine, monkeypatch, adopted):
     """What `pulumi preview` and `up` do on a real engine (the check is off on the mock engine)."""
     api = type("Api", (_Api,), {"requests": []})
-    monkeypatch.setattr(existing, "on_mock_engine", lambda: False)
+    monkeypatch.setattr(existing, "offline", lambda: False)
     config = existing_cluster_config()
     if adopted:
         config["cluster"]["adopt"] = ["Namespace/dynamo-system"]
     with serving(api) as port:
-        monkeypatch.setattr(
-            existing, "all_config", lambda: {"kubernetes:kubeconfig": json.dumps(local_kubeconfig(port))}
-        )
+        engine.configure({"kubernetes:kubeconfig": json.dumps(local_kubeconfig(port))})
         with pytest.raises(pulumi.RunError) as refused:
             engine.run(lambda: GptOssStack("gpt-oss-infra", {"config": StackFileConfig(config)}) and None)
     message = str(refused.value)

@@ -15,8 +15,8 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
-from gpt_oss_infra.components.pulumi_engine import as_a_provider_receives, wait_for
 from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
 from tests.components.conftest import on_stand_in_cluster
 from tests.support import example_entries
 

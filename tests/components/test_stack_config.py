@@ -49,11 +49,13 @@ def test_a_string_that_only_looks_like_json_stays_a_string(engine, dev_raw, cata
 
 
 def test_config_set_by_the_program_wins_over_the_environment(engine, monkeypatch):
+    """An Automation API program run in-process sets its config in the SDK, not in the environment:
+    pulumi.Config reads it, and a key only the language host's environment has is read there."""
+    engine.configure({"gpt-oss-infra:environment": "dev"})
     monkeypatch.setenv(
         "PULUMI_CONFIG",
         json.dumps({"gpt-oss-infra:environment": "from-env", "gpt-oss-infra:nodePools": '{"gpu": {"nodes": 1}}'}),
     )
-    engine.configure({"gpt-oss-infra:environment": "dev"})
     assert engine.call(raw_namespace_config) == {"environment": "dev", "nodePools": {"gpu": {"nodes": 1}}}
 
 
@@ -107,8 +109,8 @@ def test_a_secret_key_stored_in_plaintext_is_refused_with_the_command_that_store
 
 
 def test_a_key_listed_secret_in_the_environment_counts_as_encrypted(engine, caplog, monkeypatch):
-    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(["gpt-oss-infra:ngcApiKey"]))
     engine.configure({"gpt-oss-infra:ngcApiKey": "nvapi-x"})
+    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(["gpt-oss-infra:ngcApiKey"]))
     with caplog.at_level(logging.WARNING):
         values = engine.run(lambda: {"key": secret_config("ngcApiKey")})
     assert values == {"key": "nvapi-x"}
@@ -132,7 +134,7 @@ def test_the_offline_check_is_handed_the_config_and_only_whether_each_secret_is_
         return subprocess.CompletedProcess(command, 0, "", "")
 
     config = {"aws:region": "us-east-2", "kubernetes:kubeconfig": "token: s3cret", "gpt-oss-infra:environment": "x"}
-    monkeypatch.setattr(stack_config, "on_mock_engine", lambda: False)
+    monkeypatch.setattr(stack_config, "offline", lambda: False)
     monkeypatch.setattr(stack_config, "all_config", lambda: config)
     monkeypatch.setattr(stack_config, "secret_config_keys", lambda: ["kubernetes:kubeconfig"])
     monkeypatch.setattr(stack_config.subprocess, "run", fake_run)

@@ -4,7 +4,6 @@ found, named by resource, input, member, value and what the API allows; the mapp
 
 from __future__ import annotations
 
-from gpt_oss_infra.components.pulumi_engine import SECRET, UNKNOWN, Registration
 from gpt_oss_infra.tools import aws_contract
 from gpt_oss_infra.tools.aws_contract import (
     ASCII_ONLY,
@@ -17,6 +16,7 @@ from gpt_oss_infra.tools.aws_contract import (
     mapping_errors,
     resource_problems,
 )
+from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN, Registration
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"

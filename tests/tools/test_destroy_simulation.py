@@ -9,8 +9,8 @@ import dataclasses
 
 import pytest
 
-from gpt_oss_infra.components.pulumi_engine import ProgramRun, Registration
 from gpt_oss_infra.tools.destroy_simulation import EFS, FSX_LUSTRE, SECURITY_GROUP, SUBNET, VPC, simulate_destroy
+from gpt_oss_infra.tools.pulumi_engine import ProgramRun, Registration
 from tests.support import example_entries, run_entries, stack_names, successful_run
 
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"

@@ -1,4 +1,4 @@
-"""components/pulumi_engine.py: the mock answers only the lookups the program makes, and a run records what
+"""tools/pulumi_engine.py: the mock answers only the lookups the program makes, and a run records what
 the program registered in the order it constructed it."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.pulumi_engine import AVAILABILITY_ZONES, _Mocks, mock_account
 from gpt_oss_infra.tools.plan import engine_config
+from gpt_oss_infra.tools.pulumi_engine import AVAILABILITY_ZONES, _Mocks, mock_account
 from tests.support import stack_entries
 
 

@@ -1,25 +1,20 @@
-"""Pulumi's engine as this project uses it offline, and every use of the Python SDK's private API.
+"""Pulumi's engine as the offline tools use it (`make plan`, the tests), and every use of the Python
+SDK's private API. Never on the `pulumi up` path: no module under components/ imports it
+(tests/test_import_graph.py).
 
 The mock engine: run the real Pulumi program on Pulumi's mock engine and record what it registers.
-
 No CLI, no credentials, no network: `pulumi.runtime.set_mocks` stands in for the engine, a
 recording monitor keeps every RegisterResource request (inputs with their secret markers, and
 the options protect / retainOnDelete / dependsOn), and invokes get plausible, deterministic
-answers so that two runs of one stack are identical.
+answers so that two runs of one stack are identical. The config reaches the program as the
+engine's language host hands it over (components/pulumi_config.py), and the run is marked offline.
 
-The SDK's private API, all of it here: tests/components/test_pulumi_engine_internals.py pins it to the
-SDK version in requirements.txt and fails loudly when an upgrade changes it. Nothing else in the
-repository imports SDK internals. What uses it:
-
-- The program (components/stack_config.py) reads the whole set of stack config keys, so that a
-  misspelt top-level key is refused; the public `pulumi.Config` only answers for keys it is asked.
-- Before a real engine registers anything, the program plans itself on the mock engine
-  (components/stack_config.py): it needs to know which engine it runs on and which keys are secret.
-- The mock engine (below) runs a program to completion synchronously, records
-  resources in the order the program constructs them, subclasses the mock monitor to keep
-  every registration request, and skips the stack walk the SDK makes for each resource.
-- The tests hand a public component its inputs as the SDK's provider host does for a program in
-  another Pulumi language (as_a_provider_receives).
+The SDK's private API, all of it here: tests/tools/test_pulumi_engine_internals.py pins it to the
+SDK version in requirements.txt and fails loudly when an upgrade changes it. What uses it: the mock
+engine runs a program to completion synchronously, records resources in the order the program
+constructs them, subclasses the mock monitor to keep every registration request, and skips the
+stack walk the SDK makes for each resource; the tests hand a public component its inputs as the
+SDK's provider host does for a program in another Pulumi language (as_a_provider_receives).
 """
 
 from __future__ import annotations
@@ -29,6 +24,7 @@ import contextvars
 import functools
 import json
 import logging
+import os
 import runpy
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -39,41 +35,35 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi.resource
 from google.protobuf import json_format
-from pulumi.runtime import config as runtime_config
-from pulumi.runtime import mocks, settings
+from pulumi.runtime import mocks
 from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpt_oss_infra.components.pulumi_config import SECRET, running_offline
 from gpt_oss_infra.core.inputs.aws_values import enum
 from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 
 T = TypeVar("T")
 
 PINNED_SDK = "3.272.0"  # the pulumi version these were read from (requirements.txt)
-SECRET = "[secret]"  # what an offline plan shows instead of a secret's value
 
 MockMonitor = mocks.MockMonitor  # the monitor set_mocks installs; subclassed to record requests
 
 
-def all_config() -> dict[str, Any]:
-    """Every stack config key with its value, the environment's first and then the engine's."""
-    return runtime_config.get_config_env() | runtime_config.CONFIG.get()
-
-
-def stored_encrypted(full_key: str) -> bool:
-    """Whether the stack file holds this key encrypted (`pulumi config set --secret`)."""
-    return runtime_config.is_config_secret(full_key) or full_key in runtime_config.get_config_secret_keys_env()
-
-
-def secret_config_keys() -> list[str]:
-    """The stack config keys whose values are secrets."""
-    return sorted({key for key in all_config() if stored_encrypted(key)})
-
-
-def on_mock_engine() -> bool:
-    """Whether the program runs on Pulumi's mock engine (an offline plan, a unit test)."""
-    return isinstance(settings.get_monitor(), MockMonitor)
+@contextlib.contextmanager
+def environment(variables: dict[str, str]) -> Iterator[None]:
+    """These environment variables set, and put back as they were after."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def wait_for(awaitable: Awaitable[T]) -> T:
@@ -293,9 +283,7 @@ class _Mocks(pulumi.runtime.Mocks):
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
             return found if found is not None else ({}, [("id", "no matching EC2 Capacity Block reservation found")])
-        raise NotImplementedError(
-            f"the mock engine does not answer {args.token}: add it to components/pulumi_engine.py"
-        )
+        raise NotImplementedError(f"the mock engine does not answer {args.token}: add it to tools/pulumi_engine.py")
 
 
 class _RecordingMonitor(MockMonitor):
@@ -355,7 +343,10 @@ def _run(program, project, stack, config, secret_keys, account: MockAccount, run
     program_dir = str(program.parent)
     # The plan lists resources in the order the program constructs them (fixed), not in the order
     # the monitor sees them (when their inputs resolve).
-    with construction_order() as order, without_stack_traces():
+    # The config as the engine hands it to a program (components/pulumi_config.py), in this process's
+    # environment for the run only; and the program told it runs offline.
+    engine_environment = {"PULUMI_CONFIG": json.dumps(config), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(secret_keys)}
+    with construction_order() as order, without_stack_traces(), running_offline(), environment(engine_environment):
         try:
             run_program_function(lambda: _run_path(program, program_dir))
         except Exception as error:  # handed to the caller with what ran before it
