@@ -16,7 +16,7 @@ STACK ?= dev
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions vendor-json clean
+.PHONY: help docs plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions vendor-json clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -74,6 +74,10 @@ check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [S
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed $(VENV_AIC)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, AIConfigurator)
 	$(PY) -m pytest -n 2
+
+docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from the config models, build the site into build/site
+	$(PY) -m gpt_oss_infra config-reference
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
 	$(PY) -m gpt_oss_infra trial

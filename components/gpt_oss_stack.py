@@ -42,7 +42,7 @@ FROM_STACK_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
 class GptOssStackArgs(TypedDict):
     config: dict[str, Any]
     """The stack config: every `gpt-oss-infra:` key of a stack file, without the prefix (release,
-    cluster, nodePools, modelCache, deployments, ...), as README's "Stack config" describes it."""
+    cluster, nodePools, modelCache, deployments, ...), as docs/config.md describes it."""
     hf_token: NotRequired[pulumi.Input[str] | None]
     """A Hugging Face token for the model download (a secret); none for a public model."""
     ngc_api_key: NotRequired[pulumi.Input[str] | None]

@@ -1,6 +1,6 @@
 """gpt-oss-infra: Pulumi components that run OpenAI's gpt-oss-120b on Kubernetes with NVIDIA Dynamo
-and TensorRT-LLM. The public API is what this module exports (`__all__`); README, "Use the components
-in your own program", shows it, and CHANGELOG.md records every change to it.
+and TensorRT-LLM. The public API is what this module exports (`__all__`); docs/components.md
+shows it, and CHANGELOG.md records every change to it.
 
 The components are imported on first use (`gpt_oss_infra.GptOssStack`), not with the package: the
 functional core (`gpt_oss_infra.core`) then imports without Pulumi's providers, as the policy pack does
@@ -9,17 +9,9 @@ in its own venv (policy/requirements.txt: pulumi and pulumi-policy only)."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
-
-# Installed (a wheel), core/, components/ and tools/ are folders of this package. In the repository
-# they are the top-level folders beside this one (pyproject.toml maps them so): a run from a clone
-# finds them there, in that clone, with nothing installed.
-_source_tree = Path(__file__).resolve().parent.parent
-if not (Path(__file__).parent / "core").is_dir() and (_source_tree / "core" / "__init__.py").is_file():
-    __path__.append(str(_source_tree))
 
 if TYPE_CHECKING:  # what type checkers and editors resolve; at run time, __getattr__ below
     from gpt_oss_infra.components.building_blocks import (

@@ -25,6 +25,10 @@ COMMANDS = {
     "mocker-timing": ("mocker_timing", "model the trial recipes' timing tables"),
     "dynamo-parsers": ("dynamo_parsers", "install or run each Dynamo release's own argument parsers"),
     "vendor-json": ("vendor_json", "write the JSON twins the program reads the vendored CRDs from"),
+    "config-reference": (
+        "config_reference",
+        "write the stack config reference (docs/config.md) from the config models",
+    ),
     "bench": ("bench", "time make plan, the unit and program tests, and make estimate"),
 }
 

@@ -128,7 +128,7 @@ def prod_gpus_are_reserved(args: StackValidationArgs, report: Report) -> None:
             )
 
 
-# --- serving in production (README: Endpoint, Network policy, Pod security)
+# --- serving in production (docs/production.md: Endpoint, Network policy, Pod security)
 
 NLB_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
 NLB_CERTIFICATE = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"

@@ -72,7 +72,7 @@ GptOssDeploymentArgs.pool_nodes
 GptOssDeploymentArgs.dynamo_release
 
 # What AIConfigurator supports per hardware type (configs/estimates.yaml `support`): recorded for readers
-# (README), read by no code.
+# (docs/recipes.md), read by no code.
 SupportEntry.aggregated
 SupportEntry.disaggregated
 
@@ -85,3 +85,8 @@ test_estimate.pytestmark
 from tests import conftest  # noqa: E402
 
 conftest.shared_runs
+
+# MkDocs calls a hook module's on_files (mkdocs.yml `hooks:`).
+from gpt_oss_infra.tools import docs_home  # noqa: E402
+
+docs_home.on_files

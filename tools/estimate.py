@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     content = estimate(catalog, names, not args.skip_search, not args.skip_calibration, args.aic_python)
     write(content, args.out)
     if args.out == ESTIMATES:
-        write_readme(load_catalog(cached=False))  # with the estimates just written
+        write_recipes_page(load_catalog(cached=False))  # with the estimates just written
     points = sum(len(points) for name, points in content["recipes"].items() if name in names)
     print(
         f"wrote {args.out}: {points} points of {len(names)} recipes"
@@ -219,13 +219,13 @@ def main(argv: list[str] | None = None) -> None:
     )
 
 
-README = ROOT / "README.md"
-README_BEGIN, README_END = "<!-- make estimate: begin -->", "<!-- make estimate: end -->"
+RECIPES_PAGE = ROOT / "docs" / "recipes.md"
+PAGE_BEGIN, PAGE_END = "<!-- make estimate: begin -->", "<!-- make estimate: end -->"
 PRICE_REGION = "us-east-2"  # the dev stack's region (configs/prices.yaml keeps the same EC2 prices in all three)
 
 
-def readme_tables(catalog: Catalog) -> str:
-    """README's modelled figures, calibration and best-configuration tables, from configs/estimates.yaml."""
+def page_tables(catalog: Catalog) -> str:
+    """docs/recipes.md's modelled figures, calibration and best-configuration tables, from configs/estimates.yaml."""
     estimates = catalog.estimates
     lines = [
         f"Modelled by {estimates.tool} (trtllm database versions in each row's basis in the plan); "
@@ -312,12 +312,12 @@ def readme_tables(catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
-def write_readme(catalog: Catalog) -> None:
-    """README's block between the markers, from the stored estimates."""
-    text = README.read_text()
-    before, _, rest = text.partition(README_BEGIN)
-    _, _, after = rest.partition(README_END)
-    README.write_text(f"{before}{README_BEGIN}\n{readme_tables(catalog)}\n{README_END}{after}")
+def write_recipes_page(catalog: Catalog) -> None:
+    """docs/recipes.md's block between the markers, from the stored estimates."""
+    text = RECIPES_PAGE.read_text()
+    before, _, rest = text.partition(PAGE_BEGIN)
+    _, _, after = rest.partition(PAGE_END)
+    RECIPES_PAGE.write_text(f"{before}{PAGE_BEGIN}\n{page_tables(catalog)}\n{PAGE_END}{after}")
 
 
 if __name__ == "__main__":

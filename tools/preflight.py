@@ -167,7 +167,7 @@ def _unless_unreadable(check: str, run: Callable[[], list[Finding]]) -> list[Fin
     try:
         return run()
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as error:
-        fix = "allow the read-only calls README's make preflight table lists, or refresh the credentials"
+        fix = "allow the read-only calls docs/first-deploy.md's make preflight table lists, or refresh the credentials"
         return [problem(check, f"AWS did not answer: {error}", fix)]
 
 

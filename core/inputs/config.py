@@ -42,6 +42,13 @@ SECRET_COMMANDS = {
     "apiKeys": f"pulumi config set --secret --path '{KEY_PREFIX}apiKeys.<client>' <key>",
 }
 SECRET_KEYS = tuple(SECRET_COMMANDS)
+SECRET_MEANINGS = {
+    "hfToken": "a Hugging Face token for the model download; none for a public model. It reaches pods only "
+    "through a Secret; a plaintext value is refused",
+    "ngcApiKey": "an NGC API key: an nvcr.io image pull secret for the operator and the workloads",
+    "apiKeys": "the API keys of internal and public endpoints, by client name (the map's keys are plain, "
+    "each value a secret)",
+}
 
 
 def namespace_config(entries: dict[str, Any]) -> dict[str, Any]:
@@ -64,16 +71,33 @@ GpuSoftware = Literal["device-plugin", "gpu-operator", "none"]
 class Release(StrictModel):
     """Everything promotion moves between stacks, and nothing else."""
 
-    dynamo: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]  # one of configs/dynamo/versions.yaml
-    runtime_image: PinnedImage
-    model: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")]
-    model_revision: CommitId
+    dynamo: Annotated[
+        str,
+        Field(
+            pattern=r"^\d+\.\d+\.\d+$",
+            description="the Dynamo release, one of configs/dynamo/versions.yaml: its platform chart, graph "
+            "apiVersion, images and who applies the CRDs (docs: Dynamo platform and releases)",
+        ),
+    ]
+    runtime_image: Annotated[
+        PinnedImage,
+        Field(
+            description="the runtime image of frontend and workers, of `release.dynamo`'s release (e.g. "
+            "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.6.1); another release's tag, `:latest` or none is refused"
+        ),
+    ]
+    model: Annotated[
+        str, Field(pattern=r"^[\w.-]+/[\w.-]+$", description="the Hugging Face model id, e.g. openai/gpt-oss-120b")
+    ]
+    model_revision: Annotated[
+        CommitId, Field(description="the Hugging Face commit the workers load, exactly this snapshot, from the cache")
+    ]
 
 
 class SystemNodesConfig(StrictModel):
     """The CPU node group for the frontend, the Dynamo operator, NATS and jobs."""
 
-    instance_type: str = "m7i.2xlarge"
+    instance_type: Annotated[str, Field(description="the system nodes' EC2 instance type")] = "m7i.2xlarge"
     nodes: Annotated[int, Field(ge=1, description="the CPU nodes for the frontend, the operator, NATS and jobs")] = 2
     disk_size_gib: Annotated[
         int, Field(ge=20, alias="diskSizeGiB", description="each system node's root volume, in GiB")
@@ -83,39 +107,71 @@ class SystemNodesConfig(StrictModel):
 class NetworkConfig(StrictModel):
     """A new VPC (default), or existing private subnets keyed by availability zone."""
 
-    vpc_cidr: Cidr = "10.0.0.0/16"
+    vpc_cidr: Annotated[Cidr, Field(description="the CIDR of the VPC the program creates")] = "10.0.0.0/16"
     availability_zones: Annotated[
         int, Field(ge=2, le=6, description="the availability zones the VPC spans (EKS needs subnets in two)")
     ] = 3
-    existing_private_subnets: dict[str, SubnetId] | None = None
+    existing_private_subnets: Annotated[
+        dict[str, SubnetId] | None,
+        Field(
+            description="private subnets by availability zone ({<az>: subnet-id}, two zones or more) "
+            "to use instead of a new VPC"
+        ),
+    ] = None
 
 
 class _ClusterConfig(StrictModel):
     """What every cluster kind has."""
 
-    name: DnsLabel
-    # Objects are validated against it, so it is one kubernetes-validate has schemas for (and, for eks, one
-    # with add-on builds pinned): core/inputs/rules.py. An existing cluster's: its own (kubectl version).
-    kubernetes_version: KubernetesVersion = "1.36"
-    # What makes GPUs schedulable: NVIDIA's device plugin (default on clusters we create), the GPU
-    # Operator, or nothing (an existing cluster that has one already). Never two of them.
-    gpu_software: GpuSoftware | None = None
-    dcgm_exporter: bool = False
+    name: Annotated[DnsLabel, Field(description="the cluster's name")]
+    # Objects are validated against it: core/inputs/rules.py checks it is one kubernetes-validate has
+    # schemas for (and, for eks, one with add-on builds pinned).
+    kubernetes_version: Annotated[
+        KubernetesVersion,
+        Field(
+            description="eks: the version created, one with add-on builds pinned in configs/eks-addons.yaml "
+            "(GB200 needs 1.33 or later). existing: the cluster's own minor version (kubectl version), one "
+            "kubernetes-validate has schemas for. Every object is validated against it"
+        ),
+    ] = "1.36"
+    # Never two of them: each makes GPUs schedulable.
+    gpu_software: Annotated[
+        GpuSoftware | None,
+        Field(
+            description="what makes GPUs schedulable: NVIDIA's device plugin (the default on eks), the GPU "
+            "Operator, or none (the default on existing: the cluster has one already)"
+        ),
+    ] = None
+    dcgm_exporter: Annotated[
+        bool, Field(description="install NVIDIA's DCGM exporter (on anyway with observability.enabled)")
+    ] = False
 
 
 class EksClusterConfig(_ClusterConfig):
     """An EKS cluster the program creates, with its network, node groups and add-ons."""
 
-    kind: Literal["eks"]
-    endpoint_public_access: bool = True  # the private endpoint is always on
-    public_access_cidrs: list[Cidr] = []
-    # Networks that reach the private endpoint (in-VPC deploy runners, VPN): HTTPS into the
-    # cluster security group, which admits only its own members by default. Default: the VPC we create.
-    private_access_cidrs: list[Cidr] | None = None
-    admin_role_arns: list[RoleArn] = []
+    kind: Annotated[
+        Literal["eks"], Field(description="eks: the program creates the EKS cluster, its network and node groups")
+    ]
+    endpoint_public_access: Annotated[
+        bool, Field(description="the public API endpoint (the private one is always on)")
+    ] = True
+    public_access_cidrs: Annotated[
+        list[Cidr],
+        Field(description="who reaches the public API endpoint: required while it is on; 0.0.0.0/0 is refused"),
+    ] = []
+    # HTTPS into the cluster security group, which admits only its own members by default.
+    private_access_cidrs: Annotated[
+        list[Cidr] | None,
+        Field(
+            description="networks admitted to the private API endpoint (in-VPC deploy runners, VPN); default: "
+            "the VPC created; required with a private-only endpoint in existing subnets"
+        ),
+    ] = None
+    admin_role_arns: Annotated[list[RoleArn], Field(description="IAM roles given cluster-admin access entries")] = []
     log_retention_days: Annotated[int, Field(ge=1, description="how many days control-plane logs are kept")] = 30
-    system_nodes: SystemNodesConfig = SystemNodesConfig()
-    network: NetworkConfig = NetworkConfig()
+    system_nodes: Annotated[SystemNodesConfig, Field(description="the CPU node group")] = SystemNodesConfig()
+    network: Annotated[NetworkConfig, Field(description="the cluster's network")] = NetworkConfig()
 
     @property
     def resolved_gpu_software(self) -> GpuSoftware:
@@ -136,16 +192,33 @@ class EksClusterConfig(_ClusterConfig):
 class ExistingClusterConfig(_ClusterConfig):
     """A cluster that exists, reached through `kubernetes:kubeconfig` / `kubernetes:context`."""
 
-    kind: Literal["existing"]
-    # The ReadWriteOnce StorageClass for the platform's volumes (NATS JetStream).
-    block_storage_class_name: DnsLabel | None = None
-    # The AWS Load Balancer Controller runs in the cluster: an internal or public endpoint gets an
-    # NLB. Without it, a gateway is reached through its in-cluster Service (internal only).
-    load_balancer_controller: bool = False
-    # Namespaces and CRDs the stack would make that exist already and that it may use as they are
-    # ("<Kind>/<name>", e.g. CustomResourceDefinition/dynamographdeployments.nvidia.com): imported instead
-    # of created, and left in place by `pulumi destroy` (core/render/ownership.py).
-    adopt: list[str] = []
+    kind: Annotated[
+        Literal["existing"],
+        Field(description="existing: deploy into the cluster the `kubernetes:` provider config reaches"),
+    ]
+    block_storage_class_name: Annotated[
+        DnsLabel | None,
+        Field(
+            description="the ReadWriteOnce StorageClass of the platform's volumes (NATS JetStream): required "
+            "while the bundled NATS is on (a created cluster gets gpt-oss-gp3)"
+        ),
+    ] = None
+    load_balancer_controller: Annotated[
+        bool,
+        Field(
+            description="the cluster runs the AWS Load Balancer Controller, so an internal or public endpoint "
+            "gets an NLB; without it an endpoint is internal only, through the gateway's in-cluster Service"
+        ),
+    ] = False
+    # Imported instead of created, left in place by `pulumi destroy` (core/render/ownership.py).
+    adopt: Annotated[
+        list[str],
+        Field(
+            description="Namespaces and CustomResourceDefinitions the stack would make that exist already, "
+            "as <Kind>/<name>, to use as they are (each must exist; destroy leaves them); anything else of "
+            "the stack's found without its owner annotation is refused"
+        ),
+    ] = []
 
     @property
     def resolved_gpu_software(self) -> GpuSoftware:
@@ -160,65 +233,114 @@ ClusterConfig = Annotated[EksClusterConfig | ExistingClusterConfig, Field(discri
 
 
 class NodePoolConfig(StrictModel):
-    hardware: str
+    """A pool of GPU nodes of one hardware type."""
+
+    hardware: Annotated[str, Field(description="a hardware type of configs/hardware.yaml: b200, gb200, h200 or h100")]
     nodes: Annotated[int, Field(ge=0, description="the GPU nodes in the pool")]
-    capacity_type: CapacityType = "ON_DEMAND"
-    capacity_reservation_id: ReservationId | None = None
-    instance_type: str | None = None  # default: the hardware's first instance type
-    # Required with CAPACITY_BLOCK: the reservation's AZ, whose private subnet alone the pool uses.
-    availability_zone: AvailabilityZone | None = None
-    efa: bool | None = None  # default: on when a deployment's KV cache crosses the pool's nodes
+    capacity_type: Annotated[
+        CapacityType,
+        Field(
+            description="eks: how the nodes are bought, one the instance type is sold as; refused on an "
+            "existing cluster, as are capacityReservationId and availabilityZone"
+        ),
+    ] = "ON_DEMAND"
+    capacity_reservation_id: Annotated[
+        ReservationId | None,
+        Field(
+            description="the Capacity Block or reservation the nodes run in: required with CAPACITY_BLOCK, "
+            "read from EC2 at `pulumi up` (type, zone, size and window must match)"
+        ),
+    ] = None
+    instance_type: Annotated[
+        str | None,
+        Field(description="another instance type of the same hardware (default: the hardware's first)"),
+    ] = None
+    availability_zone: Annotated[
+        AvailabilityZone | None,
+        Field(description="the pool's only zone: required with CAPACITY_BLOCK (the reservation's zone)"),
+    ] = None
+    efa: Annotated[
+        bool | None,
+        Field(description="EFA interfaces (default: on when a deployment's KV cache crosses the pool's nodes)"),
+    ] = None
     disk_size_gib: Annotated[
         int,
         Field(ge=100, alias="diskSizeGiB", description="each GPU node's root volume, in GiB: runtime images are large"),
     ] = 500
-    # Labels that select this pool's nodes; default {gpt-oss-infra/pool: <pool name>}, the label
-    # our node groups carry. Set it to target GPU nodes of an existing cluster.
-    node_selector: dict[str, str] | None = None
-    # What one node costs per hour where the list price does not apply (Spot, a Capacity Block's
-    # price / its hours): the plan's cost uses it instead of "unknown".
+    node_selector: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="labels that select the pool's nodes; eks: {gpt-oss-infra/pool: <pool>}, the node "
+            "groups' label. existing: required, labels its GPU nodes carry (e.g. nvidia.com/gpu.product)"
+        ),
+    ] = None
+    # Where the list price does not apply (Spot, a Capacity Block's price / its hours): the plan's cost
+    # uses it instead of "unknown"; it also replaces an ON_DEMAND pool's list price.
     price_per_node_hour: Annotated[
         PositiveFloat | None, Field(allow_inf_nan=False, description="what one node costs per hour, in USD")
     ] = None
 
 
 class ModelCacheConfig(StrictModel):
-    storage: Literal["efs", "fsx-lustre", "existing"] = "efs"
-    size: Size = "400Gi"
-    storage_class_name: DnsLabel | None = None
-    # FSx for Lustre PERSISTENT_2 throughput per TiB: 125 | 250 | 500 | 1000 MB/s
-    fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(250, alias="fsxThroughputPerTiB")
-    # What `pulumi destroy` does with the weights' file system (efs, fsx-lustre): false deletes it with the
-    # rest; true keeps the EFS file system (its mount targets go, so the network can) or, for FSx for
-    # Lustre, deletes the file system after a final backup (its network interfaces would hold the VPC).
-    keep_on_destroy: bool = False
+    """The shared volume the weights are downloaded into once and every worker loads from."""
+
+    storage: Annotated[
+        Literal["efs", "fsx-lustre", "existing"],
+        Field(description="what holds the cache: a file system made here, or an existing ReadWriteMany StorageClass"),
+    ] = "efs"
+    size: Annotated[Size, Field(description="the claim's size (a Kubernetes quantity)")] = "400Gi"
+    storage_class_name: Annotated[
+        DnsLabel | None,
+        Field(
+            description="the ReadWriteMany StorageClass: required with existing (an existing cluster needs existing)"
+        ),
+    ] = None
+    fsx_throughput_per_tib: Literal[125, 250, 500, 1000] = Field(
+        250, alias="fsxThroughputPerTiB", description="FSx for Lustre PERSISTENT_2 throughput per TiB, in MB/s"
+    )
+    # false deletes the file system with the rest. For FSx for Lustre, true means a final backup: its
+    # network interfaces would hold the VPC.
+    keep_on_destroy: Annotated[
+        bool,
+        Field(
+            description="efs, fsx-lustre: keep the weights at `pulumi destroy` (EFS: the file system stays; FSx: "
+            "a final backup, then deleted); refused with existing"
+        ),
+    ] = False
 
 
 class PlatformConfig(StrictModel):
     """The Dynamo platform Helm release (chart version: release.dynamo)."""
 
-    namespace: DnsLabel = "dynamo-system"
-    nats: bool | None = None  # the bundled NATS; None: the release chart's default (configs/dynamo/versions.yaml)
-    grove: bool = False  # multinode orchestration; needs Grove installed
-    kai_scheduler: bool = False
+    namespace: Annotated[DnsLabel, Field(description="the platform's namespace")] = "dynamo-system"
+    nats: Annotated[
+        bool | None,
+        Field(description="the chart's bundled NATS (default: the release's, configs/dynamo/versions.yaml)"),
+    ] = None
+    grove: Annotated[
+        bool, Field(description="Grove multinode orchestration (needs Grove); with kaiScheduler refused from 1.5")
+    ] = False
+    kai_scheduler: Annotated[bool, Field(description="the chart's KAI scheduler")] = False
 
 
 class BenchmarkConfig(StrictModel):
     """Opt-in aiperf Job against the deployment's frontend; the recipe's traffic shape by default
     ([dynamo-gptoss-trtllm]'s long-context run: inputTokens 32000, outputTokens 256)."""
 
-    enabled: bool = False
+    enabled: Annotated[bool, Field(description="run the aiperf Job once the graph is Ready")] = False
     input_tokens: Annotated[PositiveInt | None, Field(description="the benchmark's input tokens per request")] = None
     output_tokens: Annotated[PositiveInt | None, Field(description="the benchmark's output tokens per request")] = None
-    # x the deployment's real GPU count (GPU recipes)
+    # x the deployment's real GPU count; refused for a cpu recipe
     concurrency_per_gpu: Annotated[
         PositiveInt | None, Field(description="the benchmark's concurrent requests per GPU")
     ] = None
 
 
 class RateLimit(StrictModel):
+    """Requests per unit of time."""
+
     requests: Annotated[PositiveInt, Field(description="the requests a client may make per unit")]
-    unit: Literal["Second", "Minute", "Hour"] = "Minute"
+    unit: Annotated[Literal["Second", "Minute", "Hour"], Field(description="the unit of time")] = "Minute"
 
 
 class EndpointConfig(StrictModel):
@@ -226,15 +348,35 @@ class EndpointConfig(StrictModel):
     an Envoy Gateway with API-key auth and per-client rate limits behind an internal /
     internet-facing NLB, with TLS on the NLB when a certificate is given (required for public)."""
 
-    exposure: Literal["cluster", "internal", "public"] = "cluster"
-    hostname: Hostname | None = None  # the name clients use, on the certificate
-    certificate_arn: AcmCertificateArn | None = None
-    # Per API key and per gateway replica (Envoy's local rate limit): 429 beyond it.
-    rate_limit: RateLimit = RateLimit(requests=60)
-    # A client's own limit instead; at most 15 (the gateway takes 16 rules, one is everyone else's).
-    client_rate_limits: Annotated[dict[ClientName, RateLimit], Field(max_length=15)] = {}
-    # Who may reach the NLB (its security group); default: for internal, the VPC we create; else anywhere.
-    allowed_cidrs: Annotated[list[Cidr], Field(min_length=1)] | None = None
+    exposure: Annotated[
+        Literal["cluster", "internal", "public"],
+        Field(
+            description="cluster: the ClusterIP Service only; internal, public: a gateway with API keys (apiKeys), "
+            "behind an NLB where the cluster has the AWS Load Balancer Controller (public needs one)"
+        ),
+    ] = "cluster"
+    hostname: Annotated[
+        Hostname | None,
+        Field(description="the DNS name clients use, on the certificate: required with public or a certificate"),
+    ] = None
+    certificate_arn: Annotated[
+        AcmCertificateArn | None, Field(description="the ACM certificate the NLB ends TLS with: required with public")
+    ] = None
+    # Envoy's local rate limit: per API key and per gateway replica.
+    rate_limit: Annotated[RateLimit, Field(description="requests per API key and gateway replica; 429 beyond it")] = (
+        RateLimit(requests=60)
+    )
+    # At most 15: the gateway takes 16 rules, one is everyone else's.
+    client_rate_limits: Annotated[
+        dict[ClientName, RateLimit], Field(max_length=15, description="a client's own limit instead, by client name")
+    ] = {}
+    allowed_cidrs: Annotated[
+        Annotated[list[Cidr], Field(min_length=1)] | None,
+        Field(
+            description="who may reach the NLB (its security group); default: the VPC created for internal, "
+            "anywhere for public; set it on an existing VPC, where internal otherwise admits 0.0.0.0/0"
+        ),
+    ] = None
 
 
 class AlertsConfig(StrictModel):
@@ -245,38 +387,54 @@ class AlertsConfig(StrictModel):
 
 
 class DeploymentConfig(StrictModel):
-    recipe: str
-    node_pool: str | None = None  # required by a GPU recipe; a cpu recipe runs on CPU nodes and takes none
+    """One serving graph: a recipe on a node pool."""
+
+    recipe: Annotated[str, Field(description="a recipe of configs/recipes/, for the pool's hardware")]
+    node_pool: Annotated[
+        str | None,
+        Field(description="the pool the workers run on: required by a GPU recipe; a cpu recipe takes none"),
+    ] = None
     # Where the recipe allows several sizes
     gpus: Annotated[PositiveInt | None, Field(description="the GPUs each worker gets")] = None
     replicas: Annotated[PositiveInt, Field(description="the worker replicas")] = 1
-    router_mode: Literal["round-robin", "kv"] = "round-robin"
-    overrides: dict[str, Any] = {}  # engine-config keys deep-merged into the recipe's
-    benchmark: BenchmarkConfig = BenchmarkConfig()
+    router_mode: Annotated[Literal["round-robin", "kv"], Field(description="the Dynamo frontend's router")] = (
+        "round-robin"
+    )
+    overrides: Annotated[
+        dict[str, Any],
+        Field(
+            description="engine-config keys deep-merged into the recipe's ({prefill: ..., decode: ...} for a "
+            "disaggregated recipe), each checked against TensorRT-LLM's fields"
+        ),
+    ] = {}
+    benchmark: Annotated[BenchmarkConfig, Field(description="the opt-in aiperf Job")] = BenchmarkConfig()
     # How long `pulumi up` waits for the graph to be Ready: pulling the runtime image and loading
     # the model, which [dynamo-recipe-gptoss] puts at 15-30 minutes. Twice that by default.
     ready_timeout_minutes: Annotated[
         PositiveInt, Field(description="how long `pulumi up` waits for the graph to be Ready, in minutes")
     ] = 60
-    endpoint: EndpointConfig = EndpointConfig()
-    alerts: AlertsConfig = AlertsConfig()
+    endpoint: Annotated[EndpointConfig, Field(description="how clients reach the deployment")] = EndpointConfig()
+    alerts: Annotated[AlertsConfig, Field(description="alert thresholds (observability.enabled)")] = AlertsConfig()
 
 
 class NetworkPoliciesConfig(StrictModel):
     """NetworkPolicies for the workloads (and, on a created cluster, the VPC CNI enforcing them).
     Default: on when an endpoint is internal or public (secure by default); `false` opts out, with a warning."""
 
-    enabled: bool | None = None
+    enabled: Annotated[
+        bool | None,
+        Field(description="NetworkPolicies (default: on when an endpoint is internal or public; false warns)"),
+    ] = None
 
 
 class ObservabilityConfig(StrictModel):
     """kube-prometheus-stack (Prometheus, Alertmanager, Grafana), DCGM exporter, Dynamo's and our
     dashboards and alert rules."""
 
-    enabled: bool = False
-    namespace: DnsLabel = "monitoring"
-    retention: Retention = "15d"  # Prometheus' own format
-    storage_size: Size = "50Gi"  # Prometheus' volume (the stack's block StorageClass)
+    enabled: Annotated[bool, Field(description="install the observability stack")] = False
+    namespace: Annotated[DnsLabel, Field(description="its namespace")] = "monitoring"
+    retention: Annotated[Retention, Field(description="how long Prometheus keeps metrics (12h, 15d, 2w)")] = "15d"
+    storage_size: Annotated[Size, Field(description="Prometheus' volume, on the stack's block StorageClass")] = "50Gi"
 
 
 def stack_config_keys() -> list[str]:
@@ -285,16 +443,28 @@ def stack_config_keys() -> list[str]:
 
 
 class StackConfig(StrictModel):
-    environment: DnsLabel
-    release: Release
-    cluster: ClusterConfig
-    node_pools: dict[DnsLabel, NodePoolConfig] = {}  # GPU node pools; none for a stack of cpu recipes only
-    model_cache: ModelCacheConfig = ModelCacheConfig()
-    deployments: dict[DeploymentName, DeploymentConfig] = {}
-    namespace: DnsLabel = "gpt-oss"  # Kubernetes namespace of the serving workloads
-    platform: PlatformConfig = PlatformConfig()
-    network_policies: NetworkPoliciesConfig = NetworkPoliciesConfig()
-    observability: ObservabilityConfig = ObservabilityConfig()
+    """Every `gpt-oss-infra:` key of a stack file."""
+
+    environment: Annotated[DnsLabel, Field(description="dev, staging, prod, ...: tagged for cost reports and policies")]
+    release: Annotated[Release, Field(description="everything promotion moves between stacks")]
+    cluster: Annotated[ClusterConfig, Field(description="the cluster, by kind: eks or existing")]
+    node_pools: Annotated[
+        dict[DnsLabel, NodePoolConfig],
+        Field(description="the GPU node pools by name (none for a stack of cpu recipes only)"),
+    ] = {}
+    model_cache: Annotated[ModelCacheConfig, Field(description="the weights' shared volume")] = ModelCacheConfig()
+    deployments: Annotated[
+        dict[DeploymentName, DeploymentConfig],
+        Field(
+            description="the serving graphs by name (a DNS label of at most 40 characters: objects are named after it)"
+        ),
+    ] = {}
+    namespace: Annotated[DnsLabel, Field(description="the serving workloads' namespace")] = "gpt-oss"
+    platform: Annotated[PlatformConfig, Field(description="the Dynamo platform")] = PlatformConfig()
+    network_policies: Annotated[NetworkPoliciesConfig, Field(description="NetworkPolicies")] = NetworkPoliciesConfig()
+    observability: Annotated[ObservabilityConfig, Field(description="metrics, dashboards, alerts")] = (
+        ObservabilityConfig()
+    )
 
     @property
     def exposed(self) -> list[str]:

@@ -168,7 +168,7 @@ def _capacity_problems(key: str, pool: NodePoolConfig, instance_type: str, sold_
 
 # A pool of an existing cluster describes GPU nodes that exist: how EKS would buy them means nothing
 # there. Refused rather than ignored with a warning: a Capacity Block id the program silently never
-# reads would look checked (README: each cluster kind takes only its own keys).
+# reads would look checked (docs/config.md: each cluster kind takes only its own keys).
 _BUYING_KEYS = {
     "capacity_type": "capacityType",
     "capacity_reservation_id": "capacityReservationId",

@@ -49,7 +49,7 @@ API_KEY_HEADERS = ["authorization", "x-api-key"]
 NLB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"  # TLS 1.3 and 1.2 only [lbc-nlb]
 # Envoy replicas per gateway: local rate limits count per replica, so a client gets up to this many
-# times its limit (README says so).
+# times its limit (docs/production.md says so).
 ENVOY_REPLICAS = 2
 # Envoy Gateway's own defaults for the proxy (envoyproxy/gateway api/v1alpha1/shared_types.go
 # DefaultDeploymentCPUResourceRequests "100m", DefaultDeploymentMemoryResourceRequests "512Mi"), written

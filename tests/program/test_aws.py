@@ -230,7 +230,7 @@ def test_an_instance_type_ec2_does_not_offer_where_the_stack_needs_it_is_refused
 
 
 def test_the_pod_identity_roles_are_the_ones_readme_names():
-    """README ("What a created cluster gets", Endpoint): vpc-cni and each CSI driver get their own
+    """docs/created-cluster.md and docs/production.md (Endpoint): vpc-cni and each CSI driver get their own
     Pod Identity role, and so does the load balancer controller; nothing else does."""
     from tests.support import example_entries, run_entries
 

@@ -4,7 +4,6 @@ dependency graph and the durations AWS and NVIDIA publish (configs/durations.yam
 from __future__ import annotations
 
 from gpt_oss_infra.tools.critical_path import critical_path, load_phases, render
-from gpt_oss_infra.tools.plan import ROOT
 from tests.support import example_entries, successful_run
 
 
@@ -31,10 +30,3 @@ def test_a_graph_waiting_for_a_capacity_block_ends_the_path():
     """prod's pool is a Capacity Block that has not started: its graph is not awaited, no smoke test."""
     prod = successful_run(example_entries("prod"), stack="prod")
     assert steps(prod)[-1] == ("graph Ready (image pull, weight load)", "gpt-oss-graph")
-
-
-def test_every_published_figure_is_cited_and_quoted_in_readme():
-    readme = (ROOT / "README.md").read_text()
-    for phase in load_phases():
-        if phase.minutes is not None:
-            assert phase.source and phase.published in readme, phase.phase

@@ -32,8 +32,8 @@ STACK_FILE = """config:
 
 
 def readme_example() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### The Python API") :]
+    page = (ROOT / "docs" / "components.md").read_text()
+    section = page[page.index("## The Python API") :]
     return re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
 
 

@@ -174,7 +174,7 @@ def api_access(cluster: EksClusterConfig) -> str:
         return f"public endpoint from {', '.join(cluster.public_access_cidrs)}; private endpoint from {private}"
     return (
         f"private endpoint only, from {private}: run `pulumi up` and kubectl inside the VPC "
-        "(README: Deploying a private-endpoint cluster)"
+        "(docs/created-cluster.md: Deploying a private-endpoint cluster)"
     )
 
 

@@ -138,11 +138,13 @@ def test_every_summary_line_fits_100_columns(stack):
     assert [line for line in summary.splitlines() if len(line) > 100] == []
 
 
-def test_readmes_cost_example_is_what_the_dev_plan_prints(catalog):
-    """README quotes the dev stack's known cost: it must move when prices or defaults do."""
+def test_the_quoted_dev_cost_is_what_the_dev_plan_prints(catalog):
+    """README and the recipes page quote the dev stack's known cost: they must move when prices or defaults do."""
+    known = report_of("dev", catalog)["cost"]["knownUsdPerHour"]
+    page = (ROOT / "docs" / "recipes.md").read_text()
+    assert float(re.search(r"the dev stack \(.*?\) plans at \$([\d.]+) per\s+hour known", page, re.S)[1]) == known
     readme = (ROOT / "README.md").read_text()
-    quoted = float(re.search(r"the dev stack \(.*?\) plans at \$([\d.]+) per\s+hour known", readme, re.S)[1])
-    assert quoted == report_of("dev", catalog)["cost"]["knownUsdPerHour"]
+    assert float(re.search(r"- known: \$([\d.]+) per hour", readme)[1]) == known
 
 
 def test_deployments_sharing_a_pool_share_its_cost_by_the_gpus_they_use(catalog):
