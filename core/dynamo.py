@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gpt_oss_infra.core.dynamo_graph import API_VERSIONS
+from gpt_oss_infra.core.dynamo_graph import GraphApiVersion
 from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.core.yaml_files import read_vendored_documents, read_yaml
@@ -59,7 +59,7 @@ class PublishArgs(StrictModel):
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     chart_values: str  # folder under configs/dynamo/ whose chart/ holds the chart values
-    graph_api_version: Literal[API_VERSIONS]  # the DynamoGraphDeployment apiVersion the program renders
+    graph_api_version: GraphApiVersion  # the DynamoGraphDeployment apiVersion the program renders
     crds: CrdOwnership
     nats_switch: list[str] = Field(min_length=1)
     nats_default: bool  # the bundled NATS when platform.nats is not set

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 KIND = "DynamoGraphDeployment"
 MAIN_CONTAINER = "main"  # v1beta1: the podTemplate container the operator merges its defaults into
 GPU_RESOURCE = "nvidia.com/gpu"
+# The apiVersions of the shapes below (_SHAPES): what a release's graphApiVersion may name.
+GraphApiVersion = Literal["nvidia.com/v1alpha1", "nvidia.com/v1beta1"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class GraphComponent:
 
     @property
     def main(self) -> dict[str, Any]:
-        return self.pod["containers"][0]
+        main: dict[str, Any] = self.pod["containers"][0]
+        return main
 
     def resources(self) -> dict[str, str]:
         return ({GPU_RESOURCE: str(self.gpus)} if self.gpus else {}) | self.devices
@@ -93,7 +96,7 @@ class GraphComponent:
 
 
 class _V1alpha1:
-    api_version = "nvidia.com/v1alpha1"
+    api_version: GraphApiVersion = "nvidia.com/v1alpha1"
 
     @staticmethod
     def write_spec(backend_framework: str | None, components: list[GraphComponent]) -> dict[str, Any]:
@@ -163,7 +166,7 @@ class _V1alpha1:
 
 
 class _V1beta1:
-    api_version = "nvidia.com/v1beta1"
+    api_version: GraphApiVersion = "nvidia.com/v1beta1"
 
     @staticmethod
     def write_spec(backend_framework: str | None, components: list[GraphComponent]) -> dict[str, Any]:
@@ -248,7 +251,7 @@ def image_release(image: str) -> str | None:
     return version[1] if version else None
 
 
-_SHAPES = {shape.api_version: shape for shape in (_V1alpha1, _V1beta1)}
+_SHAPES: dict[str, type[_V1alpha1] | type[_V1beta1]] = {shape.api_version: shape for shape in (_V1alpha1, _V1beta1)}
 API_VERSIONS = tuple(_SHAPES)
 
 

@@ -19,8 +19,9 @@ def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 def value_at(values: dict[str, Any], path: str) -> Any:
     """The value at a dotted path ("a.b.c"), or None where the path ends early."""
+    value: Any = values
     for key in path.split("."):
-        if not isinstance(values, dict):
+        if not isinstance(value, dict):
             return None
-        values = values.get(key)
-    return values
+        value = value.get(key)
+    return value

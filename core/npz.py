@@ -27,8 +27,12 @@ def npz_bytes(arrays: dict[str, list[float] | list[list[float]]]) -> bytes:
 
 
 def _npy(values: list[float] | list[list[float]]) -> bytes:
-    rows = [list(row) for row in values] if values and isinstance(values[0], list) else None
-    if rows is not None:
+    flat: list[float]
+    # Empty, 2-D (rows) or 1-D, told apart by the first item: which also tells mypy each branch's type.
+    if not values:
+        shape, flat = "(0,)", []
+    elif isinstance(values[0], list):
+        rows = [list(row) for row in values]
         if len({len(row) for row in rows}) != 1:
             raise ValueError("a 2-D array needs rows of one length")
         shape, flat = f"({len(rows)}, {len(rows[0])})", [float(x) for row in rows for x in row]

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from gpt_oss_infra.core.errors import Problem
 
@@ -86,7 +86,7 @@ _BOUNDS = {
 }
 
 
-def _message(err: dict[str, Any], field: FieldInfo | None = None) -> str:
+def _message(err: ErrorDetails, field: FieldInfo | None = None) -> str:
     kind = err["type"]
     if kind == "missing":
         return "required key is missing"
@@ -104,7 +104,7 @@ def _message(err: dict[str, Any], field: FieldInfo | None = None) -> str:
     return message
 
 
-def _bound_message(err: dict[str, Any], what: str | None) -> str:
+def _bound_message(err: ErrorDetails, what: str | None) -> str:
     """'Input should be greater than 0' -> 'must be at least 1 (got 0): the GPUs each worker gets': the
     limit in words, the value given, and what the key is for (its field's description)."""
     bound_key, words = _BOUNDS[err["type"]]

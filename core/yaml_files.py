@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Hashable
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,7 +15,7 @@ import yaml
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe: plain data, no Python objects
 
 
-def load_yaml(stream: IO | str | bytes) -> Any:
+def load_yaml(stream: IO[str] | IO[bytes] | str | bytes) -> Any:
     return yaml.load(stream, Loader=LOADER)
 
 
@@ -23,7 +24,7 @@ def read_yaml(path: Path) -> Any:
         return load_yaml(stream)
 
 
-def load_yaml_documents(stream: IO | str | bytes) -> list[Any]:
+def load_yaml_documents(stream: IO[str] | IO[bytes] | str | bytes) -> list[Any]:
     """Every document of a multi-document stream (a CRD bundle)."""
     return list(yaml.load_all(stream, Loader=LOADER))
 
@@ -37,7 +38,8 @@ def json_twin(path: Path) -> Path:
 def read_vendored_documents(path: Path) -> list[Any]:
     """Every document of a vendored x.yaml.gz, read from its JSON twin."""
     with gzip.open(json_twin(path)) as stream:
-        return json.load(stream)
+        documents: list[Any] = json.load(stream)  # vendor-json writes a JSON list
+    return documents
 
 
 class YamlFileError(ValueError):
@@ -47,7 +49,7 @@ class YamlFileError(ValueError):
 class _StrictLoader(yaml.SafeLoader):
     """PyYAML keeps the last of two equal keys; Pulumi's own YAML reader refuses them: so do we."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
@@ -84,6 +86,7 @@ def load_stack_yaml(text: str, file_name: str) -> dict[str, Any]:
         document = load_strict_yaml(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
+        assert mark is not None  # every problem PyYAML's SafeLoader (and _StrictLoader) raises carries its mark
         raise YamlFileError(f"{file_name}:{mark.line + 1}:{mark.column + 1}: {error.problem}") from None
     except yaml.YAMLError as error:  # e.g. a character YAML does not allow
         raise YamlFileError(f"{file_name}: {error}") from None

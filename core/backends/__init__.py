@@ -9,6 +9,7 @@ Adding vLLM or SGLang is a module here, its data file, an entry in load_backends
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from gpt_oss_infra.core.backends import mocker, trtllm
@@ -18,5 +19,8 @@ __all__ = ["Backend", "BackendEfa", "BackendSpec", "EngineView", "load_backends"
 
 
 def load_backends(config_dir: Path) -> dict[str, Backend]:
-    makers = {"trtllm": trtllm.TrtllmBackend, "mocker": mocker.MockerBackend}
-    return {name: make.load(config_dir) for name, make in makers.items()}
+    loaders: dict[str, Callable[[Path], Backend]] = {
+        "trtllm": trtllm.TrtllmBackend.load,
+        "mocker": mocker.MockerBackend.load,
+    }
+    return {name: load(config_dir) for name, load in loaders.items()}

@@ -23,7 +23,13 @@ from gpt_oss_infra.core.paths import DATA_ROOT
 from gpt_oss_infra.core.schema import problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
-_TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool, "profile": str}
+_TYPES: dict[str, type[Any] | tuple[type[Any], ...]] = {
+    "int": int,
+    "float": (int, float),
+    "str": str,
+    "bool": bool,
+    "profile": str,
+}
 TIMING_FLAG = "planner_profile_data"  # the field whose value is a timing profile's name
 TIMING_DIR = "mocker-timing"  # under configs/: profiles.yaml, and <profile>.yaml for each
 
@@ -96,11 +102,17 @@ class MockerBackend:
             moe_backend=None,
         )
 
+    def _tables(self, profile: str) -> dict[str, Any]:
+        """A profile's timing tables: check() has refused an engine that names one without them."""
+        tables = self.timing[profile]
+        assert tables is not None, f"configs/{TIMING_DIR}/{profile}.yaml is missing"
+        return tables
+
     def simulation(self, engine: dict[str, Any]) -> str | None:
         name = engine.get(TIMING_FLAG)
         if name is None:
             return "Dynamo's mocker with its default timing model (no GPU's)"
-        profile = self.timing[name]
+        profile = self._tables(name)
         return (
             f"Dynamo's mocker, timed as {profile['recipe']} ({profile['prefill']['gpus']}-GPU prefill, "
             f"{profile['decode']['gpus']}-GPU decode) as {profile['modelledBy']['tool']} models it "
@@ -111,7 +123,8 @@ class MockerBackend:
         if TIMING_FLAG not in engine:
             return {}
         name = engine[TIMING_FLAG]
-        prefill, decode = self.timing[name]["prefill"], self.timing[name]["decode"]
+        profile = self._tables(name)
+        prefill, decode = profile["prefill"], profile["decode"]
         tables = {  # the mocker's NPZ keys (dynamo/mocker/utils/planner_profiler_perf_data_converter.py)
             "prefill_isl": prefill["islTokens"],
             "prefill_ttft_ms": prefill["ttftMs"],

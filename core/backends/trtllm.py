@@ -45,7 +45,7 @@ _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
 
 # Annotation names -> the JSON/YAML value types they take, and the bound a constrained one adds
 # (pydantic's NonNegativeInt and friends).
-_SCALARS: dict[str, tuple[type | tuple[type, ...], str | None]] = {
+_SCALARS: dict[str, tuple[type[Any] | tuple[type[Any], ...], str | None]] = {
     "int": (int, None),
     "NonNegativeInt": (int, ">= 0"),
     "PositiveInt": (int, "> 0"),
@@ -69,7 +69,15 @@ class EngineFields:
 
     def default(self, key: str) -> str | None:
         """The default TRT-LLM uses for a top-level field, as annotation text (e.g. "2048")."""
-        return self.classes[TOP_LEVEL_CLASS][key]["default"]
+        default: str | None = self.classes[TOP_LEVEL_CLASS][key]["default"]
+        return default
+
+    def int_default(self, key: str) -> int:
+        """The default of a top-level field that TRT-LLM gives a number (e.g. max_batch_size)."""
+        default = self.default(key)
+        if default is None:
+            raise ValueError(f"TensorRT-LLM's {TOP_LEVEL_CLASS}.{key} has no default")
+        return int(default)
 
     def check(self, config: dict[str, Any], key_prefix: str) -> list[Problem]:
         """Every problem in `config`, each keyed `<key_prefix>.<path>`."""
@@ -113,7 +121,7 @@ class EngineFields:
             return [Problem(key, f"{value!r} is not one of {', '.join(allowed)}")]
         return _scalar_problems(annotation, value, key)
 
-    def _check_discriminated(self, section: str, value: dict, key: str) -> list[Problem]:
+    def _check_discriminated(self, section: str, value: dict[str, Any], key: str) -> list[Problem]:
         discriminator, suffix, fallback = _DISCRIMINATED[section]
         candidates = {
             _literal_values(fields[discriminator]["type"])[0]: class_name
@@ -244,8 +252,8 @@ class TrtllmBackend:
             kv_cache_fraction=_or_default(kv_config.get("free_gpu_memory_fraction"), KV_CACHE_FRACTION_DEFAULT),
             kv_cache_dtype=_or_default(kv_config.get("dtype"), "auto"),
             max_seq_len=engine.get("max_seq_len"),
-            max_batch_size=_or_default(engine.get("max_batch_size"), int(self.fields.default("max_batch_size"))),
-            max_num_tokens=_or_default(engine.get("max_num_tokens"), int(self.fields.default("max_num_tokens"))),
+            max_batch_size=_or_default(engine.get("max_batch_size"), self.fields.int_default("max_batch_size")),
+            max_num_tokens=_or_default(engine.get("max_num_tokens"), self.fields.int_default("max_num_tokens")),
             prefix_caching=_or_default(
                 kv_config.get("enable_block_reuse"),
                 self.fields.classes["KvCacheConfig"]["enable_block_reuse"]["default"] == "True",

@@ -22,8 +22,9 @@ A node figure nobody publishes (configs/nodes.yaml null) skips that resource on 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpt_oss_infra.core.dynamo import ChartPod, DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND, graph_components
@@ -32,6 +33,7 @@ from gpt_oss_infra.core.inputs.catalog import Catalog, InstanceFacts, NodeFacts,
 from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.quantity import parse_quantity
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
+from gpt_oss_infra.core.resolve.recipes import NodePool
 
 GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
@@ -54,8 +56,13 @@ class Amounts:
     efa: int = 0
 
     def minus(self, other: Amounts) -> Amounts:
-        pairs = zip(self._values(), other._values(), strict=True)
-        return Amounts(*(None if a is None or b is None else a - b for a, b in pairs))
+        return Amounts(
+            cpu=_difference(self.cpu, other.cpu),
+            memory=_difference(self.memory, other.memory),
+            pods=_difference(self.pods, other.pods),
+            gpus=self.gpus - other.gpus,
+            efa=self.efa - other.efa,
+        )
 
     def shortfalls(self, request: Amounts) -> list[str]:
         """What `request` needs beyond these amounts ([] when it fits)."""
@@ -66,8 +73,12 @@ class Amounts:
             if have is not None and need is not None and need > have
         ]
 
-    def _values(self) -> tuple:
+    def _values(self) -> tuple[int | None, ...]:
         return (self.cpu, self.memory, self.pods, self.gpus, self.efa)
+
+
+def _difference(have: int | None, take: int | None) -> int | None:
+    return None if have is None or take is None else have - take
 
 
 @dataclass(frozen=True)
@@ -201,7 +212,7 @@ def tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
     return toleration.get("operator") == "Exists" or toleration.get("value", "") == taint.get("value", "")
 
 
-def _size(pod: Pod) -> tuple:
+def _size(pod: Pod) -> tuple[int, int, int, int]:
     r = pod.requests
     return (r.gpus, r.efa, r.cpu or 0, r.memory or 0)
 
@@ -252,7 +263,7 @@ def _reserved_cpu(vcpus: int, bands: list[tuple[int | None, int]]) -> int:
     return reserved
 
 
-def _total(values) -> int | None:
+def _total(values: Iterable[int | None]) -> int:
     """A sum where an unknown part (None) is left out: the published parts still count."""
     return sum(value for value in values if value is not None)
 
@@ -275,7 +286,7 @@ def system_pool(instance_type: str, nodes: int, catalog: Catalog, storage: str) 
     )
 
 
-def gpu_pool(pool, created: bool, efa: bool, catalog: Catalog, storage: str) -> Pool:
+def gpu_pool(pool: NodePool, created: bool, efa: bool, catalog: Catalog, storage: str) -> Pool:
     """A GPU pool: ours on a created cluster (labels and taint as core.render.aws.specs gives its node group),
     or an existing cluster's nodes as the pool's nodeSelector describes them."""
     facts = catalog.nodes.instance_types.get(pool.instance_type)
@@ -355,24 +366,28 @@ def _pod(owner: str, replicas: int, template: dict[str, Any], phase: str) -> Pod
         images=[c["image"] for c in [*init, *containers] if c.get("image")],
         labels=template.get("metadata", {}).get("labels", {}),
         apart_from=[term["labelSelector"].get("matchLabels", {}) for term in anti if "labelSelector" in term],
-        volumes=[_volume_ref(volume) for volume in spec.get("volumes", []) if _volume_ref(volume)],
+        volumes=[ref for volume in spec.get("volumes", []) if (ref := _volume_ref(volume))],
     )
 
 
-def _container_requests(containers: list[dict[str, Any]]) -> Amounts:
-    total = Amounts(pods=0)
+class _Requests(NamedTuple):
+    """What containers request together: every figure known, unlike a node's Amounts."""
+
+    cpu: int  # millicores
+    memory: int  # MiB
+    gpus: int
+    efa: int
+
+
+def _container_requests(containers: list[dict[str, Any]]) -> _Requests:
+    cpu = memory = gpus = efa = 0
     for container in containers:
         requests = container.get("resources", {}).get("requests", {})
-        total = total.minus(
-            Amounts(
-                cpu=-_millicores(requests.get("cpu", "0")),
-                memory=-_mebibytes(requests.get("memory", "0")),
-                pods=0,
-                gpus=-int(requests.get(GPU_RESOURCE, 0)),
-                efa=-int(requests.get(EFA_RESOURCE, 0)),
-            )
-        )
-    return total
+        cpu += _millicores(requests.get("cpu", "0"))
+        memory += _mebibytes(requests.get("memory", "0"))
+        gpus += int(requests.get(GPU_RESOURCE, 0))
+        efa += int(requests.get(EFA_RESOURCE, 0))
+    return _Requests(cpu, memory, gpus, efa)
 
 
 def _volume_ref(volume: dict[str, Any]) -> tuple[str, str] | None:

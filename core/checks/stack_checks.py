@@ -82,7 +82,7 @@ def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]
         for name, pool in stack.pools.items()
     ]
     pods = scheduling.chart_pods(stack.platform.dynamo, stack.platform.values)
-    if created:
+    if isinstance(cluster, EksClusterConfig):
         pools.append(
             scheduling.system_pool(
                 cluster.system_nodes.instance_type, cluster.system_nodes.nodes, catalog, storage_kind

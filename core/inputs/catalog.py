@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, model_validator
 
@@ -22,6 +22,7 @@ from gpt_oss_infra.core.schema import StrictModel, problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
+EksSupport = Literal["standard", "extended"]  # the EKS support tier a Kubernetes version is in
 Role = Literal["worker", "prefill", "decode"]
 # A recipe's `hardware` when its workers need no GPU (the mocker): they run on CPU nodes, the system
 # nodes of a created cluster or any node of an existing one, and take no node pool.
@@ -83,9 +84,16 @@ class WorkerRole(StrictModel):
     gpus: GpuSizes | None = None  # None: a CPU worker (a recipe of hardware cpu)
     resources: dict[str, dict[str, str]] | None = None  # a CPU worker's requests and limits (Kubernetes' form)
     parallelism: Parallelism = Parallelism()
-    engine: dict  # the backend's engine config; checked by the backend (core/backends/)
+    engine: dict[Any, Any]  # the backend's engine config, keys as written: checked by the backend (core/backends/)
     env: dict[str, str] = {}
     args: list[str] = []  # extra flags of the backend's worker command
+
+    @property
+    def gpu_sizes(self) -> GpuSizes:
+        """A GPU worker's sizes: every worker of a GPU recipe has them (Recipe's check)."""
+        if self.gpus is None:
+            raise ValueError("a cpu recipe's worker has no GPU sizes")
+        return self.gpus
 
 
 class Traffic(StrictModel):
@@ -310,7 +318,7 @@ class RegionPrices(StrictModel):
     ec2: dict[str, float | None]  # instance type -> On-Demand $/hour (None: no On-Demand price)
     nat_gateway_hour: float | None
     nat_gateway_gb: float | None
-    eks_cluster_hour: dict[Literal["standard", "extended"], float | None]
+    eks_cluster_hour: dict[EksSupport, float | None]
     nlb_hour: float | None
     ebs_gp3_gb_month: Annotated[float | None, Field(alias="ebsGp3GbMonth")]
     efs_standard_gb_month: float | None
@@ -481,7 +489,9 @@ def recipe_from_object(data: dict[str, Any], where: str, catalog: Catalog) -> Re
     return recipe
 
 
-def _recipe_problems(recipe: Recipe, path: Path | str, hardware: dict[str, Hardware], backends: dict[str, Backend]):
+def _recipe_problems(
+    recipe: Recipe, path: Path | str, hardware: dict[str, Hardware], backends: dict[str, Backend]
+) -> list[Problem]:
     problems = []
     if recipe.hardware not in hardware and recipe.hardware != CPU_ONLY:
         problems.append(Problem(f"{path}: hardware", f"unknown hardware; known: {', '.join([*hardware, CPU_ONLY])}"))
@@ -493,11 +503,14 @@ def _recipe_problems(recipe: Recipe, path: Path | str, hardware: dict[str, Hardw
     return problems
 
 
-def _read_yaml(path: Path) -> dict:
+def _read_yaml(path: Path) -> dict[str, Any]:
     return read_yaml(path) or {}
 
 
-def _parse(model: type[StrictModel], data: dict, key_prefix: str):
+_Model = TypeVar("_Model", bound=StrictModel)
+
+
+def _parse(model: type[_Model], data: dict[str, Any], key_prefix: str) -> _Model:
     try:
         return model.model_validate(data)
     except ValidationError as error:

@@ -22,7 +22,7 @@ from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import image_release
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
-from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.catalog import CapacityType, Catalog
 from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
     DeploymentConfig,
@@ -138,7 +138,9 @@ def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     return problems
 
 
-def _capacity_problems(key: str, pool: NodePoolConfig, instance_type: str, sold_as: list[str]) -> list[Problem]:
+def _capacity_problems(
+    key: str, pool: NodePoolConfig, instance_type: str, sold_as: list[CapacityType]
+) -> list[Problem]:
     """How a node group of a cluster the program creates buys its instances (an existing cluster's
     nodes were bought already: _existing_pool_problems)."""
     problems = []

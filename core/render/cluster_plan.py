@@ -11,7 +11,7 @@ from typing import Any
 
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import AddonVersion
-from gpt_oss_infra.core.inputs.config import StackConfig
+from gpt_oss_infra.core.inputs.config import EksClusterConfig, StackConfig
 from gpt_oss_infra.core.render.aws import capacity
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan
@@ -79,6 +79,8 @@ def eks_plan(
 ) -> ClusterPlan:
     """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
     AWS would refuse."""
+    cluster = config.cluster
+    assert isinstance(cluster, EksClusterConfig), "eks_plan plans a cluster the program creates (cluster.kind eks)"
     addon_specs, warnings = addons(config, pinned_addons)
     groups, blocks, problems = [system_node_group(config)], {}, offering_problems(config, pools, facts)
     for pool in pools.values():
@@ -94,9 +96,9 @@ def eks_plan(
             problems += found
         block = None
         if pool.config.capacity_type == "CAPACITY_BLOCK":
-            block, found = capacity.block_plan(
-                pool, facts.capacity_blocks[pool.config.capacity_reservation_id], facts.now
-            )
+            reservation = pool.config.capacity_reservation_id
+            assert reservation is not None  # required with CAPACITY_BLOCK (core.inputs.rules)
+            block, found = capacity.block_plan(pool, facts.capacity_blocks[reservation], facts.now)
             problems += found
             if block is not None:
                 blocks[pool.name] = block
@@ -110,7 +112,7 @@ def eks_plan(
     if problems:
         raise ConfigError(problems)
     return ClusterPlan(
-        api_access=api_access(config.cluster),
+        api_access=api_access(cluster),
         warnings=warnings,
         blocks=blocks,
         eks=EksPlan(addons=addon_specs, groups=groups),

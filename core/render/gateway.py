@@ -155,7 +155,8 @@ def gateway(
             }
         },
     }
-    listener = {"name": "http", "protocol": "HTTP", "port": 443 if tls else 80}
+    port = 443 if tls else 80
+    listener = {"name": "http", "protocol": "HTTP", "port": port}
     gateway_object = {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "Gateway",
@@ -208,7 +209,7 @@ def gateway(
     if target.with_nlb:
         url = f"{'https' if tls else 'http'}://{host}" if host else None
     else:  # reached from inside the cluster, or through the user's own ingress to this Service
-        url = f"http://{service_name}.{target.namespace}.svc.cluster.local:{listener['port']}"
+        url = f"http://{service_name}.{target.namespace}.svc.cluster.local:{port}"
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -221,7 +222,7 @@ def gateway(
         api_key_secret=secret,
         url=url,
         curl=curl_example(url or "$GPT_OSS_URL", model),
-        front_door=front_door(endpoint, target, service_name, listener["port"], clients[0]),
+        front_door=front_door(endpoint, target, service_name, port, clients[0]),
     )
 
 
@@ -305,7 +306,11 @@ def _admits(allowed: list[str] | None, source: str | None) -> bool:
     networks = [ipaddress.ip_network(cidr, strict=False) for cidr in allowed]
     if any(network.prefixlen == 0 for network in networks):
         return True
-    return source is not None and any(ipaddress.ip_network(source).subnet_of(network) for network in networks)
+    # typeshed's subnet_of takes a network of its own IP version only; ipaddress raises TypeError for the other.
+    return source is not None and any(
+        ipaddress.ip_network(source).subnet_of(network)  # type: ignore[arg-type]
+        for network in networks
+    )
 
 
 def _spread(labels: dict[str, str]) -> dict[str, Any]:
@@ -390,12 +395,12 @@ def cluster_gateway_software(config: StackConfig, charts: dict[str, Chart]) -> G
         }
         load_balancers = ChartRelease(charts[LOAD_BALANCER_CONTROLLER], values)
     labels = common_labels("gateway")
-    created = isinstance(config.cluster, EksClusterConfig)
+    cluster = config.cluster
     target = GatewayTarget(
         namespace=controller.chart.namespace,
         with_nlb=has_load_balancer_controller(config),
-        pod_cidr=config.cluster.network.vpc_cidr
-        if created and not config.cluster.network.existing_private_subnets
+        pod_cidr=cluster.network.vpc_cidr
+        if isinstance(cluster, EksClusterConfig) and not cluster.network.existing_private_subnets
         else None,
     )
     if target.with_nlb:

@@ -25,9 +25,9 @@ from typing import Annotated, Any, get_args
 
 from pydantic import Field, PositiveFloat, model_validator
 
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Chart, Recipe
+from gpt_oss_infra.core.inputs.catalog import Chart, Recipe
 from gpt_oss_infra.core.inputs.config import ObservabilityConfig
-from gpt_oss_infra.core.paths import VENDOR_DIR
+from gpt_oss_infra.core.paths import CONFIG_DIR, VENDOR_DIR
 from gpt_oss_infra.core.render import manifests, pod_security
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import (

@@ -34,7 +34,7 @@ GRAPH_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": [
 def admission_labels(enforce: str, kubernetes_version: str) -> dict[str, str]:
     """Enforce `enforce`; warn and audit at restricted; each pinned to the cluster's version."""
     version = f"v{kubernetes_version}"
-    labels = {}
+    labels: dict[str, str] = {}
     for mode, level in (("enforce", enforce), ("warn", RESTRICTED), ("audit", RESTRICTED)):
         labels |= {f"{PSA_PREFIX}{mode}": level, f"{PSA_PREFIX}{mode}-version": version}
     return labels

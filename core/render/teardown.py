@@ -106,7 +106,7 @@ def teardown(
     ]
     account = {"kind": "ServiceAccount", "name": GUARD, "namespace": namespace}
     cluster_reader = {"name": namespace, "labels": labels}  # cluster-scoped: named after its unique namespace
-    access = [
+    access: list[dict[str, Any]] = [
         {
             "apiVersion": "v1",
             "kind": "Namespace",

@@ -41,21 +41,22 @@ def throughput_estimate(catalog: Catalog, deployment: ResolvedDeployment, usd_pe
             "usdPerMillionTokens": None,
             "basis": f"simulated: {simulation}; make trial and the benchmark Job print simulated figures, no GPU cost",
         }
-    published = catalog.performance.recipes.get(deployment.recipe_name)
-    at_point = published is not None and (
-        published.gpus,
-        published.input_tokens,
-        published.output_tokens,
-        published.concurrency,
-    ) == tuple(point.values())
+    at_point = catalog.performance.recipes.get(deployment.recipe_name)  # the published measurement, if of this point
+    if at_point is not None and (
+        at_point.gpus,
+        at_point.input_tokens,
+        at_point.output_tokens,
+        at_point.concurrency,
+    ) != tuple(point.values()):
+        at_point = None
     figures = _modelled(catalog, deployment, usd_per_hour)
     estimate: dict[str, Any] = {"point": point}
-    if at_point:
-        per_second = published.output_tokens_per_second
+    if at_point is not None:
+        per_second = at_point.output_tokens_per_second
         estimate |= {
             "tokensPerSecond": per_second,
             "usdPerMillionTokens": per_million_tokens(usd_per_hour, per_second),
-            "basis": f"published: {published.source}",
+            "basis": f"published: {at_point.source}",
         }
     elif "tokensPerSecond" in figures:
         estimate |= {
@@ -66,7 +67,9 @@ def throughput_estimate(catalog: Catalog, deployment: ResolvedDeployment, usd_pe
     else:
         estimate |= {"tokensPerSecond": None, "usdPerMillionTokens": None, "basis": f"unknown: {figures['basis']}"}
     nearest = catalog.performance.nearest.get(deployment.recipe_name, "none")
-    estimate["published"] = f"published: {published.source}" if at_point else f"none at this point; nearest: {nearest}"
+    estimate["published"] = (
+        f"published: {at_point.source}" if at_point is not None else f"none at this point; nearest: {nearest}"
+    )
     estimate["modelled"] = figures
     best = best_configuration(catalog, deployment, figures)
     if best is not None:

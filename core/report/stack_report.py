@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -125,6 +126,7 @@ def _deployment_report(
     service = frontend_service_name(deployment.name)
     # Its share of all the pool's nodes, idle ones too; a CPU deployment's is in the CPU nodes' cost.
     occupied = pools[pool.name].share_of(deployment) if pool else None
+    fits: Sequence[WorkerFit | None] = serving.fits or [None] * len(deployment.workers)  # none on CPU nodes
     report = {
         "recipe": deployment.recipe_name,
         "mode": deployment.recipe.mode,
@@ -154,7 +156,7 @@ def _deployment_report(
         "health": f"curl -s http://localhost:{FRONTEND_PORT}/health",
         "workers": {
             worker.service_name: _worker_report(worker, deployment.backend.view(worker.engine), fit)
-            for worker, fit in zip(deployment.workers, serving.fits or [None] * len(deployment.workers), strict=True)
+            for worker, fit in zip(deployment.workers, fits, strict=True)
         },
     }
     if serving.gateway is not None:

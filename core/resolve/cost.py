@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpt_oss_infra.core.inputs.catalog import Catalog, Prices, RegionPrices
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
+from gpt_oss_infra.core.inputs.catalog import Catalog, EksSupport, Prices, RegionPrices
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
 from gpt_oss_infra.core.quantity import gibibytes
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
@@ -80,7 +80,7 @@ def _pool_line(pool: NodePool, regional: RegionPrices | None, region: str | None
 
 def stack_cost(
     catalog: Catalog,
-    config,
+    config: StackConfig,
     pool_lines: list[CostLine],
     region: str | None,
     gateways: int,
@@ -171,7 +171,7 @@ def total(lines: list[CostLine]) -> tuple[float, list[str]]:
     return known, [line.item for line in lines if line.usd_per_hour is None]
 
 
-def _eks_support(prices: Prices, version: str) -> str:
+def _eks_support(prices: Prices, version: str) -> EksSupport:
     """standard, or extended once the version's standard support ended (as of the prices' date)."""
     ends = prices.eks_standard_support_ends.get(version)
     return "extended" if ends is not None and ends <= prices.read_on else "standard"

@@ -42,7 +42,7 @@ def crosses_nodes(deployment: ResolvedDeployment) -> bool:
 def efa_image(dynamo: DynamoVersion, deployment: ResolvedDeployment) -> str | None:
     """The Dynamo release's EFA runtime image for the deployment's backend and node CPU architecture."""
     images = dynamo.spec.efa_runtime_images.get(deployment.recipe.backend, {})
-    return images.get(deployment.pool.hardware.cpu_architecture)
+    return images.get(deployment.gpu_pool.hardware.cpu_architecture)
 
 
 def pool_efa(
@@ -51,7 +51,7 @@ def pool_efa(
     """Whether each pool gets EFA interfaces, and warnings for KV transfer that will run over TCP."""
     efa, warnings = {}, []
     for name, pool in pools.items():
-        crossing = [d for d in deployments if crosses_nodes(d) and d.pool.name == name]
+        crossing = [d for d in deployments if crosses_nodes(d) and d.gpu_pool.name == name]
         with_image = [d for d in crossing if efa_image(dynamo, d)]
         wanted = pool.config.efa if pool.config.efa is not None else bool(with_image)
         efa[name] = wanted and pool.instance.efa_interfaces > 0
@@ -85,13 +85,13 @@ def with_efa(
     """The deployment with EFA on each worker, when its KV cache crosses nodes of an EFA pool
     (efa_pools, from pool_efa): its GPUs' share of the node's EFA devices (rounded up), the EFA
     image, and the guide's engine and env settings (the backend's) on top of the recipe's."""
-    if not (crosses_nodes(deployment) and efa_pools[deployment.pool.name]):
+    if not (crosses_nodes(deployment) and efa_pools[deployment.gpu_pool.name]):
         return deployment
     image = efa_image(dynamo, deployment)
     backend_efa: BackendEfa | None = deployment.backend.spec.efa
     if not (image and backend_efa):
         return deployment
-    instance = deployment.pool.instance
+    instance = deployment.gpu_pool.instance
     workers = [
         dataclasses.replace(
             worker,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.backends import EngineView
-from gpt_oss_infra.core.inputs.catalog import Catalog, Hardware
+from gpt_oss_infra.core.inputs.catalog import Catalog, Hardware, Role
 from gpt_oss_infra.core.inputs.config import NodePoolConfig
 from gpt_oss_infra.core.resolve import sizing
 from gpt_oss_infra.core.resolve.recipes import NodePool, Worker, recipe_engine
@@ -47,7 +47,7 @@ class ImitatedWorker:
         }
 
 
-def imitated_worker(catalog: Catalog, recipe_name: str, role: str, gpus: int) -> ImitatedWorker:
+def imitated_worker(catalog: Catalog, recipe_name: str, role: Role, gpus: int) -> ImitatedWorker:
     recipe = catalog.recipes[recipe_name]
     spec, backend = recipe.workers[role], catalog.backends[recipe.backend]
     hardware = catalog.hardware[recipe.hardware]

@@ -96,6 +96,7 @@ def moe_quant_mode(
 
 def estimate_inputs(traffic: Traffic, workers: list[WorkerPoint], quant: dict[str, str]) -> dict[str, Any]:
     """cli_estimate's keyword arguments for one replica of these workers at the recipe's traffic."""
+    assert traffic.concurrency_per_gpu is not None  # modelled recipes are GPU ones, whose traffic has it
     concurrency = traffic.concurrency_per_gpu * point_gpus(workers)
     lengths = {"isl": traffic.input_tokens, "osl": traffic.output_tokens}
     if len(workers) == 1:
@@ -159,7 +160,7 @@ def recipe_workers(catalog: Catalog, recipe_name: str, gpus: int | None = None) 
     backend = catalog.backends[recipe.backend]
     points = []
     for role, spec in recipe.workers.items():
-        size = gpus if gpus is not None and recipe.mode == "aggregated" else spec.gpus.default
+        size = gpus if gpus is not None and recipe.mode == "aggregated" else spec.gpu_sizes.default
         view = backend.view(recipe_engine(spec, size, backend))
         points.append(WorkerPoint(role, size, 1, view, dict(spec.env)))
     return points
@@ -181,9 +182,9 @@ def modelled_gpu_counts(catalog: Catalog) -> dict[str, list[int]]:
         if recipe.hardware == CPU_ONLY:
             continue
         if recipe.mode == "aggregated":
-            counts[name] = list(recipe.workers["worker"].gpus.allowed)
+            counts[name] = list(recipe.workers["worker"].gpu_sizes.allowed)
         else:
-            counts[name] = [sum(spec.gpus.default for spec in recipe.workers.values())]
+            counts[name] = [sum(spec.gpu_sizes.default for spec in recipe.workers.values())]
     return counts
 
 
@@ -195,6 +196,7 @@ def search_experiments(catalog: Catalog, recipe_name: str) -> dict[str, dict[str
     """The search at a recipe's GPUs (one replica at its default size), lengths, quantization, KV
     cache fraction and max_seq_len, and its goal's latency targets."""
     recipe = catalog.recipes[recipe_name]
+    assert recipe.goal is not None, f"recipe {recipe_name} runs on CPU nodes: it has no goal to search for"
     targets = catalog.aiconfigurator.goals[recipe.goal]
     workers = recipe_workers(catalog, recipe_name)
     request = estimate_request(catalog, recipe.hardware, recipe.traffic, workers)

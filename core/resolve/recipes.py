@@ -78,11 +78,19 @@ class ResolvedDeployment:
         return sum(worker.total_gpus for worker in self.workers)
 
     @property
+    def gpu_pool(self) -> NodePool:
+        """The pool of a deployment on GPU nodes; ValueError for one on CPU nodes."""
+        if self.pool is None:
+            raise ValueError(f"deployment {self.name} runs on CPU nodes: it has no node pool")
+        return self.pool
+
+    @property
     def concurrency(self) -> int:
         """The recipe's traffic concurrency at this deployment's size: per GPU it really uses, or per replica."""
         traffic = self.recipe.traffic
         if traffic.concurrency_per_gpu is not None:
             return traffic.concurrency_per_gpu * self.total_gpus
+        assert traffic.concurrency_per_replica is not None  # Traffic's check: one of the two is set
         return traffic.concurrency_per_replica * self.config.replicas
 
 
@@ -148,21 +156,18 @@ def _worker_gpus(deployment: DeploymentConfig, spec: WorkerRole) -> int:
 
 
 def _gpus_problems(deployment: DeploymentConfig, recipe: Recipe, pool: NodePool, key: str) -> list[Problem]:
-    sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpus.allowed) > 1}
-    sizes = {spec.gpus.default for spec in recipe.workers.values()}
+    sizable = {role: spec for role, spec in recipe.workers.items() if len(spec.gpu_sizes.allowed) > 1}
+    sizes = {spec.gpu_sizes.default for spec in recipe.workers.values()}
     if deployment.gpus is not None and not sizable and sizes != {deployment.gpus}:
-        fixed = ", ".join(f"{spec.gpus.default} per {role}" for role, spec in recipe.workers.items())
+        fixed = ", ".join(f"{spec.gpu_sizes.default} per {role}" for role, spec in recipe.workers.items())
         write = f"leave gpus out, or write gpus: {min(sizes)}" if len(sizes) == 1 else "leave gpus out"
         return [Problem(f"{key}.gpus", f"recipe {deployment.recipe} runs fixed GPU counts ({fixed}): {write}")]
     problems = []
     for role, spec in sizable.items():
-        if deployment.gpus is not None and deployment.gpus not in spec.gpus.allowed:
-            problems.append(
-                Problem(
-                    f"{key}.gpus",
-                    f"recipe {deployment.recipe} allows {spec.gpus.allowed} GPUs per {role}, not {deployment.gpus}",
-                )
-            )
+        allowed = spec.gpu_sizes.allowed
+        if deployment.gpus is not None and deployment.gpus not in allowed:
+            message = f"recipe {deployment.recipe} allows {allowed} GPUs per {role}, not {deployment.gpus}"
+            problems.append(Problem(f"{key}.gpus", message))
     per_node = pool.instance.gpus_per_node
     for role, spec in recipe.workers.items():
         gpus = _worker_gpus(deployment, spec)
@@ -177,7 +182,9 @@ def _gpus_problems(deployment: DeploymentConfig, recipe: Recipe, pool: NodePool,
     return problems
 
 
-def _split_overrides(deployment: DeploymentConfig, recipe: Recipe, key: str) -> tuple[dict[str, dict], list[Problem]]:
+def _split_overrides(
+    deployment: DeploymentConfig, recipe: Recipe, key: str
+) -> tuple[dict[str, dict[str, Any]], list[Problem]]:
     """One role: overrides are its engine keys. Several: overrides are keyed by role."""
     if len(recipe.workers) == 1:
         return {next(iter(recipe.workers)): deployment.overrides}, []

@@ -33,7 +33,7 @@ def resolve_stack(config: StackConfig, catalog: Catalog) -> Resolution:
     if unsizable:  # the sizing below reads the KV dtype's element size
         raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
-    fits = {}
+    fits: dict[str, list[sizing.WorkerFit]] = {}
     for deployment in deployments:
         if deployment.pool is None:  # a CPU recipe: no GPU memory to fit
             fits[deployment.name] = []

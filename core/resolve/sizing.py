@@ -79,7 +79,7 @@ def fit_problems(deployment: ResolvedDeployment, fits: list[WorkerFit], key: str
     """Refuse what cannot load, or a batch size the user asked for that the KV cache cannot hold;
     warn when a recipe's own batch size cannot be reached (TRT-LLM then caps concurrency)."""
     problems, warnings = [], []
-    gpu_gib = gpu_memory_gib(deployment.pool)
+    gpu_gib = gpu_memory_gib(deployment.gpu_pool)
     for worker, fit in zip(deployment.workers, fits, strict=True):
         role_key = f"{key}.overrides" + (f".{worker.role}" if len(deployment.workers) > 1 else "")
         if fit.kv_budget_gib_per_gpu <= 0 or fit.max_concurrency < 1:
