@@ -17,8 +17,8 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
+from gpt_oss_infra.components.aws.build import register
 from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
-from gpt_oss_infra.components.aws.node_groups import NodeGroupPlacement, add_node_group, efa_interface_groups, node_role
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.kubernetes import resource_args
@@ -28,10 +28,12 @@ from gpt_oss_infra.components.platform_resources import add_dynamo_platform
 from gpt_oss_infra.components.serving import DynamoServingArgs, add_serving
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
+from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.render import gateway
+from gpt_oss_infra.core.render.aws.resources import gpu_node_pool
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.ownership import owner_of
@@ -115,6 +117,11 @@ class GpuNodePool(Component):
             ),
         )
         spec = plan.eks.groups[1]  # the system group is the cluster's, not this pool's
+        resources = gpu_node_pool(name, spec, config.environment, with_role=args.get("node_role_arn") is None)
+        # What AWS would refuse of them, under the argument that holds the value.
+        known = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
+        if refused := aws_refusals(resources, dict(args), given=known):
+            raise refusal("GpuNodePool", name, ConfigError(refused))
         for warning in plan.warnings:
             pulumi.log.warn(fragment.warning(warning))
         super().__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
@@ -126,20 +133,17 @@ class GpuNodePool(Component):
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])
         subnet_ids = usable_subnets(args["subnet_ids"], zones, spec.instance_type, on_this)
-        interface_groups: list[pulumi.Input[str]] = []
+        given: dict[str, Any] = {
+            "cluster_name": args["cluster_name"],
+            "subnet_ids": subnet_ids,
+            "node_role_arn": args.get("node_role_arn"),
+        }
         if spec.network_interfaces:  # EFA: the cluster's network, as EKS has it
             network = aws.eks.get_cluster_output(name=args["cluster_name"], opts=on_this).vpc_config
-            interface_groups = efa_interface_groups(self, name, network.cluster_security_group_id, network.vpc_id)
-        role_arn = args.get("node_role_arn")
-        if role_arn is None:
-            role_arn = node_role(self, f"{name}-node-role", with_vpc_cni=True).arn
-        group = add_node_group(
-            self,
-            f"{name}-nodes",
-            spec,
-            NodeGroupPlacement(args["cluster_name"], role_arn, subnet_ids, interface_groups),
-            config.environment,
-        )
+            given |= {"vpc_id": network.vpc_id, "cluster_security_group_id": network.cluster_security_group_id}
+        built = register(self, resources, {}, given)
+        group = built[f"{name}-nodes"]
+        assert isinstance(group, aws.eks.NodeGroup)
         # The node group's name is known only once the provider is known to build where it was checked.
         self.node_group_name = pulumi.Output.all(
             group.node_group_name, _same_region(aws_provider_of(opts), region)

@@ -20,7 +20,6 @@ from gpt_oss_infra.components.stack_config import (
     StackFileConfig,
     api_key_clients,
     raw_namespace_config,
-    refuse_what_aws_would_refuse,
     refused,
     secret_config,
     secret_map_config,
@@ -28,7 +27,11 @@ from gpt_oss_infra.components.stack_config import (
 from gpt_oss_infra.components.targets import KINDS
 from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
+from gpt_oss_infra.core.checks.aws_contract import aws_refusals
+from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.render.aws.resources import AwsResource
 from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import defer_serving
 from gpt_oss_infra.core.report.stack_report import stack_report
@@ -64,6 +67,12 @@ def stack_config_args() -> GptOssStackArgs:
         ngc_api_key=secret_config("ngcApiKey"),
         api_keys={client: secrets[client] for client in api_key_clients()} if secrets is not None else None,
     )
+
+
+def refuse_what_aws_would_refuse(resources: list[AwsResource], config: dict[str, Any]) -> None:
+    """ConfigError naming every request of `resources` AWS's API would refuse (core/checks/aws_contract.py)."""
+    if problems := aws_refusals(resources, config, KEY_PREFIX):
+        raise ConfigError(problems)
 
 
 class GptOssStack(Component):
@@ -107,7 +116,8 @@ class GptOssStack(Component):
         # The cluster: what its kind decides before anything exists, then its one component.
         kind = KINDS[stack.config.cluster.kind]
         cluster_plan = refused(lambda: kind.plan(stack, catalog), given_to)
-        refuse_what_aws_would_refuse(args, keys.clients)
+        # What AWS would refuse of what the cluster makes, under the stack config's key holding the value.
+        refused(lambda: refuse_what_aws_would_refuse(kind.aws_resources(stack, cluster_plan), args["config"]), given_to)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
         stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet

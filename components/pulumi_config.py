@@ -22,7 +22,6 @@ from typing import Any
 
 import pulumi.runtime
 
-SECRET = "[secret]"  # what an offline run is given, and shows, instead of a secret's value
 _OFFLINE: ContextVar[bool] = ContextVar("gpt_oss_infra_offline", default=False)
 
 
@@ -39,11 +38,6 @@ def config_value(full_key: str) -> Any:
 def stored_encrypted(full_key: str) -> bool:
     """Whether the stack file holds this key encrypted (`pulumi config set --secret`)."""
     return pulumi.runtime.is_config_secret(full_key) or full_key in pulumi.runtime.get_config_secret_keys_env()
-
-
-def secret_config_keys() -> list[str]:
-    """The stack config keys whose values are secrets."""
-    return sorted(key for key in all_config() if stored_encrypted(key))
 
 
 def offline() -> bool:

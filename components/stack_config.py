@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pulumi
 
 from gpt_oss_infra.components.pulumi_config import (
-    SECRET,
     all_config,
     config_value,
-    offline,
-    secret_config_keys,
     stored_encrypted,
 )
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config, stack_config_keys
 
 T = TypeVar("T")
-
-# Where `python -m gpt_oss_infra` finds this package's own code: the folder gpt_oss_infra/ is in
-# (a clone's root, or site-packages).
-PACKAGE_PARENT = Path(importlib.util.find_spec("gpt_oss_infra").origin).resolve().parent.parent
-OFFLINE_PLAN_TIMEOUT_SECONDS = 300  # the largest example plans in about 5 s on 2 cores
 
 
 def raw_namespace_config() -> dict[str, Any]:
@@ -119,12 +106,6 @@ def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Out
     return read(key)
 
 
-def masked(value: str) -> str:
-    """A secret config value with its secrets replaced: a map keeps its keys (apiKeys' client names)."""
-    decoded = decode(value)
-    return json.dumps(dict.fromkeys(decoded, SECRET)) if isinstance(decoded, dict) else SECRET
-
-
 def decode(value: Any) -> Any:
     """Pulumi passes structured values as JSON text; scalars stay as written (a string that only
     starts like JSON, e.g. "[dev", too: the core then refuses it with its key, not a traceback)."""
@@ -134,56 +115,3 @@ def decode(value: Any) -> Any:
         except json.JSONDecodeError:
             return value
     return value
-
-
-def refuse_what_aws_would_refuse(args: Mapping[str, Any], api_clients: list[str]) -> None:
-    """Before a real `pulumi preview` or `up` registers anything: GptOssStack with these args (a
-    GptOssStackArgs) planned offline on the mock engine (`python -m gpt_oss_infra.tools.plan --check`,
-    what `make plan` runs), and every AWS request in that plan checked against botocore's models.
-    Secrets never reach that run: it is told only which are set, as "[secret]". On the mock engine
-    itself (make plan, unit tests) the plan's own caller checks it."""
-    if offline():
-        return
-    # The providers' keys (aws:region, kubernetes:context, ...) as the stack has them, theirs masked too.
-    provider_secrets = [key for key in secret_config_keys() if not key.startswith(KEY_PREFIX)]
-    config = {
-        key: masked(value) if key in provider_secrets else value
-        for key, value in all_config().items()
-        if not key.startswith(KEY_PREFIX)
-    }
-    config |= {
-        f"{KEY_PREFIX}{key}": value if isinstance(value, str) else json.dumps(value)
-        for key, value in args["config"].items()
-    }
-    # The component's secrets: only whether each is set, and the API keys' client names.
-    # An API-key map with no client is none (api_key_clients refuses an empty one).
-    secrets = {
-        "hfToken": args.get("hf_token"),
-        "ngcApiKey": args.get("ngc_api_key"),
-        "apiKeys": dict.fromkeys(api_clients) or None,
-    }
-    given_secrets = {
-        f"{KEY_PREFIX}{key}": json.dumps(dict.fromkeys(value, SECRET)) if isinstance(value, dict) else SECRET
-        for key, value in secrets.items()
-        if value is not None
-    }
-    config |= given_secrets
-    secret_keys = sorted([*provider_secrets, *given_secrets])
-    given = {"project": pulumi.get_project(), "config": config, "secretKeys": secret_keys}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "gpt_oss_infra.tools.plan", "--check", "--stack", pulumi.get_stack()],
-            input=json.dumps(given),
-            capture_output=True,
-            text=True,
-            cwd=PACKAGE_PARENT,
-            env={key: value for key, value in os.environ.items() if not key.startswith("PULUMI_")},
-            timeout=OFFLINE_PLAN_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise pulumi.RunError(f"the offline plan of this stack took over {OFFLINE_PLAN_TIMEOUT_SECONDS} s") from None
-    if done.returncode == 1:
-        raise pulumi.RunError(done.stdout.strip())
-    if done.returncode != 0:
-        raise pulumi.RunError(f"the offline plan of this stack failed:\n{done.stderr.strip()[-2000:]}")

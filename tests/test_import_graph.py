@@ -194,3 +194,43 @@ def test_a_private_sdk_use_is_caught_by_name():
         "from pulumi.runtime.config import CONFIG",
         "pulumi.runtime.settings",
     ]
+
+
+def aws_constructions(text: str) -> list[str]:
+    """Every `aws.<module>.<Class>(...)` a module calls: a resource it registers itself (invokes, the
+    lower-case get_* functions, are reads)."""
+    return sorted(
+        f"aws.{node.func.value.attr}.{node.func.attr}"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Attribute)
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id == "aws"
+        and node.func.attr[:1].isupper()
+    )
+
+
+def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
+    """core/render/aws/resources.py describes every AWS resource; components/aws/build.py registers them,
+    by type token, and no other module of the shell constructs one: what `up` checks against AWS's API
+    (core/checks/aws_contract.py) is what it makes. The `pulumi up` path starts no other process."""
+    made_elsewhere, processes = {}, []
+    for path in (ROOT / "components").rglob("*.py"):
+        text = path.read_text()
+        if constructed := aws_constructions(text):
+            made_elsewhere[str(path.relative_to(ROOT))] = constructed
+        if "subprocess" in {
+            alias.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Import) for alias in node.names
+        }:
+            processes.append(str(path.relative_to(ROOT)))
+    assert made_elsewhere == {}
+    assert processes == []
+
+
+def test_an_aws_resource_made_outside_the_description_is_caught_by_name():
+    text = (
+        "import pulumi_aws as aws\nrole = aws.iam.Role('r', assume_role_policy='{}')\n"
+        "zones = aws.get_availability_zones()\n"
+    )
+    assert aws_constructions(text) == ["aws.iam.Role"]

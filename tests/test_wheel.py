@@ -14,7 +14,6 @@ import venv
 from pathlib import Path
 
 import pytest
-import yaml
 
 import gpt_oss_infra
 
@@ -56,21 +55,23 @@ def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_exam
         str(site_packages(python) / "gpt_oss_infra" / "__init__.py"),
         gpt_oss_infra.__version__,
     ]
-    # The offline plan GptOssStack runs before registering anything, from the installed package alone:
-    # an example stack's config as the engine hands it over, and a broken one refused with its key.
-    entries = yaml.safe_load((ROOT / "configs" / "examples" / "Pulumi.existing-cluster.yaml").read_text())["config"]
-    config = {key: value if isinstance(value, str) else json.dumps(value) for key, value in entries.items()}
-    check = [python, "-m", "gpt_oss_infra.tools.plan", "--check", "--stack", "existing-cluster"]
-    given = {"project": "gpt-oss-infra", "config": config, "secretKeys": []}
-    assert run(check, tmp_path, input=json.dumps(given)).stdout == ""
-    broken = config | {
-        "gpt-oss-infra:deployments": json.dumps({"gpt-oss": {"recipe": "no-such-recipe", "nodePool": "h200"}})
-    }
-    refused = subprocess.run(
-        check, cwd=tmp_path, input=json.dumps(given | {"config": broken}), capture_output=True, text=True, timeout=300
+    # A stack of GptOssStack, in a project of its own, planned with the installed package alone (the
+    # checks `pulumi up` runs in-process with it); and a broken one refused with its key.
+    project = tmp_path / "whole-stack"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: gpt-oss-infra\nruntime: python\n")
+    (project / "__main__.py").write_text(
+        "from gpt_oss_infra import GptOssStack, stack_config_args\n"
+        'GptOssStack("gpt-oss-infra", stack_config_args()).export_stack_outputs()\n'
     )
+    stack_file = (ROOT / "configs" / "examples" / "Pulumi.existing-cluster.yaml").read_text()
+    (project / "Pulumi.existing-cluster.yaml").write_text(stack_file)
+    whole = [python, "-m", "gpt_oss_infra", "plan", "--stack", "existing-cluster", "--out", "out"]
+    assert run(whole, project).stdout.startswith("# Plan: gpt-oss-infra / existing-cluster")
+    (project / "Pulumi.existing-cluster.yaml").write_text(stack_file.replace("recipe: h200-", "recipe: no-such-"))
+    refused = subprocess.run(whole, cwd=project, capture_output=True, text=True, timeout=300, check=False)
     assert refused.returncode == 1
-    assert "gpt-oss-infra:deployments.gpt-oss.recipe" in refused.stdout, refused.stdout + refused.stderr
+    assert "gpt-oss-infra:deployments.gpt-oss.recipe" in refused.stderr, refused.stdout + refused.stderr
 
     # The example program, copied out of the repository, planned with the installed package alone.
     example = shutil.copytree(ROOT / "examples" / "own-cluster", tmp_path / "own-cluster")

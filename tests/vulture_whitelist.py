@@ -13,6 +13,7 @@ from gpt_oss_infra.components.building_blocks import (
     ModelCacheArgs,
 )
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.components.gpt_oss_stack import GptOssStackArgs
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
@@ -70,6 +71,9 @@ Endpoint.client_requests_per_minute
 GptOssDeploymentArgs.recipe_definition
 GptOssDeploymentArgs.pool_nodes
 GptOssDeploymentArgs.dynamo_release
+GptOssDeploymentArgs.api_clients
+ModelCacheArgs.file_system_id
+GptOssStackArgs.api_clients
 
 # What AIConfigurator supports per hardware type (configs/estimates.yaml `support`): recorded for readers
 # (docs/recipes.md), read by no code.

@@ -11,8 +11,8 @@ and writes build/plan/<stack>/ under the current directory (--out; replacing wha
   summary.md      pools, GPUs, deployments with recipe and topology, the critical path (also printed)
 Invalid config: exit 1 with the message naming the key; nothing is written. Besides the program's
 own checks, every AWS request the plan would make is checked against botocore's models
-(tools/aws_contract.py); the program runs this same check before `pulumi preview` or `up`
-registers anything (`--check`: the config from standard input, the problems on standard output).
+(core/checks/aws_contract.py), the program's own resources too; GptOssStack runs the same check on
+the resources it will make before `pulumi preview` or `up` registers anything.
 """
 
 from __future__ import annotations
@@ -32,23 +32,20 @@ from typing import Any
 import pulumi
 import yaml
 
-import gpt_oss_infra
 from gpt_oss_infra.components.stack_config import decode
+from gpt_oss_infra.core.checks.aws_contract import refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.report.stack_report import render_program_summary, render_summary
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
-from gpt_oss_infra.tools.aws_contract import resource_problems
 from gpt_oss_infra.tools.destroy_simulation import simulate_destroy, summary_lines
 from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 EXAMPLES = CONFIG_DIR / "examples"
-# What --check plans: GptOssStack from the stack's config (never imported: running it is the program).
-STACK_PROGRAM = Path(gpt_oss_infra.__file__).parent / "stack_program.py"
 
 
 class AwsRefusal(ConfigError):
@@ -229,22 +226,10 @@ def as_preview(run: ProgramRun) -> list[Registration]:
 
 
 def aws_request_problems(run: ProgramRun, config: dict[str, str]) -> list[Problem]:
-    """What AWS would refuse in the run's requests, each under the config key that holds the value
-    when one does (else under the resource that sends it)."""
-    return [
-        Problem(_key_holding(problem.value, config) or problem.resource, f"AWS would refuse it: {problem}")
-        for resource in as_preview(run)
-        for problem in resource_problems(resource)
-    ]
-
-
-def _key_holding(value: Any, config: dict[str, str]) -> str | None:
-    """The one config key (as a path, e.g. gpt-oss-infra:cluster.logRetentionDays) whose value is
-    `value`, if exactly one is."""
-    if value is None or isinstance(value, bool):
-        return None
-    found = [path for key, text in config.items() for path, leaf in _leaves(key, decode(text)) if leaf == value]
-    return found[0] if len(found) == 1 else None
+    """What AWS would refuse in the run's requests (the program's own resources too, which GptOssStack's
+    in-process check does not see), each under the config key that holds the value when one does (else
+    under the resource that sends it)."""
+    return refusals(as_preview(run), {key: decode(text) for key, text in config.items()})
 
 
 def _leaves(path: str, value: Any):
@@ -342,31 +327,20 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path("build/plan"), help="write the plan to OUT/<STACK>/ (default: build/plan)"
     )
     add_program_arguments(parser)
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="plan the config on standard input ({project, config, secretKeys}, as the engine gives it to the "
-        "program; secrets already hidden), write nothing, print what would be refused",
-    )
     args = parser.parse_args(argv)
     try:
-        if args.check:
-            given = json.load(sys.stdin)
-            planned(StackFiles(given["project"], given["config"], given["secretKeys"]), args.stack, STACK_PROGRAM)
-            return 0
         files, run = plan_files(args.stack, args.stack_dir, args.program_dir)
     except (pulumi.RunError, YamlFileError) as error:
-        print(error if args.check else f"plan {args.stack}: {error}", file=sys.stdout if args.check else sys.stderr)
+        print(f"plan {args.stack}: {error}", file=sys.stderr)
         return 1
     except ConfigError as error:
         where = (
             f"AWS would refuse requests of the program (under the key of Pulumi.{args.stack}.yaml that holds the "
             "value, else the resource that sends it)"
-            if isinstance(error, AwsRefusal) and not args.check
+            if isinstance(error, AwsRefusal)
             else f"invalid stack config in Pulumi.{args.stack}.yaml"
         )
-        refused = f"{where}:\n{error}"
-        print(refused if args.check else f"plan {args.stack}: {refused}", file=sys.stdout if args.check else sys.stderr)
+        print(f"plan {args.stack}: {where}:\n{error}", file=sys.stderr)
         return 1
     except FileNotFoundError as error:
         print(f"plan {args.stack}: {error}", file=sys.stderr)

@@ -40,8 +40,9 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpt_oss_infra.components.pulumi_config import SECRET, running_offline
+from gpt_oss_infra.components.pulumi_config import running_offline
 from gpt_oss_infra.core.inputs.aws_values import enum
+from gpt_oss_infra.core.placeholders import SECRET, UNKNOWN
 from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 
 T = TypeVar("T")
@@ -122,7 +123,6 @@ async def as_a_provider_receives(inputs: dict[str, Any]) -> dict[str, Any]:
 
 # --- The mock engine
 
-UNKNOWN = "[unknown]"
 # Markers of the Pulumi RPC property format (pulumi/sdk/proto, rpc.py).
 _SIG_KEY = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"

@@ -13,6 +13,7 @@ from gpt_oss_infra.components.pulumi_config import offline
 from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.render.aws.resources import AwsResource
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, existing_cluster_plan
 from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import Stack
@@ -29,6 +30,11 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
         if problems:
             raise ConfigError(problems)
     return existing_cluster_plan()
+
+
+def aws_resources(stack: Stack, cluster_plan: ClusterPlan) -> list[AwsResource]:
+    """None: an existing cluster's pools describe nodes that exist; nothing is made in AWS."""
+    return []
 
 
 def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions) -> ClusterTarget:

@@ -1,6 +1,8 @@
 """Whether AWS would accept what the program plans: each AWS resource's inputs, turned into the API
 requests the Pulumi provider makes (configs/aws-api/mapping.yaml), checked against botocore's
 service models, the same JSON models the AWS SDKs are generated from (configs/aws-api/SOURCES.md).
+`pulumi preview` and `up` run it on the core's AWS resources (core/render/aws/resources.py) before
+anything is registered (aws_refusals); `make plan` on every AWS resource a program registers.
 
 Offline and without credentials: botocore only reads its bundled data files. Checked per request
 member: type, enum, string length and pattern, number range, list and map length, required
@@ -28,10 +30,12 @@ from typing import Any
 from botocore.exceptions import UnknownServiceError
 from botocore.model import OperationModel, OperationNotFoundError, Shape
 
+from gpt_oss_infra.core.errors import Problem as KeyedProblem
 from gpt_oss_infra.core.inputs.aws_values import service_model
 from gpt_oss_infra.core.paths import CONFIG_DIR
+from gpt_oss_infra.core.placeholders import SECRET, UNKNOWN
+from gpt_oss_infra.core.render.aws.resources import GIVEN, AwsResource, Ref
 from gpt_oss_infra.core.yaml_files import read_yaml
-from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPPING_FILE = CONFIG_DIR / "aws-api" / "mapping.yaml"
@@ -398,6 +402,105 @@ def _category_ranges(category: str, below: int) -> str:
     if not ranges and below < ANY_CODE_POINT:
         return _category_ranges(category, ANY_CODE_POINT)
     return "".join(ranges)
+
+
+# --- the core's resources, as the provider registers them
+
+
+# Inputs whose values are maps of the user's own keys (tags, labels): sent as written, never renamed.
+MAP_INPUTS = {"tags", "labels", "final_backup_tags"}
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """A resource as the provider receives it: its type, name and camelCase inputs."""
+
+    type: str
+    name: str
+    inputs: dict[str, Any]
+
+
+def planned(resource: AwsResource, given: dict[str, Any] | None = None) -> PlannedResource:
+    """`resource` as `pulumi preview` registers it: inputs in camelCase (the SDK's names), unset ones
+    left out, and every value known only at `up` UNKNOWN: a Ref, but for one to a `given` value that is
+    plain data already (a block's argument written in the program)."""
+    inputs = {
+        _camel(key): _as_sent(key, value, given or {}) for key, value in resource.inputs.items() if value is not None
+    }
+    return PlannedResource(resource.type, resource.name, inputs)
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _as_sent(key: str, value: Any, given: dict[str, Any]) -> Any:
+    if isinstance(value, Ref):
+        known = given.get(value.attribute) if value.source == GIVEN and value.then is None else None
+        return known if _is_plain(known) else UNKNOWN
+    if isinstance(value, dict):
+        if key in MAP_INPUTS:
+            return {name: _as_sent("", item, given) for name, item in value.items()}
+        return {_camel(name): _as_sent(name, item, given) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_as_sent(key, item, given) for item in value]
+    return value
+
+
+def _is_plain(value: Any) -> bool:
+    """Data as written (no Output, no awaitable): what a check can read before `up`."""
+    if isinstance(value, list):
+        return all(_is_plain(item) for item in value)
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def aws_refusals(
+    resources: list[AwsResource],
+    config: dict[str, Any],
+    key_prefix: str = "",
+    given: dict[str, Any] | None = None,
+) -> list[KeyedProblem]:
+    """What AWS would refuse in these resources' requests, each under the key of `config` (a stack
+    config without its prefix, or a block's arguments) that holds the value when exactly one does,
+    else under the resource that sends it. `given`: the values GIVEN Refs name, where known."""
+    return refusals([planned(resource, given) for resource in resources], config, key_prefix)
+
+
+def refusals(resources: Iterable[Any], config: dict[str, Any], key_prefix: str = "") -> list[KeyedProblem]:
+    """aws_refusals of resources as registered (.type, .name, .inputs)."""
+    return [
+        KeyedProblem(
+            _key_holding(problem.value, config, key_prefix) or problem.resource, f"AWS would refuse it: {problem}"
+        )
+        for resource in resources
+        for problem in resource_problems(resource)
+    ]
+
+
+def _key_holding(value: Any, config: dict[str, Any], key_prefix: str) -> str | None:
+    """The one config key (as a path, e.g. gpt-oss-infra:cluster.logRetentionDays) whose value is
+    `value`, if exactly one is."""
+    if value is None or isinstance(value, bool):
+        return None
+    found = [
+        path
+        for key, item in config.items()
+        for path, leaf in _config_leaves(f"{key_prefix}{key}", item)
+        if leaf == value
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _config_leaves(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _config_leaves(f"{path}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _config_leaves(f"{path}[{index}]", item)
+    else:
+        yield path, value
 
 
 # --- checking one resource

@@ -323,8 +323,12 @@ def example_stack(catalog: Catalog) -> Callable[..., Stack]:
 
     @functools.cache
     def build(name: str, with_secrets: bool = True) -> Stack:
-        raw = namespace_config(example_entries(name))
-        return build_stack(raw, catalog, with_hf_token=with_secrets, with_ngc_key=with_secrets)
+        entries = example_entries(name)
+        clients = sorted(
+            entries.get("gpt-oss-infra:apiKeys") or {}
+        )  # the gateways' clients, as the stack file names them
+        raw = namespace_config(entries)
+        return build_stack(raw, catalog, with_hf_token=with_secrets, with_ngc_key=with_secrets, api_key_clients=clients)
 
     return build
 

@@ -4,6 +4,8 @@ GptOssStack makes for the same settings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi
 import pytest
 import yaml
@@ -11,6 +13,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
 from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
+from gpt_oss_infra.components import building_blocks
 from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
@@ -473,3 +476,28 @@ def test_an_nlb_endpoint_needs_a_platform_whose_guard_waits_for_nlbs(engine, pla
         str(refused.value)
     )
     assert not [name for name in engine.urns if name.startswith("gpt-oss")]  # nothing of the deployment
+
+
+def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registered(engine, monkeypatch):
+    """GpuNodePool checks its own AWS requests (core/checks/aws_contract.py) before registering anything:
+    shown on a node group description broken on purpose (an AMI type EKS does not list), since no argument
+    that passes the block's own checks reaches AWS unchecked today."""
+    described = building_blocks.gpu_node_pool
+
+    def broken(*args, **kwargs):
+        resources = described(*args, **kwargs)
+        return [
+            dataclasses.replace(r, inputs=r.inputs | {"ami_type": "AL2023_BOGUS"}) if r.name == "h200-nodes" else r
+            for r in resources
+        ]
+
+    monkeypatch.setattr(building_blocks, "gpu_node_pool", broken)
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(lambda: GpuNodePool("h200", POOL_ARGS | {"hardware": "h200"}))
+    message = str(refused.value)
+    assert (
+        "h200-nodes: AWS would refuse it: h200-nodes: amiType -> eks:CreateNodegroup amiType = 'AL2023_BOGUS'"
+        in message
+    )
+    assert engine.mocks.resources == []

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 
 import pulumi
 import pytest
 
-from gpt_oss_infra.components import stack_config
 from gpt_oss_infra.components.stack_config import raw_namespace_config, refused, secret_config, secret_map_config
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.stack import build_stack
@@ -121,46 +119,6 @@ def test_an_unset_secret_is_none_and_only_secret_keys_are_read_so(engine):
     assert engine.call(lambda: secret_config("ngcApiKey")) is None
     with pytest.raises(KeyError):
         engine.call(lambda: secret_config("environment"))
-
-
-def test_the_offline_check_is_handed_the_config_and_only_whether_each_secret_is_set(monkeypatch):
-    """refuse_what_aws_would_refuse, off the mock engine: the plan --check run gets the component's
-    config as the engine would hand it, the providers' keys with their secrets masked, and for each
-    secret argument only "[secret]" (an API-key map keeps its client names). No secret value leaves."""
-    handed = {}
-
-    def fake_run(command, **kwargs):
-        handed.update(command=command, given=json.loads(kwargs["input"]))
-        return subprocess.CompletedProcess(command, 0, "", "")
-
-    config = {"aws:region": "us-east-2", "kubernetes:kubeconfig": "token: s3cret", "gpt-oss-infra:environment": "x"}
-    monkeypatch.setattr(stack_config, "offline", lambda: False)
-    monkeypatch.setattr(stack_config, "all_config", lambda: config)
-    monkeypatch.setattr(stack_config, "secret_config_keys", lambda: ["kubernetes:kubeconfig"])
-    monkeypatch.setattr(stack_config.subprocess, "run", fake_run)
-    monkeypatch.setattr(stack_config.pulumi, "get_project", lambda: "gpt-oss-infra")
-    monkeypatch.setattr(stack_config.pulumi, "get_stack", lambda: "dev")
-    args = {
-        "config": {"environment": "lab", "cluster": {"kind": "existing", "name": "lab"}},
-        "hf_token": "hf_s3cret",
-        "ngc_api_key": None,
-        "api_keys": {"alice": "sk-s3cret"},
-    }
-    stack_config.refuse_what_aws_would_refuse(args, ["alice"])
-    assert handed["command"][-4:] == ["gpt_oss_infra.tools.plan", "--check", "--stack", "dev"]
-    assert handed["given"] == {
-        "project": "gpt-oss-infra",
-        "config": {
-            "aws:region": "us-east-2",
-            "kubernetes:kubeconfig": "[secret]",
-            "gpt-oss-infra:environment": "lab",
-            "gpt-oss-infra:cluster": json.dumps({"kind": "existing", "name": "lab"}),
-            "gpt-oss-infra:hfToken": "[secret]",
-            "gpt-oss-infra:apiKeys": json.dumps({"alice": "[secret]"}),
-        },
-        "secretKeys": ["gpt-oss-infra:apiKeys", "gpt-oss-infra:hfToken", "kubernetes:kubeconfig"],
-    }
-    assert "s3cret" not in json.dumps(handed["given"])
 
 
 def test_the_secrets_are_read_under_gpt_oss_infra_in_a_project_of_any_name(engine):

@@ -14,8 +14,8 @@ import pytest
 
 import gpt_oss_infra.core.inputs.catalog as catalog_module
 from gpt_oss_infra.components import gpt_oss_stack
+from gpt_oss_infra.core.checks.aws_contract import Problem, load_mapping, resource_problems
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
-from gpt_oss_infra.tools.aws_contract import Problem, load_mapping, resource_problems
 from gpt_oss_infra.tools.plan import as_preview
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun, run_program
 from tests.support import ROOT, eks_stack_names, engine_config, example_entries, run_entries, stack_names

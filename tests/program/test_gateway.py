@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gpt_oss_infra.components.aws.load_balancer_controller import controller_policy
+from gpt_oss_infra.core.render.aws.resources import controller_policy
 from gpt_oss_infra.tools.dependencies import transitive_waits
 from tests.support import by_name, example_entries, run_entries
 

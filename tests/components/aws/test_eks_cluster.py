@@ -1,4 +1,5 @@
-"""components/aws/eks_cluster.py: the EKS control plane, its API access, kubeconfig and provider, and the add-ons."""
+"""The EKS control plane (core/render/aws/resources.py, components/aws/eks_cluster.py), its API access,
+kubeconfig and provider, and the add-ons."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from gpt_oss_infra.components.aws.eks_cluster import EksAddons, EksCluster, EksClusterArgs
+from gpt_oss_infra.components.aws.build import AwsResources
+from gpt_oss_infra.components.aws.eks_cluster import EksCluster
+from gpt_oss_infra.core.render.aws import resources
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 from tests.components.conftest import is_secret, unwrap_secret
 
@@ -20,7 +23,8 @@ def build_cluster(engine, config):
     made = {}
 
     def program():
-        made["eks"] = eks = EksCluster("eks", EksClusterArgs(config, REGION, SUBNETS))
+        control_plane = resources.eks_cluster("eks", config, SUBNETS)
+        made["eks"] = eks = EksCluster("eks", control_plane, {}, config.name, REGION)
         return {"kubeconfig": eks.kubeconfig, "secret": is_secret(eks.kubeconfig)}
 
     values = engine.run(program)
@@ -114,7 +118,9 @@ def test_add_ons_are_pinned_and_those_with_aws_permissions_get_a_pod_identity_ro
 
     def program():
         cluster = aws.eks.Cluster("cluster", role_arn="arn:role", vpc_config={"subnet_ids": SUBNETS})
-        return {"urn": EksAddons("addons", cluster, addons).urn}
+        return {
+            "urn": AwsResources("EksAddons", "addons", resources.eks_addons("addons", cluster.name, addons), {}).urn
+        }
 
     engine.run(program)
     assert engine.names_of("aws:eks/addon:Addon") == [f"addons-{spec.name}" for spec in addons]
@@ -145,7 +151,8 @@ def test_add_ons_are_pinned_and_those_with_aws_permissions_get_a_pod_identity_ro
 def test_no_add_ons_no_resources(engine):
     def program():
         cluster = aws.eks.Cluster("cluster", role_arn="arn:role", vpc_config={"subnet_ids": SUBNETS})
-        return {"urn": EksAddons("addons", cluster, [], opts=pulumi.ResourceOptions(depends_on=[cluster])).urn}
+        made = AwsResources("EksAddons", "addons", [], {}, opts=pulumi.ResourceOptions(depends_on=[cluster]))
+        return {"urn": made.urn}
 
     engine.run(program)
     assert engine.children("addons") == []

@@ -1,11 +1,13 @@
-"""components/aws/iam.py: a role with its trust policy and one attachment per AWS-managed policy, under its owner."""
+"""core/render/aws/resources.py's role: its trust policy and one attachment per AWS-managed policy,
+registered under its owner."""
 
 from __future__ import annotations
 
 import json
 
-from gpt_oss_infra.components.aws.iam import role_with_managed_policies
+from gpt_oss_infra.components.aws.build import register
 from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core.render.aws import resources
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 
@@ -16,7 +18,7 @@ def test_a_role_gets_its_trust_policy_and_each_managed_policy(engine):
     def program():
         owner = Component("gpt-oss-infra:test:Owner", "owner", None, None)
         policies = ["AmazonEKS_CNI_Policy", "service-role/AmazonEBSCSIDriverPolicy"]
-        made["role"] = role_with_managed_policies("owner-role", trust, policies, owner)
+        made["role"] = register(owner, resources.role("owner-role", trust, policies), {})["owner-role"]
         return {"name": made["role"].name}
 
     values = engine.run(program)
@@ -47,8 +49,8 @@ def test_the_trust_policy_is_written_the_same_way_every_run(engine):
 
     def program():
         owner = Component("gpt-oss-infra:test:Owner", "owner", None, None)
-        role_with_managed_policies("first", aws_specs.service_trust_policy("eks.amazonaws.com"), [], owner)
-        role_with_managed_policies("second", shuffled, [], owner)
+        register(owner, resources.role("first", aws_specs.service_trust_policy("eks.amazonaws.com"), []), {})
+        register(owner, resources.role("second", shuffled, []), {})
         return {}
 
     engine.run(program)

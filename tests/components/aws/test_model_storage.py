@@ -1,11 +1,14 @@
-"""components/aws/model_storage.py: the model cache's EFS or FSx for Lustre file system, reachable from the nodes."""
+"""The model cache's EFS or FSx for Lustre file system, reachable from the nodes (core/render/aws/resources.py,
+registered by components/targets/eks.py's model_storage)."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.aws.model_storage import LUSTRE_VERSION, ModelStorage, ModelStorageArgs
+from gpt_oss_infra.components.targets.eks import model_storage
+from gpt_oss_infra.core.render.aws import resources
+from gpt_oss_infra.core.render.aws.resources import LUSTRE_VERSION, ClusterNetwork
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 SUBNETS = ["subnet-pinned", "subnet-a", "subnet-c"]
@@ -16,10 +19,13 @@ def build_storage(engine, config):
     made = {}
 
     def program():
-        args = ModelStorageArgs(config, "gptoss-test", "vpc-1", SUBNETS, "sg-nodes")
-        made["storage"] = storage = ModelStorage("storage", args)
-        names = [storage.dns_name, storage.mount_name] if storage.dns_name else []
-        return {"id": storage.file_system_id, "names": pulumi.Output.all(*names)}
+        cluster = ClusterNetwork("gptoss-test", "vpc-1", "sg-nodes")
+        made["storage"] = model_storage(
+            "storage", resources.model_storage("storage", config, "gptoss-test", cluster, SUBNETS), {}
+        )
+        file_system = made["storage"][0]
+        names = [file_system.dns_name, file_system.mount_name] if file_system.dns_name else []
+        return {"id": file_system.id, "names": pulumi.Output.all(*names)}
 
     values = engine.run(program)
     assert {engine.parent_type(name) for name in engine.children("storage")} == {MODEL_STORAGE}
@@ -27,7 +33,7 @@ def build_storage(engine, config):
 
 
 def test_efs_admits_nfs_from_the_nodes_through_a_mount_target_per_subnet(engine, example_stack):
-    storage, values = build_storage(engine, example_stack("dev").config.model_cache)
+    (file_system, ready), values = build_storage(engine, example_stack("dev").config.model_cache)
     assert values == {"id": "storage-efs-id", "names": []}
     assert engine.inputs("storage-clients")["ingress"] == [
         {"protocol": "tcp", "fromPort": 2049, "toPort": 2049, "securityGroups": ["sg-nodes"], "self": False}
@@ -37,7 +43,7 @@ def test_efs_admits_nfs_from_the_nodes_through_a_mount_target_per_subnet(engine,
     assert (efs["encrypted"], efs["throughputMode"]) == (True, "elastic")
     assert efs["tags"] == {"Name": "gptoss-test-model-cache"}
     opts = engine.built["storage-efs"].opts
-    assert (opts.protect, opts.retain_on_delete) == (None, False)  # deleted with the stack (keepOnDestroy: false)
+    assert (opts.protect, opts.retain_on_delete) == (None, None)  # deleted with the stack (keepOnDestroy: false)
     targets = [f"storage-efs-{index}" for index in range(3)]
     assert engine.names_of("aws:efs/mountTarget:MountTarget") == targets
     for target, subnet in zip(targets, SUBNETS, strict=True):
@@ -46,13 +52,13 @@ def test_efs_admits_nfs_from_the_nodes_through_a_mount_target_per_subnet(engine,
             "subnetId": subnet,
             "securityGroups": ["storage-clients-id"],
         }
-    assert storage.ready == [engine.built[target].resource for target in targets]
-    assert storage.dns_name is storage.mount_name is None
+    assert ready == [engine.built[target].resource for target in targets]
+    assert file_system.dns_name is file_system.mount_name is None
 
 
 def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, example_stack):
     config = example_stack("gb200").config.model_cache
-    storage, values = build_storage(engine, config)
+    (_, ready), values = build_storage(engine, config)
     assert values == {"id": "storage-fsx-id", "names": ["storage-fsx.fsx.example.com", "storage-fsx-mount"]}
     assert engine.inputs("storage-clients")["ingress"] == [
         {"protocol": "tcp", "fromPort": low, "toPort": high, "securityGroups": ["sg-nodes"], "self": True}
@@ -76,7 +82,7 @@ def test_fsx_lives_in_the_pinned_subnet_and_both_sides_admit_lustre(engine, exam
         inputs = engine.inputs(rule)
         assert (inputs["securityGroupId"], inputs["referencedSecurityGroupId"]) == ("sg-nodes", "storage-clients-id")
         assert (inputs["ipProtocol"], inputs["fromPort"], inputs["toPort"]) == ("tcp", low, high)
-    assert storage.ready == [engine.built[name].resource for name in ["storage-fsx", *rules]]
+    assert ready == [engine.built[name].resource for name in ["storage-fsx", *rules]]
 
 
 @pytest.mark.parametrize("storage", ["efs", "fsx-lustre"])

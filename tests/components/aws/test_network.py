@@ -1,10 +1,12 @@
-"""components/aws/network.py: a VPC with private and public subnets per AZ, one NAT gateway, and their routes."""
+"""core/render/aws/resources.py's network, registered: a VPC with private and public subnets per AZ, one NAT
+gateway, and their routes."""
 
 from __future__ import annotations
 
 import pulumi
 
-from gpt_oss_infra.components.aws.network import Network, NetworkArgs
+from gpt_oss_infra.components.aws.build import AwsResources, resolved
+from gpt_oss_infra.core.render.aws import resources
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 
 VPC_CIDR = "10.0.0.0/16"
@@ -14,9 +16,13 @@ NETWORK = "gpt-oss-infra:aws:Network"
 
 def build_network(engine, zone_count: int = 3):
     def program():
-        args = NetworkArgs("gptoss-dev", VPC_CIDR, pulumi.Output.from_input(ZONES[:zone_count]), zone_count)
-        network = Network("net", args)
-        return {"vpc": network.vpc_id, "private": pulumi.Output.all(*network.private_subnet_ids)}
+        zones = pulumi.Output.from_input(ZONES[:zone_count])
+        built = {}
+        AwsResources(
+            "Network", "net", resources.network("net", "gptoss-dev", VPC_CIDR, zone_count), built, {"zones": zones}
+        )
+        private = resolved(resources.private_subnets("net", zone_count), built)
+        return {"vpc": built["net-vpc"].id, "private": pulumi.Output.all(*private)}
 
     return engine.run(program)
 

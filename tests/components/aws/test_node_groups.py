@@ -1,4 +1,5 @@
-"""components/aws/node_groups.py: managed node groups with their launch templates, EFA, placement and schedules."""
+"""core/render/aws/resources.py's node groups, registered: managed node groups with their launch templates,
+EFA, placement and schedules."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import json
 
 import pulumi_aws as aws
 
-from gpt_oss_infra.components.aws.node_groups import NodeGroups, NodeGroupsArgs
+from gpt_oss_infra.components.aws.build import AwsResources
+from gpt_oss_infra.core.render.aws import resources
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 from tests.components.conftest import BLOCK_START
 
@@ -20,8 +22,11 @@ def build_node_groups(engine, groups):
 
     def program():
         cluster = aws.eks.Cluster("cluster", role_arn="arn:role", vpc_config={"subnet_ids": SUBNETS})
-        args = NodeGroupsArgs(cluster, groups, SUBNETS, {"us-east-2b": RESERVED_ZONE_SUBNET}, "test-env")
-        made["nodes"] = NodeGroups("nodes", args)
+        network = resources.cluster_network("cluster")
+        described = resources.node_groups(
+            "nodes", groups, network, SUBNETS, {"us-east-2b": RESERVED_ZONE_SUBNET}, "test-env"
+        )
+        made["nodes"] = AwsResources("NodeGroups", "nodes", described, {"cluster": cluster})
         return {"urn": made["nodes"].urn}
 
     engine.run(program)
@@ -33,10 +38,8 @@ def test_each_pool_is_a_group_of_its_shape_on_a_pinned_template_version(engine, 
     groups = eks_plan("dev").eks.groups
     nodes = build_node_groups(engine, groups)
     assert engine.names_of("aws:eks/nodeGroup:NodeGroup") == ["nodes-system", "nodes-gpu"]
-    assert nodes.node_groups == {
-        "system": engine.built["nodes-system"].resource,
-        "gpu": engine.built["nodes-gpu"].resource,
-    }
+    assert nodes.made["nodes-system"] is engine.built["nodes-system"].resource
+    assert nodes.made["nodes-gpu"] is engine.built["nodes-gpu"].resource
     for spec in groups:
         group = engine.inputs(f"nodes-{spec.pool}")
         assert (group["clusterName"], group["nodeRoleArn"]) == ("cluster-name", "arn:aws:mock::nodes-node-role")

@@ -4,8 +4,8 @@ found, named by resource, input, member, value and what the API allows; the mapp
 
 from __future__ import annotations
 
-from gpt_oss_infra.tools import aws_contract
-from gpt_oss_infra.tools.aws_contract import (
+from gpt_oss_infra.core.checks import aws_contract
+from gpt_oss_infra.core.checks.aws_contract import (
     ASCII_ONLY,
     MAPPING_FILE,
     OMIT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpt_oss_infra.components.aws.load_balancer_controller import controller_policy
 from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.render.aws.resources import controller_policy
 from gpt_oss_infra.core.render.aws.specs import addons, wildcard_actions
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import eks_stack_names, example_entries
