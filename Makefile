@@ -103,9 +103,10 @@ bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan (against a b
 vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD: write the JSON twin the program reads it from
 	$(PY) -m gpt_oss_infra vendor-json
 
-lint: $(VENV)/.installed  ## ruff check and ruff format --check
+lint: $(VENV)/.installed  ## ruff check, ruff format --check, and mypy --strict on the public API, the components and the core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(VENV)/.installed  ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .

@@ -43,7 +43,7 @@ def api_keys(keys: Any, clients: list[str] | None) -> ApiKeys:
     else:
         named = sorted(clients)
 
-    def each_client_has_a_key(given: dict[str, str]) -> dict[str, str]:
+    def each_client_has_a_key(given: Any) -> dict[str, str]:
         missing = [client for client in named if client not in (given or {})]
         if missing:
             raise ValueError(f"api_keys has no key for the api_clients {', '.join(missing)}")

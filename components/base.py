@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
 
 import pulumi
+
+T = TypeVar("T")
+
+
+def secret(value: pulumi.Output[T]) -> pulumi.Output[T]:
+    """pulumi.Output.secret of an Output, typed for a checker: with the SDK's own signature
+    (pulumi 3.272: `secret(val: Input[T_co]) -> Output[T_co]`) mypy infers Never for an Output argument."""
+    made: pulumi.Output[T] = pulumi.Output.secret(cast(Any, value))
+    return made
 
 
 class Component(pulumi.ComponentResource):
@@ -18,10 +28,12 @@ class Component(pulumi.ComponentResource):
     def __init__(self, t: str, name: str, props: Any, opts: pulumi.ResourceOptions | None):
         super().__init__(t, name, props, opts)
         depends_on = opts.depends_on if opts else None
-        self._inherited_depends_on = (
+        self._inherited_depends_on: list[Any] = (
             list(depends_on) if isinstance(depends_on, list | tuple) else ([depends_on] if depends_on else [])
         )
 
-    def child_opts(self, *, depends_on: list[pulumi.Resource] | None = None, **extra: Any) -> pulumi.ResourceOptions:
-        waits_for = [*self._inherited_depends_on, *(depends_on or [])]
+    def child_opts(
+        self, *, depends_on: Sequence[pulumi.Resource] | None = None, **extra: Any
+    ) -> pulumi.ResourceOptions:
+        waits_for: list[Any] = [*self._inherited_depends_on, *(depends_on or [])]
         return pulumi.ResourceOptions(parent=self, depends_on=waits_for or None, **extra)

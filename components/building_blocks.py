@@ -7,7 +7,7 @@ anything; its resources are the ones GptOssStack makes for the same settings (th
 This module is analyzed for the component schema: no postponed annotations here.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -116,6 +116,7 @@ class GpuNodePool(Component):
                 config, stack.pools, stack.efa_pools, catalog.addon_versions[config.cluster.kubernetes_version], facts
             ),
         )
+        assert plan.eks is not None, "eks_plan decides the node groups"
         spec = plan.eks.groups[1]  # the system group is the cluster's, not this pool's
         resources = gpu_node_pool(name, spec, config.environment, with_role=args.get("node_role_arn") is None)
         # What AWS would refuse of them, under the argument that holds the value.
@@ -148,7 +149,7 @@ class GpuNodePool(Component):
         self.node_group_name = pulumi.Output.all(
             group.node_group_name, _same_region(aws_provider_of(opts), region)
         ).apply(lambda both: both[0])
-        self.node_labels = group.labels.apply(lambda labels: labels or {})
+        self.node_labels = group.labels.apply(lambda labels: dict(labels or {}))
         self.register_outputs({"nodeGroupName": self.node_group_name, "nodeLabels": self.node_labels})
 
 
@@ -178,9 +179,8 @@ def usable_subnets(
     """The given subnets in `zones`, in the order given (EC2 knows each subnet's zone); none is an error
     of `up`, since the subnets may be known only then."""
     given = pulumi.Output.from_input(subnet_ids)
-    found = aws.ec2.get_subnets_output(
-        filters=[{"name": "subnet-id", "values": given}, {"name": "availability-zone", "values": zones}], opts=opts
-    ).ids
+    filters: list[Any] = [{"name": "subnet-id", "values": given}, {"name": "availability-zone", "values": zones}]
+    found = aws.ec2.get_subnets_output(filters=filters, opts=opts).ids
 
     def in_zones(both: list[list[str]]) -> list[str]:
         wanted, in_zone = both
@@ -493,7 +493,7 @@ def _platforms_of_this_program() -> dict[str, PlatformFacts]:
 
 def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:
     """An endpoint that gets an NLB while the program's gateway platform waits for none at destroy."""
-    endpoint = args.get("endpoint") or {}
+    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
     if not args.get("load_balancer_controller") or endpoint.get("exposure") not in ("internal", "public"):
         return None
     gateways = {name: facts for name, facts in _platforms_of_this_program().items() if facts.gateway}
@@ -535,4 +535,6 @@ def _file_system(block: str, name: str, args: ModelCacheArgs) -> FileSystemRef |
         raise refusal(block, name, ConfigError([Problem(m, f"required with storage {storage}") for m in missing]))
     if storage == "existing":
         return None
-    return FileSystemRef(args["file_system_id"], args.get("fsx_dns_name"), args.get("fsx_mount_name"))
+    file_system_id = args.get("file_system_id")
+    assert file_system_id is not None, "checked with `missing` above"
+    return FileSystemRef(file_system_id, args.get("fsx_dns_name"), args.get("fsx_mount_name"))

@@ -38,7 +38,8 @@ class LiveCluster:
                 _preload_content=False,  # the raw answer: the client's own deserializers differ by version
                 _request_timeout=30,
             )
-            return json.loads(response.data)
+            found: dict[str, Any] = json.loads(response.data)
+            return found
         except self.error as error:
             if error.status == 404:
                 return None

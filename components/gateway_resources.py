@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.base import Component, secret
 from gpt_oss_infra.components.kubernetes import chart_release, custom_resource, namespace_resource, resource_args
 from gpt_oss_infra.components.teardown_resources import add_guard
 from gpt_oss_infra.core.render.gateway import Gateway, GatewaySoftware
@@ -68,14 +69,13 @@ class DeploymentGateway(Component):
         gateway = args.gateway
         # One entry per client the core named, each value a Pulumi secret: the plan shows a valid
         # Secret with every key masked, and the state and outputs never hold a key in plaintext.
-        api_keys = pulumi.Output.secret(args.api_keys)
+        api_keys: pulumi.Output[dict[str, str]] = secret(args.api_keys)
         keys = k8s.core.v1.Secret(
             f"{name}-api-keys",
             **resource_args(gateway.api_key_secret)
             | {
                 "string_data": {
-                    client: api_keys.apply(lambda values, client=client: values[client])
-                    for client in gateway.api_key_secret["stringData"]
+                    client: api_keys.apply(itemgetter(client)) for client in gateway.api_key_secret["stringData"]
                 }
             },
             opts=self.child_opts(),

@@ -69,6 +69,10 @@ def stack_config_args() -> GptOssStackArgs:
     )
 
 
+def _output_of(value: pulumi.Input[str] | None) -> pulumi.Output[str] | None:
+    return None if value is None else pulumi.Output.from_input(value)
+
+
 def refuse_what_aws_would_refuse(resources: list[AwsResource], config: dict[str, Any]) -> None:
     """ConfigError naming every request of `resources` AWS's API would refuse (core/checks/aws_contract.py)."""
     if problems := aws_refusals(resources, config, KEY_PREFIX):
@@ -93,7 +97,8 @@ class GptOssStack(Component):
         refuse_unknown("GptOssStack", name, args, GptOssStackArgs)
         refuse_plaintext("GptOssStack", name, args, ["hf_token", "ngc_api_key", "api_keys"])
         catalog = load_catalog()
-        hf_token, ngc_api_key = args.get("hf_token"), args.get("ngc_api_key")
+        # Outputs (refuse_plaintext refused a plain value), each a Pulumi secret.
+        hf_token, ngc_api_key = _output_of(args.get("hf_token")), _output_of(args.get("ngc_api_key"))
         # A program's own config dict is refused as its argument; the stack file's as that file.
         given_to = (
             None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r} (its config argument)"

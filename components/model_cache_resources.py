@@ -46,10 +46,11 @@ def add_model_cache(
     """The cache's resources, children of `owner`; its claim after `after` (its teardown guard, which
     must outlive it)."""
     objects = args.objects
-    storage = []
+    storage: list[pulumi.Resource] = []
     if objects.storage_class is not None:
         storage_class = objects.storage_class
         if storage_class["provisioner"] == "efs.csi.aws.com":
+            assert args.file_system is not None, "an EFS StorageClass is the cache's own file system's"
             storage_class = storage_class | {
                 "parameters": storage_class["parameters"] | {"fileSystemId": args.file_system.id}
             }
@@ -66,6 +67,7 @@ def add_model_cache(
             )
         )
     if objects.persistent_volume is not None:
+        assert args.file_system is not None, "a static volume (FSx for Lustre) is the cache's own file system's"
         volume = objects.persistent_volume
         csi = volume["spec"]["csi"] | {
             "volumeHandle": args.file_system.id,
@@ -83,6 +85,7 @@ def add_model_cache(
         )
     secrets = []
     if objects.hf_token_secret is not None:
+        assert args.hf_token is not None, "the core renders the token's Secret only when a token is given"
         secrets.append(
             k8s.core.v1.Secret(
                 f"{name}-hf-token",

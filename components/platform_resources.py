@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.base import Component, secret
 from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
 from gpt_oss_infra.core.dynamo import CHART
 from gpt_oss_infra.core.render.stack_objects import PlatformObjects
@@ -26,7 +26,7 @@ class DynamoPlatformArgs:
 
 def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
     """nvcr.io credentials as a .dockerconfigjson value (NGC's user name is literally $oauthtoken)."""
-    return pulumi.Output.secret(ngc_api_key).apply(
+    return secret(ngc_api_key).apply(
         lambda key: json.dumps({"auths": {"nvcr.io": {"username": "$oauthtoken", "password": key}}})
     )
 

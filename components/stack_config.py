@@ -93,7 +93,7 @@ def api_key_clients() -> list[str]:
     return sorted(clients)
 
 
-def _secret(key: str, read: Callable[[str], pulumi.Output | None]) -> pulumi.Output | None:
+def _secret(key: str, read: Callable[[str], pulumi.Output[Any] | None]) -> pulumi.Output[Any] | None:
     """Its value, never logged; refused, before anything is registered, when the stack file holds it
     in plaintext (committed with the file, shown by `pulumi config`)."""
     command = SECRET_COMMANDS[key]

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.aws.build import Built, register
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.base import Component, secret
 from gpt_oss_infra.components.kubernetes import crds_provider
 from gpt_oss_infra.core.render.aws import specs as aws_specs
 from gpt_oss_infra.core.render.aws.resources import AwsResource
@@ -41,7 +41,7 @@ class EksCluster(Component):
         cluster = built[f"{name}-cluster"]
         assert isinstance(cluster, aws.eks.Cluster)
         self.cluster = cluster
-        self.kubeconfig = pulumi.Output.secret(
+        self.kubeconfig = secret(
             pulumi.Output.all(cluster.endpoint, cluster.certificate_authority.data).apply(
                 lambda values: json.dumps(aws_specs.kubeconfig(cluster_name, values[0], values[1], region))
             )

@@ -8,6 +8,7 @@ like every other before anything is built.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import pulumi
@@ -15,7 +16,7 @@ import pulumi_aws as aws
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
 from gpt_oss_infra.core.render.aws.account import AccountFacts, CapacityBlock
 from gpt_oss_infra.core.render.stack_objects import Stack
 
@@ -26,7 +27,7 @@ def aws_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResou
         return None
     candidates = [opts.provider] if opts.provider is not None else []
     providers = opts.providers
-    candidates += list(providers.values() if isinstance(providers, dict) else providers or [])
+    candidates += list(providers.values() if isinstance(providers, Mapping) else providers or [])
     return next((p for p in candidates if p is not None and p.package == "aws"), None)
 
 
@@ -46,12 +47,16 @@ def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:
 def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> AccountFacts:
     """What EC2 says of the stack's instance types and reservations; `opts`: the provider to ask through."""
     instance_types = sorted({pool.instance_type for pool in stack.pools.values()})
-    system_type = stack.config.cluster.system_nodes.instance_type
-    blocks, problems = {}, []
+    cluster = stack.config.cluster
+    assert isinstance(cluster, EksClusterConfig), "account facts are read for a cluster the program creates"
+    system_type = cluster.system_nodes.instance_type
+    blocks: dict[str, CapacityBlock] = {}
+    problems = []
     for pool in stack.pools.values():
         reservation = pool.config.capacity_reservation_id
         if pool.config.capacity_type != "CAPACITY_BLOCK":
             continue
+        assert reservation is not None, "the config's rules require a reservation with CAPACITY_BLOCK"
         try:
             blocks[reservation] = _capacity_block(reservation, opts)
         except Exception as error:  # the invoke's error names what EC2 said

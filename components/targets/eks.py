@@ -62,6 +62,7 @@ def _load_balancers(stack: Stack) -> ChartRelease | None:
 def build(stack: Stack, cluster_plan: ClusterPlan, opts: pulumi.ResourceOptions) -> ClusterTarget:
     region = pulumi.Config("aws").require("region")
     load_balancers = _load_balancers(stack)
+    assert stack.block_storage_class is not None, "a created cluster gets its gp3 StorageClass"
     cluster = AwsCluster(
         NAME,
         AwsClusterArgs(
@@ -92,7 +93,9 @@ class AwsCluster(Component):
     def __init__(self, name: str, args: AwsClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:aws:AwsCluster", name, None, opts)
         config, cluster = args.config, args.config.cluster
-        made = created_cluster(name, config, args.plan.eks, args.load_balancers)
+        eks_plan = args.plan.eks
+        assert eks_plan is not None, "the eks kind's plan has its add-ons and node groups"
+        made = created_cluster(name, config, eks_plan, args.load_balancers)
         built: Built = {}
         if made.network:
             available = aws.get_availability_zones_output(
@@ -107,7 +110,7 @@ class AwsCluster(Component):
         nodes = AwsResources(
             "NodeGroups", f"{name}-nodes", made.node_groups, built, opts=self.child_opts(depends_on=[base_addons])
         )
-        system, *gpu_groups = args.plan.eks.groups
+        system, *gpu_groups = eks_plan.groups
         # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them: the system
         # nodes, never the GPU ones (which may wait for a Capacity Block, or take long to boot).
         node_addons = AwsResources(
@@ -133,7 +136,7 @@ class AwsCluster(Component):
             if made.model_storage
             else (None, [])
         )
-        load_balancers_ready = []
+        load_balancers_ready: list[pulumi.Resource] = []
         if args.load_balancers is not None:  # on the system nodes, with their add-ons
             controller = LoadBalancerController(
                 f"{name}-load-balancers",

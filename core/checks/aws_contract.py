@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import UnknownServiceError
 from botocore.model import OperationModel, OperationNotFoundError, Shape
@@ -137,8 +137,8 @@ class Rule:
 
     member: PathParts
     quote: str
-    when: dict[PathParts, list] = field(default_factory=dict)
-    allowed: list | None = None
+    when: dict[PathParts, list[Any]] = field(default_factory=dict)
+    allowed: list[Any] | None = None
     multiple_of: int | None = None
     min: int | None = None
     max: int | None = None
@@ -197,7 +197,7 @@ def load_mapping(path: Path = MAPPING_FILE) -> Mapping:
     )
 
 
-def _resource_mapping(entry: dict) -> ResourceMapping:
+def _resource_mapping(entry: dict[str, Any]) -> ResourceMapping:
     return ResourceMapping(
         registry=entry["registry"],
         operations=[_operation(op) for op in entry["operations"]],
@@ -205,7 +205,7 @@ def _resource_mapping(entry: dict) -> ResourceMapping:
     )
 
 
-def _operation(entry: dict) -> Operation:
+def _operation(entry: dict[str, Any]) -> Operation:
     service, name = entry["call"].split(":")
     return Operation(
         service=service,
@@ -226,7 +226,7 @@ def _operation(entry: dict) -> Operation:
     )
 
 
-def _targets(entry: str | dict | list) -> list[Target]:
+def _targets(entry: str | dict[str, Any] | list[dict[str, Any]]) -> list[Target]:
     """The short form (a member path), the long form, or a list of long forms."""
     if isinstance(entry, str):
         return [Target(parse_path(entry))]
@@ -242,7 +242,7 @@ def _targets(entry: str | dict | list) -> list[Target]:
     ]
 
 
-def _rule(entry: dict) -> Rule:
+def _rule(entry: dict[str, Any]) -> Rule:
     return Rule(
         member=parse_path(entry["member"]),
         quote=entry["quote"],
@@ -342,7 +342,7 @@ ASCII_ONLY = 0x80
 
 
 @functools.cache
-def compiled_pattern(pattern: str, below: int = ANY_CODE_POINT) -> re.Pattern | str:
+def compiled_pattern(pattern: str, below: int = ANY_CODE_POINT) -> re.Pattern[str] | str:
     """The pattern for Python's `re`, for values whose code points are all below `below`, or why it
     cannot be compiled (reported, never raised)."""
     translated = _SURROGATE_PAIR.sub(_code_point_of_pair, pattern)
@@ -355,7 +355,7 @@ def compiled_pattern(pattern: str, below: int = ANY_CODE_POINT) -> re.Pattern | 
         return f"{pattern!r} cannot be checked in Python ({error})"
 
 
-def _code_point_of_pair(match: re.Match) -> str:
+def _code_point_of_pair(match: re.Match[str]) -> str:
     high, low = int(match[1], 16), int(match[2], 16)
     return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
 
@@ -368,7 +368,7 @@ def _with_property_classes(pattern: str, below: int) -> str:
         if char == "\\":
             prop = _PROPERTY.match(pattern, position)
             ranges = _category_ranges(prop[1], below) if prop else ""
-            if ranges:  # else not a general category: left for `re` to refuse
+            if prop and ranges:  # else not a general category: left for `re` to refuse
                 out.append(ranges if in_class else f"[{ranges}]")
                 position = prop.end()
                 continue
@@ -506,7 +506,20 @@ def _config_leaves(path: str, value: Any) -> Iterator[tuple[str, Any]]:
 # --- checking one resource
 
 
-def resource_problems(resource, mapping: Mapping | None = None) -> Iterator[Problem]:
+class Registered(Protocol):
+    """A resource as registered: a PlannedResource, or a registration of the plan's mock engine."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def inputs(self) -> dict[str, Any]: ...
+
+
+def resource_problems(resource: Registered, mapping: Mapping | None = None) -> Iterator[Problem]:
     """Every way AWS would refuse the requests this registered resource (.type, .name, .inputs)
     becomes; nothing for a type under the mapping's not_checked."""
     mapping = mapping or load_mapping()
@@ -577,7 +590,7 @@ class Request:
     """One call's request body, the Pulumi input each member came from, and the values that
     could not be put in the member's form."""
 
-    body: dict = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=dict)
     origins: dict[PathParts, PathParts] = field(default_factory=dict)
     problems: list[tuple[PathParts, PathParts, Any, str]] = field(default_factory=list)
 
@@ -643,7 +656,7 @@ def _place(request: Request, target: Target, path: PathParts, value: Any, indice
     request.origins[member] = path
 
 
-def _place_not_known(request: Request, operation: Operation, path: PathParts, value: str, indices) -> None:
+def _place_not_known(request: Request, operation: Operation, path: PathParts, value: str, indices: list[int]) -> None:
     """A whole list or structure whose value is not known yet: every member its items would go
     to is present, up to the first list whose length is not known either."""
     pattern = _pattern_of(path)
@@ -656,9 +669,10 @@ def _place_not_known(request: Request, operation: Operation, path: PathParts, va
                 request.origins[known] = path
 
 
-def _set(document: dict, member: PathParts, value: Any) -> None:
+def _set(body: dict[str, Any], member: PathParts, value: Any) -> None:
+    document: Any = body  # the list or dict the walk is at: an int part is a list position
     for part, next_part in itertools.pairwise(member):
-        empty = [] if isinstance(next_part, int) else {}
+        empty: list[Any] | dict[str, Any] = [] if isinstance(next_part, int) else {}
         if isinstance(part, int):
             document.extend([None] * (part + 1 - len(document)))
             document[part] = document[part] if document[part] is not None else empty
@@ -702,13 +716,18 @@ def _input_for(operation: Operation, request: Request, member: PathParts) -> str
     under = [path for origin, path in request.origins.items() if origin[: len(member)] == member]
     if under:
         return render_path(_common_prefix(under)) or "(request)"
-    supply = operation.required.get(member[0]) if len(member) == 1 else None
+    supply = operation.required.get(member[0]) if len(member) == 1 and isinstance(member[0], str) else None
     if supply is not None and supply.input is not None:
         return render_path(supply.input)
     for source, targets in operation.members.items():
         for target in targets:
             if _pattern_of(target.to) == _pattern_of(member):
-                item_positions = [position for part, position in zip(target.to, member, strict=True) if part == ITEM]
+                # Where the target has ITEM, a member of its pattern has a list position.
+                item_positions = [
+                    position
+                    for part, position in zip(target.to, member, strict=True)
+                    if part == ITEM and isinstance(position, int)
+                ]
                 return render_path(_fill(source, item_positions))
     return "(no input maps to it)"
 
@@ -765,7 +784,7 @@ def _shape_problems(shape: Shape, value: Any, member: PathParts) -> Iterator[tup
 
 
 _NUMBERS = ("integer", "long", "float", "double")
-_PYTHON_TYPES = {
+_PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {
     "structure": dict,
     "map": dict,
     "list": list,
@@ -780,7 +799,9 @@ _PYTHON_TYPES = {
 }
 
 
-def _count_problems(shape: Shape, value: list | dict, member: PathParts) -> Iterator[tuple[PathParts, Any, str]]:
+def _count_problems(
+    shape: Shape, value: list[Any] | dict[str, Any], member: PathParts
+) -> Iterator[tuple[PathParts, Any, str]]:
     limits = shape.metadata
     if ("min" in limits and len(value) < limits["min"]) or ("max" in limits and len(value) > limits["max"]):
         unit = "items" if shape.type_name == "list" else "entries"
@@ -803,7 +824,7 @@ def _string_problems(shape: Shape, value: str, member: PathParts) -> Iterator[tu
             yield member, value, f"{shape.name} matching {limits['pattern']}"
 
 
-def _range_text(limits: dict) -> str:
+def _range_text(limits: dict[str, Any]) -> str:
     if "min" in limits and "max" in limits:
         return f"from {limits['min']} to {limits['max']}"
     return f"at least {limits['min']}" if "min" in limits else f"at most {limits['max']}"
@@ -829,7 +850,7 @@ def _is_timestamp(value: Any) -> bool:
 # --- the documented rules
 
 
-def _rule_problems(rule: Rule, body: dict) -> Iterator[tuple[PathParts, Any, str]]:
+def _rule_problems(rule: Rule, body: dict[str, Any]) -> Iterator[tuple[PathParts, Any, str]]:
     for member in _expand(body, rule.member):
         value = _get(body, member)
         if _not_checked(value) or not _rule_applies(rule, body, _indices(member)):
@@ -842,7 +863,7 @@ def _rule_problems(rule: Rule, body: dict) -> Iterator[tuple[PathParts, Any, str
             yield member, value, f"{_rule_text(rule)}{f' when {condition}' if condition else ''} ('{rule.quote}')"
 
 
-def _expand(body: dict, pattern: PathParts) -> Iterator[PathParts]:
+def _expand(body: dict[str, Any], pattern: PathParts) -> Iterator[PathParts]:
     """The concrete paths in `body` that match a pattern with ITEMs."""
     paths: list[PathParts] = [()]
     for part in pattern:
@@ -853,7 +874,7 @@ def _expand(body: dict, pattern: PathParts) -> Iterator[PathParts]:
     yield from (path for path in paths if _get(body, path) is not None)
 
 
-def _rule_applies(rule: Rule, body: dict, indices: list[int]) -> bool:
+def _rule_applies(rule: Rule, body: dict[str, Any], indices: list[int]) -> bool:
     for path, values in rule.when.items():
         actual = _get(body, _fill(path, indices))
         if _not_checked(actual) or actual not in values:
@@ -934,7 +955,9 @@ def _operation_errors(operation: Operation, entry: ResourceMapping) -> Iterator[
         yield from _rule_errors(operation, request_shape, rule)
 
 
-def _target_errors(request_shape: Shape, source: PathParts, source_items: int, target: Target, entry) -> Iterator[str]:
+def _target_errors(
+    request_shape: Shape, source: PathParts, source_items: int, target: Target, entry: ResourceMapping
+) -> Iterator[str]:
     where = f"{render_path(source)} -> {render_path(target.to)}"
     shape = shape_at(request_shape, target.to)
     if shape is None:

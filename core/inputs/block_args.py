@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, CPU_ONLY, Catalog, recipe_from_object
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_object
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.inputs.rules import REGION_KEY
+from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
@@ -166,23 +167,24 @@ def deployment(
             raise ConfigError([Problem(RECIPE_OBJECT, "give a recipe by name (recipe) or as an object, not both")])
         recipe_name = f"{name}-recipe"
         try:
-            recipe = recipe_from_object(whole(args[RECIPE_OBJECT]), RECIPE_OBJECT, catalog)
+            defined = recipe_from_object(whole(args[RECIPE_OBJECT]), RECIPE_OBJECT, catalog)
         except ConfigError as error:
             raise ConfigError([Problem(p.key.replace(": ", "."), p.message) for p in error.problems]) from None
-        catalog = dataclasses.replace(catalog, recipes={**catalog.recipes, recipe_name: recipe})
+        catalog = dataclasses.replace(catalog, recipes={**catalog.recipes, recipe_name: defined})
     recipe = catalog.recipes.get(recipe_name) if isinstance(recipe_name, str) else None
-    on_gpus = recipe is not None and recipe.hardware != CPU_ONLY  # an unknown recipe is refused by name
+    # The GPU hardware the recipe is for; None for a cpu recipe or an unknown one (refused by name).
+    gpu_hardware = recipe.hardware if recipe is not None and recipe.hardware != CPU_ONLY else None
     pool = args.get("node_pool") or name
     # The GPU nodes: those the user's labels select, else those of the GpuNodePool it names.
     recipe_argument = RECIPE_OBJECT if args.get(RECIPE_OBJECT) is not None else "recipe"
     made = (
-        _named_pool(pool, recipe.hardware, pools or {}, recipe_argument)
-        if on_gpus and args.get("node_selector") is None
+        _named_pool(pool, gpu_hardware, pools or {}, recipe_argument)
+        if gpu_hardware is not None and args.get("node_selector") is None
         else None
     )
     served = {
         "recipe": recipe_name,
-        "nodePool": pool if on_gpus else args.get("node_pool"),  # a cpu recipe's pool is refused
+        "nodePool": pool if gpu_hardware is not None else args.get("node_pool"),  # a cpu recipe's pool is refused
         "gpus": whole(args.get("gpus")),
         "replicas": whole(args.get("replicas")),
         "routerMode": args.get("router_mode"),
@@ -206,7 +208,7 @@ def deployment(
         "nodePools": {
             pool: _present(
                 {
-                    "hardware": recipe.hardware,
+                    "hardware": gpu_hardware,
                     "nodes": whole(
                         args["pool_nodes"] if args.get("pool_nodes") is not None else made.nodes if made else 1
                     ),
@@ -214,7 +216,7 @@ def deployment(
                 }
             )
         }
-        if on_gpus
+        if gpu_hardware is not None
         else {},
     }
     config = _present(config)

@@ -306,11 +306,19 @@ def _admits(allowed: list[str] | None, source: str | None) -> bool:
     networks = [ipaddress.ip_network(cidr, strict=False) for cidr in allowed]
     if any(network.prefixlen == 0 for network in networks):
         return True
-    # typeshed's subnet_of takes a network of its own IP version only; ipaddress raises TypeError for the other.
-    return source is not None and any(
-        ipaddress.ip_network(source).subnet_of(network)  # type: ignore[arg-type]
-        for network in networks
-    )
+    return source is not None and any(_within(ipaddress.ip_network(source), network) for network in networks)
+
+
+def _within(
+    inner: ipaddress.IPv4Network | ipaddress.IPv6Network, outer: ipaddress.IPv4Network | ipaddress.IPv6Network
+) -> bool:
+    """Whether every address of `inner` is in `outer`: never across IP versions (an IPv6 range admits no
+    IPv4 address; ipaddress's subnet_of raises TypeError there)."""
+    if isinstance(inner, ipaddress.IPv4Network) and isinstance(outer, ipaddress.IPv4Network):
+        return inner.subnet_of(outer)
+    if isinstance(inner, ipaddress.IPv6Network) and isinstance(outer, ipaddress.IPv6Network):
+        return inner.subnet_of(outer)
+    return False
 
 
 def _spread(labels: dict[str, str]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 from gpt_oss_infra.core.inputs.config import EksClusterConfig, ModelCacheConfig, StackConfig
 from gpt_oss_infra.core.paths import VENDOR_DIR
 from gpt_oss_infra.core.render.aws import specs as aws_specs
+from gpt_oss_infra.core.render.aws.capacity import ScheduledScaling
 from gpt_oss_infra.core.render.cluster_plan import EksPlan
 from gpt_oss_infra.core.render.gateway import LOAD_BALANCER_SERVICE_ACCOUNT
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
@@ -342,7 +343,8 @@ def node_group(
         made.append(AwsResource("aws:ec2/placementGroup:PlacementGroup", f"{name}-placement", {"strategy": "cluster"}))
         subnet_ids = subnet_ids.mapped(lambda subnets: subnets[:1]) if isinstance(subnet_ids, Ref) else subnet_ids[:1]
     template = f"{name}-template"
-    made.append(_launch_template(template, spec, spec.placement_group and f"{name}-placement", placement))
+    placement_group = f"{name}-placement" if spec.placement_group else None
+    made.append(_launch_template(template, spec, placement_group, placement))
     made.append(
         AwsResource(
             "aws:eks/nodeGroup:NodeGroup",
@@ -376,10 +378,7 @@ def node_group(
                 {
                     "scheduled_action_name": f"gpt-oss-infra-{schedule.name}",
                     "autoscaling_group_name": auto_scaling_group,
-                    # Decided when the action is created (after the group), never in the past.
-                    "start_time": auto_scaling_group.mapped(
-                        lambda _, schedule=schedule: schedule.start_time_at(datetime.now(UTC))
-                    ),
+                    "start_time": auto_scaling_group.mapped(_start_time(schedule)),
                     "desired_capacity": schedule.desired,
                     "min_size": -1,  # -1: leave as is (the provider's default, 0, would change it)
                     "max_size": -1,
@@ -390,8 +389,13 @@ def node_group(
     return made
 
 
+def _start_time(schedule: ScheduledScaling) -> Callable[[Any], str]:
+    """A scheduled action's start time, decided when the action is created (after the group), never in the past."""
+    return lambda _: schedule.start_time_at(datetime.now(UTC))
+
+
 def _launch_template(
-    name: str, spec: aws_specs.NodeGroupSpec, placement_group: str | bool, placement: NodeGroupPlacement
+    name: str, spec: aws_specs.NodeGroupSpec, placement_group: str | None, placement: NodeGroupPlacement
 ) -> AwsResource:
     """IMDSv2 only, an encrypted gp3 root volume of the pool's size, and where the pool needs them the
     Capacity Block / reservation settings and the EFA interfaces."""

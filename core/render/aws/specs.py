@@ -72,7 +72,7 @@ class NodeGroupSpec:
 
 
 def system_node_group(config: StackConfig) -> NodeGroupSpec:
-    system = config.cluster.system_nodes
+    system = _created(config).system_nodes
     return NodeGroupSpec(
         pool=SYSTEM_POOL,
         instance_type=system.instance_type,
@@ -87,6 +87,12 @@ def system_node_group(config: StackConfig) -> NodeGroupSpec:
     )
 
 
+def _created(config: StackConfig) -> EksClusterConfig:
+    """The cluster the program creates: system nodes, the VPC and offerings are only planned for one."""
+    assert isinstance(config.cluster, EksClusterConfig), "only a cluster the program creates (cluster.kind eks)"
+    return config.cluster
+
+
 def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
     tags = {"gpt-oss-infra/environment": environment, POOL_LABEL: spec.pool}
     if spec.capacity_reservation_id:
@@ -97,7 +103,7 @@ def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
 def offering_problems(config: StackConfig, pools: dict[str, NodePool], facts: AccountFacts) -> list[Problem]:
     """Each node group's instance type offered by EC2 in the region, and in the zone a pool pins."""
     problems = []
-    system_type = config.cluster.system_nodes.instance_type
+    system_type = _created(config).system_nodes.instance_type
     if not facts.offered_zones[system_type]:
         problems.append(Problem(f"{KEY_PREFIX}cluster.systemNodes.instanceType", _offered_nowhere(system_type)))
     for pool in pools.values():
@@ -156,7 +162,7 @@ def availability_zone_order(config: StackConfig, available: list[str]) -> list[s
     """The VPC's AZs: those node pools pin first (their reservations live there), then others."""
     pinned = config.pinned_zones
     ordered = pinned + [zone for zone in available if zone not in pinned]
-    return ordered[: config.cluster.network.availability_zones]
+    return ordered[: _created(config).network.availability_zones]
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
@@ -315,7 +321,7 @@ def kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, reg
 
 def wildcard_actions(policy: dict[str, Any]) -> list[str]:
     """The actions of an IAM policy document that a wildcard widens (e.g. "s3:*", "ec2:Describe*")."""
-    actions = []
+    actions: list[str] = []
     for statement in policy["Statement"]:
         listed = statement.get("Action", [])
         actions += [listed] if isinstance(listed, str) else listed

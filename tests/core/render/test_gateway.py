@@ -276,6 +276,13 @@ def test_the_smoke_test_goes_through_the_nlb_where_the_nlb_admits_it(rendered, v
     assert (door.service, door.namespace, door.client) == ("envoy-gpt-oss-chat", "envoy-gateway-system", "alice")
 
 
+def test_an_ipv6_allowed_range_admits_no_pod_of_an_ipv4_vpc():
+    """Before: ipaddress's TypeError ("not of the same version") ended the plan with a traceback."""
+    door = render(allowedCidrs=["2001:db8::/32"]).front_door
+    assert not door.via_nlb
+    assert "the internal NLB admits only 2001:db8::/32, which need not hold the pods' addresses" in door.path
+
+
 def test_allowed_cidrs_become_the_nlb_source_ranges():
     service = by_kind(public(allowedCidrs=["203.0.113.0/24"]))["EnvoyProxy"]["spec"]["provider"]["kubernetes"]
     assert service["envoyService"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
