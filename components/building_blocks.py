@@ -22,8 +22,7 @@ from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.kubernetes import resource_args
-from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs as CacheObjectsArgs
-from gpt_oss_infra.components.model_cache_resources import add_model_cache
+from gpt_oss_infra.components.model_cache_resources import StackModelCacheArgs, add_model_cache
 from gpt_oss_infra.components.platform_resources import add_dynamo_platform
 from gpt_oss_infra.components.serving import DynamoServingArgs, add_serving
 from gpt_oss_infra.components.targets.target import FileSystemRef
@@ -326,7 +325,7 @@ class ModelCache(Component):
         cache = add_model_cache(
             self,
             name,
-            CacheObjectsArgs(
+            StackModelCacheArgs(
                 objects=objects,
                 file_system=file_system,
                 hf_token=pulumi.Output.secret(hf_token) if hf_token else None,

@@ -2,19 +2,21 @@
 `gpt-oss-infra:` keys say). This module is analyzed for the component schema: no postponed
 annotations here (the SDK's analyzer reads them as types)."""
 
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from gpt_oss_infra.components.api_keys import api_keys
+from gpt_oss_infra.components.api_keys import ApiKeys, api_keys
 from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
 from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
-from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs, StackModelCache
+from gpt_oss_infra.components.model_cache_resources import StackModelCache, StackModelCacheArgs
 from gpt_oss_infra.components.observability_resources import Observability, ObservabilityArgs
-from gpt_oss_infra.components.platform_resources import DynamoPlatformArgs, StackPlatform
+from gpt_oss_infra.components.platform_resources import StackPlatform, StackPlatformArgs
 from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.components.stack_config import (
     StackFileConfig,
@@ -25,15 +27,17 @@ from gpt_oss_infra.components.stack_config import (
     secret_map_config,
 )
 from gpt_oss_infra.components.targets import KINDS
+from gpt_oss_infra.components.targets.target import ClusterTarget
 from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError
-from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.aws.resources import AwsResource
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.ownership import owner_of
-from gpt_oss_infra.core.render.stack_objects import defer_serving
+from gpt_oss_infra.core.render.stack_objects import Stack, defer_serving
 from gpt_oss_infra.core.report.stack_report import stack_report
 from gpt_oss_infra.core.stack import build_stack
 
@@ -79,6 +83,52 @@ def refuse_what_aws_would_refuse(resources: list[AwsResource], config: dict[str,
         raise ConfigError(problems)
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """What GptOssStack decides from its arguments before it registers anything."""
+
+    catalog: Catalog
+    stack: Stack
+    kind: ModuleType  # the cluster target's module (components/targets/)
+    cluster_plan: ClusterPlan
+    keys: ApiKeys
+    hf_token: pulumi.Output[str] | None  # each a Pulumi secret (refuse_plaintext refused a plain value)
+    ngc_api_key: pulumi.Output[str] | None
+    region: str | None
+
+
+def _decide(name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None) -> _Decided:
+    """Every check of GptOssStack's arguments, in the program's own process, or the run stopped naming
+    the stack file's key (or the argument) and what is allowed."""
+    refuse_unknown("GptOssStack", name, args, GptOssStackArgs)
+    refuse_plaintext("GptOssStack", name, args, ["hf_token", "ngc_api_key", "api_keys"])
+    catalog = load_catalog()
+    hf_token, ngc_api_key = _output_of(args.get("hf_token")), _output_of(args.get("ngc_api_key"))
+    # A program's own config dict is refused as its argument; the stack file's as that file.
+    given_to = None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r} (its config argument)"
+    keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")), given_to)
+    refuse_other_regions(opts)
+    region = pulumi.Config("aws").get("region")
+    stack = refused(
+        lambda: build_stack(
+            args["config"],
+            catalog,
+            with_hf_token=hf_token is not None,
+            with_ngc_key=ngc_api_key is not None,
+            api_key_clients=keys.clients,
+            region=region,
+            owner=owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack()),
+        ),
+        given_to,
+    )
+    # The cluster: what its kind decides before anything exists, and what AWS would refuse of what it
+    # makes (under the stack config's key that holds the value).
+    kind = KINDS[stack.config.cluster.kind]
+    cluster_plan = refused(lambda: kind.plan(stack, catalog), given_to)
+    refused(lambda: refuse_what_aws_would_refuse(kind.aws_resources(stack, cluster_plan), args["config"]), given_to)
+    return _Decided(catalog, stack, kind, cluster_plan, keys, hf_token, ngc_api_key, region)
+
+
 class GptOssStack(Component):
     """gpt-oss-120b served by NVIDIA Dynamo and TensorRT-LLM, everything a stack config says: the
     cluster (EKS with its GPU node groups, or an existing one), the Dynamo platform, the model cache,
@@ -94,39 +144,18 @@ class GptOssStack(Component):
     """Pools, GPUs, costs and figures (each measured, published or modelled) and the warnings."""
 
     def __init__(self, name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown("GptOssStack", name, args, GptOssStackArgs)
-        refuse_plaintext("GptOssStack", name, args, ["hf_token", "ngc_api_key", "api_keys"])
-        catalog = load_catalog()
-        # Outputs (refuse_plaintext refused a plain value), each a Pulumi secret.
-        hf_token, ngc_api_key = _output_of(args.get("hf_token")), _output_of(args.get("ngc_api_key"))
-        # A program's own config dict is refused as its argument; the stack file's as that file.
-        given_to = (
-            None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r} (its config argument)"
-        )
-        keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")), given_to)
-        refuse_other_regions(opts)
-        region = pulumi.Config("aws").get("region")
-        stack = refused(
-            lambda: build_stack(
-                args["config"],
-                catalog,
-                with_hf_token=hf_token is not None,
-                with_ngc_key=ngc_api_key is not None,
-                api_key_clients=keys.clients,
-                region=region,
-                owner=owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack()),
-            ),
-            given_to,
-        )
-        # The cluster: what its kind decides before anything exists, then its one component.
-        kind = KINDS[stack.config.cluster.kind]
-        cluster_plan = refused(lambda: kind.plan(stack, catalog), given_to)
-        # What AWS would refuse of what the cluster makes, under the stack config's key holding the value.
-        refused(lambda: refuse_what_aws_would_refuse(kind.aws_resources(stack, cluster_plan), args["config"]), given_to)
+        decided = _decide(name, args, opts)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
-        stack = defer_serving(stack, cluster_plan.waiting_pools())  # graphs whose nodes do not exist yet
-        target = kind.build(stack, cluster_plan, self.child_opts(aliases=FROM_STACK_ROOT))
+        stack = defer_serving(
+            decided.stack, decided.cluster_plan.waiting_pools()
+        )  # graphs whose nodes do not exist yet
+        target = decided.kind.build(stack, decided.cluster_plan, self.child_opts(aliases=FROM_STACK_ROOT))
+        servings = self._serve(stack, target, decided)
+        self._publish(stack, target, decided, servings)
+
+    def _serve(self, stack: Stack, target: ClusterTarget, decided: "_Decided") -> dict[str, DynamoServing]:
+        """Everything on the cluster, in the order `up` needs it; each deployment's serving graph."""
 
         def on_cluster(*depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
             """A child that goes through the cluster's provider, after what every child waits for."""
@@ -150,21 +179,21 @@ class GptOssStack(Component):
         )
         dynamo = StackPlatform(
             "dynamo-platform",
-            DynamoPlatformArgs(stack.platform, ngc_api_key, target.crds_provider),
+            StackPlatformArgs(stack.platform, decided.ngc_api_key, target.crds_provider),
             opts=with_volumes,
         )
         workloads = Workloads(
             "workloads",
-            WorkloadsArgs(stack.namespace, stack.workload_pull_secret, ngc_api_key, stack.network_policies),
+            WorkloadsArgs(stack.namespace, stack.workload_pull_secret, decided.ngc_api_key, stack.network_policies),
             opts=on_cluster(),
         )
         cache = StackModelCache(
             "model-cache",
-            ModelCacheArgs(
+            StackModelCacheArgs(
                 objects=stack.model_cache,
                 file_system=target.file_system,
-                hf_token=hf_token,
-                download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
+                hf_token=decided.hf_token,
+                download_timeout=f"{decided.catalog.model_download.active_deadline_seconds}s",
             ),
             opts=on_cluster(*target.storage_ready, workloads),
         )
@@ -182,13 +211,13 @@ class GptOssStack(Component):
             if stack.gateways
             else None
         )
-        servings = {
+        return {
             serving.deployment.name: DynamoServing(
                 serving.deployment.name,
                 DynamoServingArgs(
                     serving=serving,
                     gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
-                    api_keys=keys.values,
+                    api_keys=decided.keys.values,
                     gateway_ready=gateways.ready if gateways else [],
                 ),
                 # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.
@@ -197,7 +226,11 @@ class GptOssStack(Component):
             for serving in stack.serving
         }
 
-        report = stack_report(stack, catalog, cluster_plan, region)
+    def _publish(
+        self, stack: Stack, target: ClusterTarget, decided: "_Decided", servings: dict[str, DynamoServing]
+    ) -> None:
+        """The report (its warnings logged), the component's outputs and the stack's, then register_outputs."""
+        report = stack_report(stack, decided.catalog, decided.cluster_plan, decided.region)
         for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
             pulumi.log.warn(warning)
         endpoints = {name: serving.endpoint for name, serving in servings.items()}

@@ -16,7 +16,7 @@ from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects
 
 
 @dataclass(frozen=True)
-class ModelCacheArgs:
+class StackModelCacheArgs:
     objects: ModelCacheObjects
     file_system: FileSystemRef | None  # None for `existing` storage
     hf_token: pulumi.Output[str] | None  # a Pulumi secret, set when objects.hf_token_secret is
@@ -28,7 +28,7 @@ class StackModelCache(Component):
     stacks keep their URNs; the public ModelCache makes the same resources. `download` is the Job;
     depend on it (or on this component) to wait for a full cache."""
 
-    def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: StackModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:model:ModelCache", name, None, opts)
         self.download = add_model_cache(self, name, args).download
         self.register_outputs({"downloadJob": self.download.metadata["name"]})
@@ -41,7 +41,7 @@ class CacheResources:
 
 
 def add_model_cache(
-    owner: Component, name: str, args: ModelCacheArgs, after: list[pulumi.Resource] | None = None
+    owner: Component, name: str, args: StackModelCacheArgs, after: list[pulumi.Resource] | None = None
 ) -> CacheResources:
     """The cache's resources, children of `owner`; its claim after `after` (its teardown guard, which
     must outlive it)."""

@@ -18,7 +18,7 @@ from gpt_oss_infra.core.render.stack_objects import PlatformObjects
 
 
 @dataclass(frozen=True)
-class DynamoPlatformArgs:
+class StackPlatformArgs:
     objects: PlatformObjects
     ngc_api_key: pulumi.Output[str] | None
     crds_provider: k8s.Provider | None = None  # the upserting provider of the CRDs (components/kubernetes.py)
@@ -35,7 +35,7 @@ class StackPlatform(Component):
     """GptOssStack's Dynamo platform. Its type keeps the token of the program before 0.1.0, so that
     live stacks keep their URNs; the public DynamoPlatform makes the same resources."""
 
-    def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: StackPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:dynamo:DynamoPlatform", name, None, opts)
         self.release = add_dynamo_platform(self, name, args.objects, args.ngc_api_key, crds_provider=args.crds_provider)
         self.register_outputs({"release": self.release.name})

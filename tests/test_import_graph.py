@@ -234,3 +234,14 @@ def test_an_aws_resource_made_outside_the_description_is_caught_by_name():
         "zones = aws.get_availability_zones()\n"
     )
     assert aws_constructions(text) == ["aws.iam.Role"]
+
+
+def test_no_two_classes_of_the_product_share_a_name():
+    """A reader (and an editor's symbol search) finds one class per name: DynamoPlatformArgs was two."""
+    defined: dict[str, list[str]] = {}
+    for folder in ("core", "components", "tools"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    defined.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}

@@ -39,7 +39,7 @@ class Phase(BaseModel):
 
 
 @dataclass(frozen=True)
-class Step:
+class PathStep:
     resource: str
     phase: Phase
 
@@ -48,7 +48,7 @@ def load_phases(path: Path = DURATIONS) -> list[Phase]:
     return [Phase.model_validate(entry) for entry in yaml.safe_load(path.read_text())]
 
 
-def critical_path(resources: list[Registration], phases: list[Phase]) -> list[Step]:
+def critical_path(resources: list[Registration], phases: list[Phase]) -> list[PathStep]:
     """The steps of the critical path to serving, first to last."""
     by_name = {resource.name: resource for resource in resources}
     waits = direct_waits(resources)
@@ -67,7 +67,7 @@ def critical_path(resources: list[Registration], phases: list[Phase]) -> list[St
     if not ends:
         return []
     path = max(longest(name) for name in ends)[2]
-    return [Step(name, phase_of[name]) for name in path]
+    return [PathStep(name, phase_of[name]) for name in path]
 
 
 def _phase(resource: Registration, phases: list[Phase]) -> Phase | None:
@@ -92,7 +92,7 @@ def _is_serving_end(resource: Registration) -> bool:
     return resource.type in GRAPH_TYPES and "pulumi.com/skipAwait" in resource.inputs["metadata"]["annotations"]
 
 
-def render(steps: list[Step]) -> list[str]:
+def render(steps: list[PathStep]) -> list[str]:
     """The summary's lines for the path."""
     if not steps:
         return []

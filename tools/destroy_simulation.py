@@ -78,7 +78,7 @@ IN_USE_BY: dict[str, set[str]] = {
 
 
 @dataclass(frozen=True)
-class Step:
+class DestroyStep:
     name: str
     type: str
     outcome: str  # deleted | retained | refused | in use | not reached | orphaned (a controller's, left behind)
@@ -90,7 +90,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Destroy:
-    steps: list[Step]  # in the order Pulumi takes them
+    steps: list[DestroyStep]  # in the order Pulumi takes them
     kept: list[str] = field(default_factory=list)  # what outlives the resources on purpose (final backups)
 
     @property
@@ -98,10 +98,10 @@ class Destroy:
         """Every resource deleted, or left in place on purpose (retainOnDelete); no controller's left behind."""
         return all(step.outcome in ("deleted", "retained") for step in self.steps)
 
-    def of(self, outcome: str) -> list[Step]:
+    def of(self, outcome: str) -> list[DestroyStep]:
         return [step for step in self.steps if step.outcome == outcome]
 
-    def left(self) -> list[Step]:
+    def left(self) -> list[DestroyStep]:
         """What stays in the account or cluster: retained on purpose, or where the destroy stopped."""
         return [step for step in self.steps if step.outcome != "deleted"]
 
@@ -132,7 +132,7 @@ def simulate_destroy(resources: Iterable[Registration]) -> Destroy:
     steps = _gone_with_their_cluster(
         steps, by_name, {name for name, outcome in outcomes.items() if outcome != "deleted"}
     )
-    steps += [Step(name, thing.registration.type, "orphaned", thing.why) for name, thing in left_behind.items()]
+    steps += [DestroyStep(name, thing.registration.type, "orphaned", thing.why) for name, thing in left_behind.items()]
     kept = [
         f"a final backup of {resource.name} (FSx for Lustre, SkipFinalBackup false)"
         for resource in custom
@@ -190,7 +190,9 @@ def _guarded_namespaces(resource: Registration, variable: str) -> list[str]:
     return [namespace for value in values for namespace in value.split(",")]
 
 
-def _gone_with_their_cluster(steps: list[Step], by_name: dict[str, Registration], still_there: set[str]) -> list[Step]:
+def _gone_with_their_cluster(
+    steps: list[DestroyStep], by_name: dict[str, Registration], still_there: set[str]
+) -> list[DestroyStep]:
     """A Kubernetes object Pulumi leaves in place (retainOnDelete) goes all the same with an EKS cluster
     the stack deletes (its provider's kubeconfig comes from that cluster)."""
 
@@ -209,11 +211,11 @@ def _gone_with_their_cluster(steps: list[Step], by_name: dict[str, Registration]
     ]
 
 
-def _delete(resource: Registration, users: dict[str, str], by_name: dict[str, Registration]) -> Step:
+def _delete(resource: Registration, users: dict[str, str], by_name: dict[str, Registration]) -> DestroyStep:
     """The step of one resource, given what became of each resource that depends on it."""
 
-    def step(outcome: str, why: str = "") -> Step:
-        return Step(resource.name, resource.type, outcome, why)
+    def step(outcome: str, why: str = "") -> DestroyStep:
+        return DestroyStep(resource.name, resource.type, outcome, why)
 
     if resource.options.get("protect"):
         return step("refused", "protected: Pulumi refuses to delete it and the destroy fails")

@@ -55,7 +55,7 @@ PathParts = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
-class Problem:
+class RequestProblem:
     resource: str  # the Pulumi resource name
     input: str  # the Pulumi input path, e.g. networkInterfaces[3].interfaceType
     member: str  # the call and request member, e.g. ec2:CreateLaunchTemplate LaunchTemplateData.InstanceType
@@ -519,7 +519,7 @@ class Registered(Protocol):
     def inputs(self) -> dict[str, Any]: ...
 
 
-def resource_problems(resource: Registered, mapping: Mapping | None = None) -> Iterator[Problem]:
+def resource_problems(resource: Registered, mapping: Mapping | None = None) -> Iterator[RequestProblem]:
     """Every way AWS would refuse the requests this registered resource (.type, .name, .inputs)
     becomes; nothing for a type under the mapping's not_checked."""
     mapping = mapping or load_mapping()
@@ -527,7 +527,7 @@ def resource_problems(resource: Registered, mapping: Mapping | None = None) -> I
         return
     entry = mapping.resources.get(resource.type)
     if entry is None:
-        yield Problem(
+        yield RequestProblem(
             resource.name,
             "(all)",
             "(no call)",
@@ -538,7 +538,7 @@ def resource_problems(resource: Registered, mapping: Mapping | None = None) -> I
     leaves = list(_leaves(resource.inputs, (), entry))
     for path, value in leaves:
         if not entry.maps(_pattern_of(path)) and not (_not_checked(value) and entry.maps_under(_pattern_of(path))):
-            yield Problem(
+            yield RequestProblem(
                 resource.name,
                 render_path(path),
                 "(no member)",
@@ -688,9 +688,9 @@ def _set(body: dict[str, Any], member: PathParts, value: Any) -> None:
 # --- checking one request
 
 
-def _request_problems(resource: str, operation: Operation, request: Request) -> Iterator[Problem]:
-    def problem(member: PathParts, value: Any, allowed: str) -> Problem:
-        return Problem(
+def _request_problems(resource: str, operation: Operation, request: Request) -> Iterator[RequestProblem]:
+    def problem(member: PathParts, value: Any, allowed: str) -> RequestProblem:
+        return RequestProblem(
             resource,
             _input_for(operation, request, member),
             f"{operation.call} {render_path(member) or '(request)'}",
@@ -699,7 +699,7 @@ def _request_problems(resource: str, operation: Operation, request: Request) -> 
         )
 
     for member, path, value, allowed in request.problems:
-        yield Problem(resource, render_path(path), f"{operation.call} {render_path(member)}", value, allowed)
+        yield RequestProblem(resource, render_path(path), f"{operation.call} {render_path(member)}", value, allowed)
     for member, value, allowed in _shape_problems(operation.model().input_shape, request.body, ()):
         yield problem(member, value, allowed)
     for rule in operation.rules:

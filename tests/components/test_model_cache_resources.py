@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.model_cache_resources import ModelCacheArgs, StackModelCache
+from gpt_oss_infra.components.model_cache_resources import StackModelCache, StackModelCacheArgs
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.render import manifests, model_cache
 from tests.components.conftest import (
@@ -25,7 +25,7 @@ def build_cache(engine, objects, file_system: FileSystemRef | None, hf_token: st
     def program():
         token = pulumi.Output.secret(hf_token) if hf_token else None
         cache = StackModelCache(
-            "model-cache", ModelCacheArgs(objects, file_system, token, "14400s"), opts=on_stand_in_cluster()
+            "model-cache", StackModelCacheArgs(objects, file_system, token, "14400s"), opts=on_stand_in_cluster()
         )
         return {
             "download": cache.download.urn,

@@ -7,7 +7,7 @@ import json
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.platform_resources import DynamoPlatformArgs, StackPlatform, docker_config_json
+from gpt_oss_infra.components.platform_resources import StackPlatform, StackPlatformArgs, docker_config_json
 from gpt_oss_infra.core.dynamo import CHART
 from tests.components.conftest import (
     SYSTEM_READY,
@@ -37,7 +37,7 @@ def test_docker_config_json_is_a_secret_even_from_a_plain_key(engine):
 def build_platform(engine, objects, ngc_api_key):
     def program():
         key = pulumi.Output.secret(ngc_api_key) if ngc_api_key else None
-        platform = StackPlatform("dynamo-platform", DynamoPlatformArgs(objects, key), opts=on_stand_in_cluster())
+        platform = StackPlatform("dynamo-platform", StackPlatformArgs(objects, key), opts=on_stand_in_cluster())
         return {
             "release": platform.release.urn,
             "secret": string_data_is_secret(engine, "dynamo-platform-ngc-pull"),

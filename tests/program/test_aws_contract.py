@@ -14,7 +14,7 @@ import pytest
 
 import gpt_oss_infra.core.inputs.catalog as catalog_module
 from gpt_oss_infra.components import gpt_oss_stack
-from gpt_oss_infra.core.checks.aws_contract import Problem, load_mapping, resource_problems
+from gpt_oss_infra.core.checks.aws_contract import RequestProblem, load_mapping, resource_problems
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
 from gpt_oss_infra.tools.plan import as_preview
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun, run_program
@@ -47,14 +47,14 @@ def test_every_aws_type_a_stack_registers_is_checked_or_listed_with_a_reason():
 # --- mistakes, each on a copy of a resource a stack registers
 
 
-def problems_after(stack: str, name: str, change: Callable[[dict], None]) -> list[Problem]:
+def problems_after(stack: str, name: str, change: Callable[[dict], None]) -> list[RequestProblem]:
     resource = {r.name: r for r in as_preview(_run(stack))}[name]
     inputs = copy.deepcopy(resource.inputs)
     change(inputs)
     return list(resource_problems(dataclasses.replace(resource, inputs=inputs)))
 
 
-def assert_one(found: list[Problem], resource: str, field: str, member: str, value, allowed: str) -> None:
+def assert_one(found: list[RequestProblem], resource: str, field: str, member: str, value, allowed: str) -> None:
     """Exactly one problem, whose message names the resource, the field, the value and what is allowed."""
     assert len(found) == 1, [str(problem) for problem in found]
     message = str(found[0])

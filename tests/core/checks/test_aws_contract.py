@@ -10,7 +10,7 @@ from gpt_oss_infra.core.checks.aws_contract import (
     MAPPING_FILE,
     OMIT,
     TRANSFORMS,
-    Problem,
+    RequestProblem,
     compiled_pattern,
     load_mapping,
     mapping_errors,
@@ -22,7 +22,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 
 
-def problems(type_: str, inputs: dict, mapping=None) -> list[Problem]:
+def problems(type_: str, inputs: dict, mapping=None) -> list[RequestProblem]:
     return list(resource_problems(Registration(type_, "res", None, inputs, {}), mapping))
 
 
@@ -48,7 +48,7 @@ def lustre(**inputs) -> dict:
     } | inputs
 
 
-def only(found: list[Problem]) -> Problem:
+def only(found: list[RequestProblem]) -> RequestProblem:
     assert len(found) == 1, [str(problem) for problem in found]
     return found[0]
 
