@@ -108,10 +108,12 @@ def largest_example() -> str:
 
 
 def scaled_stack(directory: Path, deployments: int) -> str:
-    """The dev stack with `deployments` one-GPU H200 deployments on enough nodes."""
+    """The dev stack with `deployments` one-GPU H200 deployments on enough GPU and system nodes."""
     name = f"bench-{deployments}"
     config = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]
     config["gpt-oss-infra:nodePools"]["gpu"]["nodes"] = -(-deployments // 8)
+    # Each deployment's frontend and smoke test ask the system nodes for CPU and memory: two more per ten.
+    config["gpt-oss-infra:cluster"]["systemNodes"] = {"nodes": 2 + -(-deployments // 5)}
     config["gpt-oss-infra:deployments"] = {
         f"gpt-oss-{i}": {"recipe": "h200-agg-low-latency", "nodePool": "gpu", "gpus": 1} for i in range(deployments)
     }
