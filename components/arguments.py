@@ -1,19 +1,55 @@
 """A component's arguments as a caller gives them, checked before anything is registered: unknown
-arguments and secrets given in plaintext are refused by name, as a stack file's keys are."""
+arguments and secrets given in plaintext are refused by name, as a stack file's keys are.
+
+A refusal is a pulumi.RunError in a Python program (the language host prints its message, no
+traceback). In the component provider, which constructs the components for a program of another
+language, it is the SDK's InputPropertiesError instead: that program's engine shows each problem
+under the argument as its language spells it (clusterName), which a RunError cannot carry."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 
+_FOR_OTHER_LANGUAGES = False  # set by the component provider (provider/__main__.py)
 
-def refusal(block: str, name: str, error: ConfigError) -> pulumi.RunError:
-    return pulumi.RunError(f"invalid arguments of {block} {name!r}:\n{error}")
+
+def serve_other_languages() -> None:
+    """Refusals from now on are InputPropertiesErrors keyed by the schema's property paths."""
+    global _FOR_OTHER_LANGUAGES
+    _FOR_OTHER_LANGUAGES = True
+
+
+def refusal(block: str, name: str, error: ConfigError) -> Exception:
+    return keyed_refusal(f"invalid arguments of {block} {name!r}:\n{error}", error)
+
+
+def keyed_refusal(message: str, error: ConfigError, key_to_path: Callable[[str], str] = str) -> Exception:
+    """`message`, as the caller's language shows a refusal; `key_to_path`: each problem's key as an
+    argument path in Python (cluster_name, endpoint.exposure), made the schema's (clusterName) here."""
+    if not _FOR_OTHER_LANGUAGES:
+        return pulumi.RunError(message)
+    errors: list[pulumi.InputPropertyErrorDetails] = [
+        {"property_path": _schema_path(key_to_path(problem.key)), "reason": problem.message}
+        for problem in error.problems
+    ]
+    return pulumi.InputPropertiesError(message, errors)
+
+
+def _schema_path(path: str) -> str:
+    """A Python argument path in the schema's camelCase: node_pool.x_y -> nodePool.xY (map keys, which
+    hold no '_' here, stay as written)."""
+    return ".".join(_camel(part) for part in path.split("."))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def refuse_unknown(block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = "") -> None:

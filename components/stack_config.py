@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
+from gpt_oss_infra.components.arguments import keyed_refusal
 from gpt_oss_infra.components.pulumi_config import (
     all_config,
     config_value,
@@ -64,9 +65,18 @@ def refused(decide: Callable[[], T], given_to: str | None = None) -> T:
         raise refusal(error, given_to) from None
 
 
-def refusal(error: ConfigError, given_to: str | None = None) -> pulumi.RunError:
-    where = f"invalid config of {given_to}" if given_to else f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml"
-    return pulumi.RunError(f"{where}:\n{error}")
+def refusal(error: ConfigError, given_to: str | None = None) -> Exception:
+    """The run stopped naming the stack file, or the component's config argument (config.<key>, for the
+    component provider's caller in another language)."""
+    if not given_to:
+        return pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}")
+    return keyed_refusal(f"invalid config of {given_to}:\n{error}", error, _config_path)
+
+
+def _config_path(key: str) -> str:
+    """A stack config key (gpt-oss-infra:deployments.gpt-oss.gpus) as a path in GptOssStack's `config`
+    argument, already in the schema's spelling (the config's own keys are camelCase)."""
+    return f"config.{key.removeprefix(KEY_PREFIX)}" if key.startswith(KEY_PREFIX) else key
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:

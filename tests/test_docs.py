@@ -62,7 +62,8 @@ def test_the_config_reference_is_the_config_models():
     [
         # Keys the README-era reference missed or got wrong, now read from the models.
         ("cluster.loadBalancerController", "bool", "`false`"),
-        ("deployments.<name>.endpoint.allowedCidrs", "list of CIDR", "none"),
+        ("deployments.<name>.endpoint.allowedCidrs", "list of CIDR (at least 1)", "unset"),
+        ("deployments.<name>.endpoint.clientRateLimits", "map of `<client>` to object (at most 15)", "`{}`"),
         ("cluster.kubernetesVersion", 'minor version ("1.36")', "`1.36`"),
         ("nodePools.<pool>.nodes", "int ≥ 0", "required"),
         ("deployments.<name>.endpoint.clientRateLimits.<client>.unit", "`Second` \\| `Minute` \\| `Hour`", "`Minute`"),
@@ -143,7 +144,7 @@ def _build(tmp_path, docs_dir=DOCS):
 def test_the_site_builds_strictly(tmp_path):
     built = _build(tmp_path)
     assert built.returncode == 0, built.stderr
-    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    api = (tmp_path / "site" / "api.html").read_text()
     # The API page is the blocks' own docstrings: one argument's, word for word.
     assert "The managed node group" in api and "node_role_arn" in api
     home = (tmp_path / "site" / "index.html").read_text()

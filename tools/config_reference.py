@@ -67,7 +67,7 @@ def rows() -> list[tuple[str, str, str, str]]:
     """(key, type, default, meaning) for every key of the stack config, secrets last."""
     found = list(_model_rows(StackConfig, ""))
     found += [
-        (name, "secret", "none", f"{SECRET_MEANINGS[name]}; set it with `{command}`")
+        (name, "secret", "unset", f"{SECRET_MEANINGS[name]}; set it with `{command}`")
         for name, command in SECRET_COMMANDS.items()
     ]
     return found
@@ -94,7 +94,8 @@ def _field_rows(key: str, field: FieldInfo) -> typing.Iterator[tuple[str, str, s
         value_type = _without_none(get_args(annotation)[1])
         if isinstance(value_type, type) and issubclass(value_type, BaseModel):
             placeholder = MAP_KEYS[key.rsplit(".", 1)[-1]]
-            yield key, f"map of `{placeholder}` to object", _default(field), meaning
+            bounds = [bound for item in field.metadata if (bound := _bound(item))]
+            yield key, _bounded(f"map of `{placeholder}` to object", bounds), _default(field), meaning
             yield from _model_rows(value_type, f"{key}.{placeholder}.")
             return
     yield key, _type_text(annotation, field.metadata), _default(field), meaning
@@ -135,6 +136,8 @@ def _without_none(annotation: Any) -> Any:
 
 
 def _type_text(annotation: Any, metadata: list[Any]) -> str:
+    # A Field inside an Annotated carries its constraints (min_length, ...) in its own metadata.
+    metadata = [part for item in metadata for part in (item.metadata if isinstance(item, FieldInfo) else [item])]
     for item in metadata:
         if id(item) in VALIDATORS:
             return VALIDATORS[id(item)]
@@ -144,16 +147,20 @@ def _type_text(annotation: Any, metadata: list[Any]) -> str:
         return _type_text(base, [*more, *metadata])
     if origin is Literal:
         return " \\| ".join(f"`{value}`" for value in get_args(annotation))
+    bounds = [bound for item in metadata if (bound := _bound(item))]
     if origin is list:
-        return f"list of {_type_text(get_args(annotation)[0], [])}"
+        return _bounded(f"list of {_type_text(get_args(annotation)[0], [])}", bounds)
     if origin is dict:
         key_type, value_type = get_args(annotation)
         return f"map of {_type_text(key_type, [])} to {_type_text(value_type, [])}"
     if annotation is Any:
         return "any"
     base = {bool: "bool", int: "int", float: "number", str: "string"}.get(annotation, str(annotation))
-    bounds = [_bound(item) for item in metadata if _bound(item)]
-    return f"{base} {', '.join(bounds)}" if bounds else base
+    return _bounded(base, bounds)
+
+
+def _bounded(text: str, bounds: list[str]) -> str:
+    return f"{text} {', '.join(bounds)}" if bounds else text
 
 
 def _bound(item: Any) -> str | None:
@@ -161,9 +168,9 @@ def _bound(item: Any) -> str | None:
         if isinstance(item, kind):
             return f"{sign} {getattr(item, attribute)}"
     if isinstance(item, MinLen):
-        return f"at least {item.min_length}"
+        return f"(at least {item.min_length})"
     if isinstance(item, MaxLen):
-        return f"at most {item.max_length}"
+        return f"(at most {item.max_length})"
     return None
 
 
@@ -172,7 +179,7 @@ def _default(field: FieldInfo) -> str:
     if default is PydanticUndefined:
         return "required"
     if default is None:
-        return "none"
+        return "unset"
     if isinstance(default, BaseModel):
         return "(below)"
     if isinstance(default, bool):

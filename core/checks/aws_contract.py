@@ -37,7 +37,6 @@ from gpt_oss_infra.core.placeholders import SECRET, UNKNOWN
 from gpt_oss_infra.core.render.aws.resources import GIVEN, AwsResource, Ref
 from gpt_oss_infra.core.yaml_files import read_yaml
 
-ROOT = Path(__file__).resolve().parent.parent
 MAPPING_FILE = CONFIG_DIR / "aws-api" / "mapping.yaml"
 
 # A required member the provider fills itself (a generated name, the id of what it just created):

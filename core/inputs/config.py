@@ -215,8 +215,9 @@ class ExistingClusterConfig(_ClusterConfig):
         list[str],
         Field(
             description="Namespaces and CustomResourceDefinitions the stack would make that exist already, "
-            "as <Kind>/<name>, to use as they are (each must exist; destroy leaves them); anything else of "
-            "the stack's found without its owner annotation is refused"
+            "as <Kind>/<name> (each must exist): a Namespace is only annotated, a CRD is applied over with the "
+            "release's; destroy leaves both. Anything else of the stack's found without its owner annotation "
+            "is refused"
         ),
     ] = []
 

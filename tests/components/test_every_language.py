@@ -15,6 +15,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.components.provider_host import KeyedRefusalProvider
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
 from tests.components.conftest import on_stand_in_cluster
@@ -114,3 +115,56 @@ def test_the_check_catches_a_dynamic_resource(engine):
     engine.run(program)
     types = [resource.typ for resource in engine.mocks.resources]
     assert loadable_only_from_python(types) == ["pulumi-python:dynamic:Resource"]
+
+
+@pytest.mark.parametrize(
+    ("component", "inputs", "path", "reason"),
+    [
+        (
+            "GpuNodePool",
+            {"clusterName": "lab", "subnetIds": ["subnet-a"], "hardware": "h300", "nodes": 1},
+            "hardware",
+            "did you mean 'h200'?",
+        ),
+        (
+            "GptOssDeployment",
+            {
+                "namespace": "gpt-oss",
+                "recipe": "h200-agg-low-latency",
+                "nodeSelector": {"gpu": "h200"},
+                "readyTimeoutMinutes": 0,
+            },
+            "readyTimeoutMinutes",
+            "must be at least 1",
+        ),
+        (
+            "GptOssStack",
+            {"config": namespace_config(example_entries("dev")) | {"namespace": "Not_A_Label"}},
+            "config.namespace",
+            "must be a DNS label",
+        ),
+    ],
+)
+def test_another_languages_program_sees_each_refusal_under_its_argument(
+    engine, monkeypatch, component, inputs, path, reason
+):
+    """In the component provider, a refusal is the SDK's InputPropertiesError, which the engine shows
+    under the property path as the caller's language spells it (camelCase), not one RunError text."""
+    from gpt_oss_infra.components import arguments
+
+    monkeypatch.setattr(arguments, "_FOR_OTHER_LANGUAGES", True)  # as provider_host.host() sets it
+    provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
+    caught = {}
+
+    def program():
+        received = wait_for(as_a_provider_receives(json.loads(json.dumps(inputs))))
+        try:
+            provider.construct("it", f"{gpt_oss_infra.PACKAGE}:index:{component}", received, None)
+        except pulumi.InputPropertiesError as error:
+            caught["error"] = error
+
+    engine.run(program)
+    [error] = caught["error"].errors
+    assert error["property_path"] == path
+    assert reason in error["reason"]
+    assert [r.typ for r in engine.mocks.resources if r.typ.startswith(gpt_oss_infra.PACKAGE)] == []
