@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.mappings import snake_to_camel
 
 _FOR_OTHER_LANGUAGES = False  # set by the component provider (provider/__main__.py)
 
@@ -44,12 +45,7 @@ def keyed_refusal(message: str, error: ConfigError, key_to_path: Callable[[str],
 def _schema_path(path: str) -> str:
     """A Python argument path in the schema's camelCase: node_pool.x_y -> nodePool.xY (map keys, which
     hold no '_' here, stay as written)."""
-    return ".".join(_camel(part) for part in path.split("."))
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+    return ".".join(snake_to_camel(part) for part in path.split("."))
 
 
 def refuse_unknown(block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = "") -> None:

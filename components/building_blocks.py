@@ -119,8 +119,8 @@ class GpuNodePool(Component):
         spec = plan.eks.groups[1]  # the system group is the cluster's, not this pool's
         resources = gpu_node_pool(name, spec, config.environment, with_role=args.get("node_role_arn") is None)
         # What AWS would refuse of them, under the argument that holds the value.
-        known = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
-        if refused := aws_refusals(resources, dict(args), given=known):
+        given: dict[str, Any] = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
+        if refused := aws_refusals(resources, dict(args), given=given):
             raise refusal("GpuNodePool", name, ConfigError(refused))
         for warning in plan.warnings:
             pulumi.log.warn(fragment.warning(warning))
@@ -132,12 +132,7 @@ class GpuNodePool(Component):
         )
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])
-        subnet_ids = usable_subnets(args["subnet_ids"], zones, spec.instance_type, on_this)
-        given: dict[str, Any] = {
-            "cluster_name": args["cluster_name"],
-            "subnet_ids": subnet_ids,
-            "node_role_arn": args.get("node_role_arn"),
-        }
+        given["subnet_ids"] = usable_subnets(args["subnet_ids"], zones, spec.instance_type, on_this)
         if spec.network_interfaces:  # EFA: the cluster's network, as EKS has it
             network = aws.eks.get_cluster_output(name=args["cluster_name"], opts=on_this).vpc_config
             given |= {"vpc_id": network.vpc_id, "cluster_security_group_id": network.cluster_security_group_id}

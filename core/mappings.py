@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -25,3 +26,22 @@ def value_at(values: dict[str, Any], path: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def leaves(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """(path, value) of every scalar under `value`, paths as a config key spells them: a.b[0].c."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(f"{path}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from leaves(f"{path}[{index}]", item)
+    else:
+        yield path, value
+
+
+def snake_to_camel(name: str) -> str:
+    """http_put_response_hop_limit -> httpPutResponseHopLimit: how the Pulumi SDKs name a property.
+    Anything without '_' (gpt-oss, vpcId) stays as written, unlike pydantic's to_camel."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

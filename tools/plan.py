@@ -36,6 +36,7 @@ from gpt_oss_infra.components.stack_config import decode
 from gpt_oss_infra.core.checks.aws_contract import refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS
+from gpt_oss_infra.core.mappings import leaves
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.report.stack_report import render_program_summary, render_summary
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
@@ -69,7 +70,7 @@ def load_stack_files(stack: str, stack_dir: Path | None = None, project_dir: Pat
     plaintext = [
         Problem(path, f"a secret stored in plaintext in the stack file: remove it and set it with {command}")
         for key, command in SECRET_COMMANDS.items()
-        for path, leaf in _leaves(f"{KEY_PREFIX}{key}", entries.get(f"{KEY_PREFIX}{key}", {"secure": ""}))
+        for path, leaf in leaves(f"{KEY_PREFIX}{key}", entries.get(f"{KEY_PREFIX}{key}", {"secure": ""}))
         if not path.endswith(".secure")
     ]
     if plaintext:  # the program refuses a wholly plaintext key too; only the file shows one plaintext value in a map
@@ -230,17 +231,6 @@ def aws_request_problems(run: ProgramRun, config: dict[str, str]) -> list[Proble
     in-process check does not see), each under the config key that holds the value when one does (else
     under the resource that sends it)."""
     return refusals(as_preview(run), {key: decode(text) for key, text in config.items()})
-
-
-def _leaves(path: str, value: Any):
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(f"{path}.{key}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _leaves(f"{path}[{index}]", item)
-    else:
-        yield path, value
 
 
 def manifests(run: ProgramRun) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from botocore.model import OperationModel, OperationNotFoundError, Shape
 
 from gpt_oss_infra.core.errors import Problem as KeyedProblem
 from gpt_oss_infra.core.inputs.aws_values import service_model
+from gpt_oss_infra.core.mappings import leaves, snake_to_camel
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.placeholders import SECRET, UNKNOWN
 from gpt_oss_infra.core.render.aws.resources import GIVEN, AwsResource, Ref
@@ -424,14 +425,11 @@ def planned(resource: AwsResource, given: dict[str, Any] | None = None) -> Plann
     left out, and every value known only at `up` UNKNOWN: a Ref, but for one to a `given` value that is
     plain data already (a block's argument written in the program)."""
     inputs = {
-        _camel(key): _as_sent(key, value, given or {}) for key, value in resource.inputs.items() if value is not None
+        snake_to_camel(key): _as_sent(key, value, given or {})
+        for key, value in resource.inputs.items()
+        if value is not None
     }
     return PlannedResource(resource.type, resource.name, inputs)
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _as_sent(key: str, value: Any, given: dict[str, Any]) -> Any:
@@ -441,7 +439,7 @@ def _as_sent(key: str, value: Any, given: dict[str, Any]) -> Any:
     if isinstance(value, dict):
         if key in MAP_INPUTS:
             return {name: _as_sent("", item, given) for name, item in value.items()}
-        return {_camel(name): _as_sent(name, item, given) for name, item in value.items()}
+        return {snake_to_camel(name): _as_sent(name, item, given) for name, item in value.items()}
     if isinstance(value, list):
         return [_as_sent(key, item, given) for item in value]
     return value
@@ -482,24 +480,8 @@ def _key_holding(value: Any, config: dict[str, Any], key_prefix: str) -> str | N
     `value`, if exactly one is."""
     if value is None or isinstance(value, bool):
         return None
-    found = [
-        path
-        for key, item in config.items()
-        for path, leaf in _config_leaves(f"{key_prefix}{key}", item)
-        if leaf == value
-    ]
+    found = [path for key, item in config.items() for path, leaf in leaves(f"{key_prefix}{key}", item) if leaf == value]
     return found[0] if len(found) == 1 else None
-
-
-def _config_leaves(path: str, value: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _config_leaves(f"{path}.{key}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _config_leaves(f"{path}[{index}]", item)
-    else:
-        yield path, value
 
 
 # --- checking one resource
