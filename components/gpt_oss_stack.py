@@ -12,12 +12,12 @@ from gpt_oss_infra.components.api_keys import ApiKeys, api_keys
 from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
 from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.dynamo_platform import DecidedPlatform, DynamoPlatform
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.gpt_oss_deployment import DecidedDeployment, GptOssDeployment
 from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
-from gpt_oss_infra.components.model_cache_resources import StackModelCache, StackModelCacheArgs
+from gpt_oss_infra.components.model_cache import DecidedModelCache, ModelCache
 from gpt_oss_infra.components.observability_resources import Observability, ObservabilityArgs
-from gpt_oss_infra.components.platform_resources import StackPlatform, StackPlatformArgs
-from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
 from gpt_oss_infra.components.stack_config import (
     StackFileConfig,
     api_key_clients,
@@ -44,6 +44,12 @@ from gpt_oss_infra.core.stack import build_stack
 # Before 0.1.0 the stack's components were the program's own, at the stack's root: each keeps its
 # URN (and so its live resources) by this alias; their children inherit it.
 FROM_STACK_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+
+
+def block_aliases(replaced_type: str) -> list[pulumi.Alias]:
+    """A public block of the stack's keeps the URNs of the component of `replaced_type` it replaced in 0.4.1,
+    under GptOssStack (0.1.0-0.4.0) and at the stack's root (before 0.1.0); its children inherit them."""
+    return [pulumi.Alias(type_=replaced_type), pulumi.Alias(type_=replaced_type, parent=pulumi.ROOT_STACK_RESOURCE)]
 
 
 class GptOssStackArgs(TypedDict):
@@ -154,21 +160,23 @@ class GptOssStack(Component):
         servings = self._serve(stack, target, decided)
         self._publish(stack, target, decided, servings)
 
-    def _serve(self, stack: Stack, target: ClusterTarget, decided: "_Decided") -> dict[str, DynamoServing]:
+    def _serve(self, stack: Stack, target: ClusterTarget, decided: "_Decided") -> dict[str, GptOssDeployment]:
         """Everything on the cluster, in the order `up` needs it; each deployment's serving graph."""
 
-        def on_cluster(*depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+        def on_cluster(
+            *depends_on: pulumi.Resource, aliases: list[pulumi.Alias] = FROM_STACK_ROOT
+        ) -> pulumi.ResourceOptions:
             """A child that goes through the cluster's provider, after what every child waits for."""
             return self.child_opts(
-                providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=FROM_STACK_ROOT
+                providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=aliases
             )
 
         # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
         # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
         guards = TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster()) if stack.teardown else None
-        with_volumes = on_cluster(*([guards.volumes_gone] if guards and guards.volumes_gone else []))
+        volumes_gone = [guards.volumes_gone] if guards and guards.volumes_gone else []
         observability = (
-            Observability("observability", ObservabilityArgs(stack.observability), opts=with_volumes)
+            Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster(*volumes_gone))
             if stack.observability
             else None
         )
@@ -177,25 +185,28 @@ class GptOssStack(Component):
             GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
             opts=on_cluster(),
         )
-        dynamo = StackPlatform(
+        # The public blocks, as the stack config decided them; the stack's teardown guards guard them, and
+        # Envoy Gateway is the stack's, beside them (below).
+        dynamo = DynamoPlatform.of_stack(
             "dynamo-platform",
-            StackPlatformArgs(stack.platform, decided.ngc_api_key, target.crds_provider),
-            opts=with_volumes,
+            DecidedPlatform(stack.platform, decided.ngc_api_key, None, None, target.crds_provider),
+            opts=on_cluster(*volumes_gone, aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
         )
         workloads = Workloads(
             "workloads",
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, decided.ngc_api_key, stack.network_policies),
             opts=on_cluster(),
         )
-        cache = StackModelCache(
+        cache = ModelCache.of_stack(
             "model-cache",
-            StackModelCacheArgs(
+            DecidedModelCache(
                 objects=stack.model_cache,
                 file_system=target.file_system,
                 hf_token=decided.hf_token,
                 download_timeout=f"{decided.catalog.model_download.active_deadline_seconds}s",
+                guards=None,
             ),
-            opts=on_cluster(*target.storage_ready, workloads),
+            opts=on_cluster(*target.storage_ready, workloads, aliases=block_aliases("gpt-oss-infra:model:ModelCache")),
         )
         gateways = (
             GatewayController(
@@ -212,33 +223,38 @@ class GptOssStack(Component):
             else None
         )
         return {
-            serving.deployment.name: DynamoServing(
+            serving.deployment.name: GptOssDeployment.of_stack(
                 serving.deployment.name,
-                DynamoServingArgs(
+                DecidedDeployment(
                     serving=serving,
-                    gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
                     api_keys=decided.keys.values,
+                    network_policies=[],  # the namespace's, made together (Workloads)
+                    gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
                     gateway_ready=gateways.ready if gateways else [],
                 ),
                 # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.
-                opts=self.child_opts(providers=[target.provider], depends_on=[cache, dynamo], aliases=FROM_STACK_ROOT),
+                opts=self.child_opts(
+                    providers=[target.provider],
+                    depends_on=[cache, dynamo],
+                    aliases=block_aliases("gpt-oss-infra:serving:DynamoServing"),
+                ),
             )
             for serving in stack.serving
         }
 
     def _publish(
-        self, stack: Stack, target: ClusterTarget, decided: "_Decided", servings: dict[str, DynamoServing]
+        self, stack: Stack, target: ClusterTarget, decided: "_Decided", servings: dict[str, GptOssDeployment]
     ) -> None:
         """The report (its warnings logged), the component's outputs and the stack's, then register_outputs."""
         report = stack_report(stack, decided.catalog, decided.cluster_plan, decided.region)
         for warning in report["warnings"]:  # the stack's, the cluster plan's, and GPU pools no deployment uses
             pulumi.log.warn(warning)
         endpoints = {name: serving.endpoint for name, serving in servings.items()}
-        checks = {name: serving.check for name, serving in servings.items()}
+        checks = {name: serving.serving_check for name, serving in servings.items()}
         self.endpoints = pulumi.Output.all(**endpoints)
         self.serving_checks = pulumi.Output.all(**checks)
         self.report = pulumi.Output.from_input(report)
-        exposed = {name: serving.outputs for name, serving in servings.items() if "url" in serving.outputs}
+        exposed = {name: serving.served for name, serving in servings.items() if serving.served.url is not None}
         # What the stack exports (stack_outputs), in the order the program always exported it.
         self._stack_outputs: dict[str, Any] = {
             **target.exports,
@@ -251,7 +267,7 @@ class GptOssStack(Component):
         }
         if exposed:  # how a client calls each internal or public endpoint
             self._stack_outputs["gateways"] = {
-                name: {key: outputs[key] for key in ("url", "curl")} for name, outputs in exposed.items()
+                name: {"url": served.url, "curl": served.curl} for name, served in exposed.items()
             }
         self.register_outputs(
             {"endpoints": self.endpoints, "servingChecks": self.serving_checks, "report": self.report}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.base import Component, secret
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION
 from gpt_oss_infra.core.render.scripts import ScriptedJob
@@ -26,6 +27,13 @@ def resource_args(manifest: dict[str, Any]) -> dict[str, Any]:
         for key, value in manifest.items()
         if key not in ("apiVersion", "kind")
     }
+
+
+def docker_config_json(ngc_api_key: pulumi.Output[str]) -> pulumi.Output[str]:
+    """nvcr.io credentials as a .dockerconfigjson value (NGC's user name is literally $oauthtoken)."""
+    return secret(ngc_api_key).apply(
+        lambda key: json.dumps({"auths": {"nvcr.io": {"username": "$oauthtoken", "password": key}}})
+    )
 
 
 def crds_provider(

@@ -10,8 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
-from gpt_oss_infra.components.platform_resources import docker_config_json
+from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
 
 
 @dataclass(frozen=True)

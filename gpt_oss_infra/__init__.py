@@ -11,39 +11,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.4.0"
+__version__ = "0.4.1"
 
 if TYPE_CHECKING:  # what type checkers and editors resolve; at run time, __getattr__ below
-    from gpt_oss_infra.components.building_blocks import (
-        DynamoPlatform,
-        DynamoPlatformArgs,
-        Endpoint,
-        GptOssDeployment,
-        GptOssDeploymentArgs,
-        GpuNodePool,
-        GpuNodePoolArgs,
-        ModelCache,
-        ModelCacheArgs,
-    )
+    from gpt_oss_infra.components.dynamo_platform import DynamoPlatform, DynamoPlatformArgs
+    from gpt_oss_infra.components.gpt_oss_deployment import Endpoint, GptOssDeployment, GptOssDeploymentArgs
     from gpt_oss_infra.components.gpt_oss_stack import GptOssStack, GptOssStackArgs, stack_config_args
+    from gpt_oss_infra.components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+    from gpt_oss_infra.components.model_cache import ModelCache, ModelCacheArgs
 
 PACKAGE = "gpt-oss-infra"  # the Pulumi package: its components' tokens are gpt-oss-infra:index:<Class>
 
 # Each public name -> the module that defines it.
 _PUBLIC = {
+    **dict.fromkeys(["GpuNodePool", "GpuNodePoolArgs"], "gpt_oss_infra.components.gpu_node_pool"),
+    **dict.fromkeys(["DynamoPlatform", "DynamoPlatformArgs"], "gpt_oss_infra.components.dynamo_platform"),
+    **dict.fromkeys(["ModelCache", "ModelCacheArgs"], "gpt_oss_infra.components.model_cache"),
     **dict.fromkeys(
-        [
-            "DynamoPlatform",
-            "DynamoPlatformArgs",
-            "Endpoint",
-            "GptOssDeployment",
-            "GptOssDeploymentArgs",
-            "GpuNodePool",
-            "GpuNodePoolArgs",
-            "ModelCache",
-            "ModelCacheArgs",
-        ],
-        "gpt_oss_infra.components.building_blocks",
+        ["GptOssDeployment", "GptOssDeploymentArgs", "Endpoint"], "gpt_oss_infra.components.gpt_oss_deployment"
     ),
     **dict.fromkeys(["GptOssStack", "GptOssStackArgs", "stack_config_args"], "gpt_oss_infra.components.gpt_oss_stack"),
 }

@@ -52,7 +52,11 @@ def clone_modules() -> set[str]:
 def test_a_clone_imports_exactly_the_modules_the_wheel_installs():
     assert gpt_oss_infra.__path__ == [str(ROOT / "gpt_oss_infra")]
     wheel = wheel_modules()
-    assert {"gpt_oss_infra.core.stack", "gpt_oss_infra.components.building_blocks", "gpt_oss_infra.tools.plan"} <= wheel
+    assert {
+        "gpt_oss_infra.core.stack",
+        "gpt_oss_infra.components.gpt_oss_deployment",
+        "gpt_oss_infra.tools.plan",
+    } <= wheel
     assert clone_modules() == wheel
 
 

@@ -5,15 +5,12 @@ Vulture reads this file as code that uses these names; nothing runs it.
 
 import http.client
 
-from gpt_oss_infra.components.building_blocks import (
-    DynamoPlatformArgs,
-    Endpoint,
-    GptOssDeploymentArgs,
-    GpuNodePoolArgs,
-    ModelCacheArgs,
-)
 from gpt_oss_infra.components.destroy_wait import WaitAtDestroyProvider
+from gpt_oss_infra.components.dynamo_platform import DynamoPlatformArgs
+from gpt_oss_infra.components.gpt_oss_deployment import Endpoint, GptOssDeploymentArgs
 from gpt_oss_infra.components.gpt_oss_stack import GptOssStackArgs
+from gpt_oss_infra.components.gpu_node_pool import GpuNodePoolArgs
+from gpt_oss_infra.components.model_cache import ModelCacheArgs
 from gpt_oss_infra.core.dynamo import DynamoVersionSpec
 from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffic
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
@@ -72,6 +69,7 @@ GptOssDeploymentArgs.recipe_definition
 GptOssDeploymentArgs.pool_nodes
 GptOssDeploymentArgs.dynamo_release
 GptOssDeploymentArgs.api_clients
+GptOssDeploymentArgs.uses_hf_token
 ModelCacheArgs.file_system_id
 GptOssStackArgs.api_clients
 

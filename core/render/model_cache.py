@@ -19,7 +19,7 @@ from gpt_oss_infra.core.render.scripts import SCRIPT_VOLUME_MOUNT, Script, Scrip
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 # Values AWS computes when it creates the file system: the manifests name them, and the model-cache
-# component (components/model_cache_resources.py) puts the file system's outputs in their place.
+# block (components/model_cache.py) puts the file system's outputs in their place.
 FILE_SYSTEM_ID = "${fileSystemId}"
 FILE_SYSTEM_DNS_NAME = "${fileSystemDnsName}"
 FILE_SYSTEM_MOUNT_NAME = "${fileSystemMountName}"

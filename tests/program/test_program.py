@@ -20,9 +20,9 @@ def test_components_follow_the_conventions(dev_run):
         ("gpt-oss-infra:aws:ModelStorage", "gptoss-model-storage"),
         ("gpt-oss-infra:serving:Workloads", "workloads"),
         ("gpt-oss-infra:gpu:GpuSoftware", "gpu-software"),
-        ("gpt-oss-infra:dynamo:DynamoPlatform", "dynamo-platform"),
-        ("gpt-oss-infra:model:ModelCache", "model-cache"),
-        ("gpt-oss-infra:serving:DynamoServing", "gpt-oss"),
+        ("gpt-oss-infra:index:DynamoPlatform", "dynamo-platform"),
+        ("gpt-oss-infra:index:ModelCache", "model-cache"),
+        ("gpt-oss-infra:index:GptOssDeployment", "gpt-oss"),
         ("gpt-oss-infra:teardown:TeardownGuards", "teardown"),
         ("gpt-oss-infra:index:GptOssStack", "gpt-oss-infra"),
     }

@@ -67,7 +67,7 @@ def _rewired(run, names, dropped=frozenset(), added=frozenset()):
 
 
 def test_a_graph_that_does_not_wait_for_the_cache_is_caught(dev_run):
-    """As if DynamoServing did not depend on the model cache: none of its parts waits for the download."""
+    """As if a GptOssDeployment did not depend on the model cache: none of its parts waits for the download."""
     serving = [r.name for r in dev_run.resources if r.name.startswith("gpt-oss")]
     broken = _rewired(dev_run, serving, dropped={"model-cache-download"})
     assert readiness_problems(broken) == ["gpt-oss-graph does not wait for model-cache-download"]
@@ -100,7 +100,7 @@ def test_an_upgrade_goes_crds_then_operator_then_graphs(dev_run):
 
 
 def test_a_graph_that_does_not_wait_for_the_operator_is_caught(dev_run):
-    """As if DynamoServing did not depend on the platform: none of its parts waits for anything of it."""
+    """As if a GptOssDeployment did not depend on the platform: none of its parts waits for anything of it."""
     serving = [r.name for r in dev_run.resources if r.name.startswith("gpt-oss")]
     platform = {r.name for r in dev_run.resources if r.name.startswith("dynamo-platform")}
     broken = _rewired(dev_run, serving, dropped=platform)

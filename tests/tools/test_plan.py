@@ -37,12 +37,12 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     # The serving objects come last, in the order the program declares them.
     assert [r["type"] for r in resources][-11:] == [
         "kubernetes:core/v1:Namespace",
-        "gpt-oss-infra:model:ModelCache",
+        "gpt-oss-infra:index:ModelCache",
         "kubernetes:storage.k8s.io/v1:StorageClass",
         "kubernetes:core/v1:PersistentVolumeClaim",
         "kubernetes:core/v1:ConfigMap",  # the download script
         "kubernetes:batch/v1:Job",  # the download
-        "gpt-oss-infra:serving:DynamoServing",
+        "gpt-oss-infra:index:GptOssDeployment",
         "kubernetes:core/v1:ConfigMap",
         pulumi_type(graph["apiVersion"]),
         "kubernetes:core/v1:ConfigMap",  # the smoke test's script

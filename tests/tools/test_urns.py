@@ -33,7 +33,7 @@ def runs():
 def graph_urn(run: list) -> str:
     (graph,) = [r for r in run if r.type in GRAPH_TYPES]
     urn = urns(run, "dev")[graph.name]
-    assert urn.endswith(f"DynamoServing${graph.type}::{graph.name}")
+    assert urn.endswith(f"GptOssDeployment${graph.type}::{graph.name}")
     return urn
 
 
@@ -114,3 +114,30 @@ def test_without_the_aliases_moving_into_gpt_oss_stack_would_replace_everything(
     unaliased = [dataclasses.replace(r, options={k: v for k, v in r.options.items() if k != "aliases"}) for r in after]
     moved = transition_from([entry["urn"] for entry in before], set(), unaliased, "dev")
     assert len(moved.created) == len(after) and len(moved.deleted) == len(before)
+
+
+URNS_0_4_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.4.0"
+
+
+@pytest.mark.parametrize("stack", sorted(path.stem for path in URNS_0_4_0.glob("*.json")))
+def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(stack):
+    """0.4.1: GptOssStack makes its platform, cache and deployments with the public blocks, whose types
+    differ from the components they replace (dynamo:DynamoPlatform, model:ModelCache, serving:DynamoServing):
+    their type aliases keep every resource. The URNs before are those of 0.4.0's plans (commit 6d59e92,
+    tests/data/urns-0.4.0/<stack>.json, one file per shipped stack)."""
+    before = json.loads((URNS_0_4_0 / f"{stack}.json").read_text())
+    after = successful_run(example_entries(stack), stack).resources
+    moved = transition_from(
+        [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
+    )
+    assert (moved.created, moved.deleted, moved.forgotten) == ([], [], [])
+    renamed = [(old, new) for old, new in moved.kept if old != new]
+    assert len(moved.kept) == len(before) and renamed  # every resource kept, the blocks' under their new types
+    blocks = {
+        "gpt-oss-infra:dynamo:DynamoPlatform": "gpt-oss-infra:index:DynamoPlatform",
+        "gpt-oss-infra:model:ModelCache": "gpt-oss-infra:index:ModelCache",
+        "gpt-oss-infra:serving:DynamoServing": "gpt-oss-infra:index:GptOssDeployment",
+    }
+    for old, new in renamed:  # only the blocks and their children move, each to its block's type
+        (replaced,) = [type_ for type_ in blocks if type_ in old]
+        assert old.replace(replaced, blocks[replaced]) == new

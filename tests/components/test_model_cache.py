@@ -1,11 +1,12 @@
-"""components/model_cache_resources.py: the cache storage on its file system, the HF token Secret, the download."""
+"""components/model_cache.py: the cache storage on its file system, the HF token Secret, the download, as
+GptOssStack has the block make them (ModelCache.of_stack)."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.model_cache_resources import StackModelCache, StackModelCacheArgs
+from gpt_oss_infra.components.model_cache import DecidedModelCache, ModelCache
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.core.render import manifests, model_cache
 from tests.components.conftest import (
@@ -17,18 +18,18 @@ from tests.components.conftest import (
 )
 
 HF_TOKEN = "hf_model_cache_test_token"
-MODEL_CACHE = "gpt-oss-infra:model:ModelCache"
+MODEL_CACHE = "gpt-oss-infra:index:ModelCache"
 FILE_SYSTEM_ID, DNS_NAME, MOUNT_NAME = "fs-0123456789abcdef0", "fs-0123.fsx.example.com", "abcdefgh"
 
 
 def build_cache(engine, objects, file_system: FileSystemRef | None, hf_token: str | None):
     def program():
         token = pulumi.Output.secret(hf_token) if hf_token else None
-        cache = StackModelCache(
-            "model-cache", StackModelCacheArgs(objects, file_system, token, "14400s"), opts=on_stand_in_cluster()
-        )
+        decided = DecidedModelCache(objects, file_system, token, "14400s", guards=None)
+        cache = ModelCache.of_stack("model-cache", decided, opts=on_stand_in_cluster())
         return {
-            "download": cache.download.urn,
+            "claim": cache.claim_name,
+            "download": cache.download_job,
             "secret": string_data_is_secret(engine, "model-cache-hf-token"),
         }
 
@@ -62,7 +63,9 @@ def test_efs_the_storage_class_provisions_on_the_targets_file_system(engine, exa
     assert storage_class["parameters"] == objects.storage_class["parameters"] | {"fileSystemId": FILE_SYSTEM_ID}
     assert_deleted_by_destroy(engine, "model-cache-pvc")
     assert engine.waits_for("model-cache-pvc") == [SYSTEM_READY, "model-cache-storage-class"]
-    assert values["download"] == engine.urns["model-cache-download"]
+    # Read from the claim and the Job, so whatever uses them waits for the cache.
+    assert values["claim"] == engine.inputs("model-cache-pvc")["metadata"]["name"]
+    assert values["download"] == engine.inputs("model-cache-download")["metadata"]["name"]
 
 
 def test_fsx_the_static_volume_names_the_file_system(engine, example_stack):

@@ -1,4 +1,5 @@
-"""components/platform_resources.py: the Dynamo platform's CRDs, namespace, NGC pull secret and pinned Helm release."""
+"""components/dynamo_platform.py: the Dynamo platform's CRDs, namespace, NGC pull secret and pinned Helm release,
+as GptOssStack has the block make them (DynamoPlatform.of_stack)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.platform_resources import StackPlatform, StackPlatformArgs, docker_config_json
+from gpt_oss_infra.components.dynamo_platform import DecidedPlatform, DynamoPlatform
+from gpt_oss_infra.components.kubernetes import docker_config_json
 from gpt_oss_infra.core.dynamo import CHART
 from tests.components.conftest import (
     SYSTEM_READY,
@@ -19,7 +21,7 @@ from tests.components.conftest import (
 )
 
 NGC_KEY = "nvapi-component-test-key"
-PLATFORM = "gpt-oss-infra:dynamo:DynamoPlatform"
+PLATFORM = "gpt-oss-infra:index:DynamoPlatform"
 
 
 def nvcr_credentials(key: str) -> str:
@@ -37,9 +39,11 @@ def test_docker_config_json_is_a_secret_even_from_a_plain_key(engine):
 def build_platform(engine, objects, ngc_api_key):
     def program():
         key = pulumi.Output.secret(ngc_api_key) if ngc_api_key else None
-        platform = StackPlatform("dynamo-platform", StackPlatformArgs(objects, key), opts=on_stand_in_cluster())
+        decided = DecidedPlatform(objects, key, guards=None, gateway=None)
+        platform = DynamoPlatform.of_stack("dynamo-platform", decided, opts=on_stand_in_cluster())
         return {
-            "release": platform.release.urn,
+            "namespace": platform.namespace,
+            "version": platform.version,
             "secret": string_data_is_secret(engine, "dynamo-platform-ngc-pull"),
         }
 
@@ -62,7 +66,8 @@ def test_crds_are_applied_by_the_program_and_outlive_it(engine, example_stack):
 def test_the_release_waits_for_crds_namespace_and_pull_secret(engine, example_stack):
     objects = example_stack("dev").platform
     values = build_platform(engine, objects, NGC_KEY)
-    assert engine.urns["dynamo-platform-release"] == values["release"]
+    # Read from the release, so whatever uses them waits for it.
+    assert (values["namespace"], values["version"]) == (objects.namespace["metadata"]["name"], objects.dynamo.version)
     children = assert_on_the_cluster(engine, "dynamo-platform", PLATFORM)
     assert children[-3:] == ["dynamo-platform-namespace", "dynamo-platform-ngc-pull", "dynamo-platform-release"]
     release = engine.inputs("dynamo-platform-release")

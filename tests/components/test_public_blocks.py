@@ -1,4 +1,5 @@
-"""components/building_blocks.py: the public GpuNodePool, DynamoPlatform, ModelCache and GptOssDeployment
+"""The public blocks (components/gpu_node_pool.py, dynamo_platform.py, model_cache.py, gpt_oss_deployment.py):
+GpuNodePool, DynamoPlatform, ModelCache and GptOssDeployment
 on Pulumi's mock engine: bad arguments refused by name with nothing registered, and the resources
 GptOssStack makes for the same settings."""
 
@@ -13,7 +14,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
 from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
-from gpt_oss_infra.components import building_blocks
+from gpt_oss_infra.components import gpu_node_pool
 from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
@@ -482,7 +483,7 @@ def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registere
     """GpuNodePool checks its own AWS requests (core/checks/aws_contract.py) before registering anything:
     shown on a node group description broken on purpose (an AMI type EKS does not list), since no argument
     that passes the block's own checks reaches AWS unchecked today."""
-    described = building_blocks.gpu_node_pool
+    described = gpu_node_pool.gpu_node_pool
 
     def broken(*args, **kwargs):
         resources = described(*args, **kwargs)
@@ -491,7 +492,7 @@ def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registere
             for r in resources
         ]
 
-    monkeypatch.setattr(building_blocks, "gpu_node_pool", broken)
+    monkeypatch.setattr(gpu_node_pool, "gpu_node_pool", broken)
     engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
     with pytest.raises(pulumi.RunError) as refused:
         engine.run(lambda: GpuNodePool("h200", POOL_ARGS | {"hardware": "h200"}))

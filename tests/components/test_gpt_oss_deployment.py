@@ -1,24 +1,26 @@
-"""components/serving.py: a deployment's engine config, its graph, smoke test and benchmark, and what it reports."""
+"""components/gpt_oss_deployment.py: a deployment's engine config, its graph, smoke test and benchmark, and what it
+reports, as GptOssStack has the block make them (GptOssDeployment.of_stack)."""
 
 from __future__ import annotations
 
 import pulumi
 import pytest
 
-from gpt_oss_infra.components.serving import DynamoServing, DynamoServingArgs
+from gpt_oss_infra.components.gpt_oss_deployment import DecidedDeployment, GptOssDeployment
 from gpt_oss_infra.core.render import manifests
 from gpt_oss_infra.core.render.stack_objects import defer_serving
 from tests.components.conftest import SYSTEM_READY, assert_on_the_cluster, on_stand_in_cluster
 
-SERVING = "gpt-oss-infra:serving:DynamoServing"
+SERVING = "gpt-oss-infra:index:GptOssDeployment"
 
 
 def build_serving(engine, serving, with_gpu_nodes: bool = True):
     def program():
         gpu_nodes = pulumi.ComponentResource("test:index:GpuNodes", "gpu-nodes") if with_gpu_nodes else None
         name = serving.deployment.name
-        component = DynamoServing(name, DynamoServingArgs(serving, gpu_nodes), opts=on_stand_in_cluster())
-        return {"endpoint": component.endpoint, "check": component.check}
+        decided = DecidedDeployment(serving, api_keys=None, network_policies=[], gpu_nodes=gpu_nodes)
+        component = GptOssDeployment.of_stack(name, decided, opts=on_stand_in_cluster())
+        return {"endpoint": component.endpoint, "check": component.serving_check, "url": component.url}
 
     return engine.run(program)
 
@@ -55,9 +57,11 @@ def test_the_check_names_the_smoke_test_that_answered_through_the_frontend(engin
     service = manifests.frontend_service_name("gpt-oss")
     namespace = serving.graph["metadata"]["namespace"]
     job = serving.smoke_test.job["metadata"]["name"]
+    endpoint = f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}"
     assert values == {
-        "endpoint": f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}",
+        "endpoint": endpoint,
         "check": f"answered a chat completion through {service} (Job {job})",
+        "url": endpoint,  # no gateway: clients call the in-cluster endpoint
     }
 
 

@@ -1,0 +1,174 @@
+"""The public DynamoPlatform block: the Dynamo platform at a supported release (its CRDs where the
+program applies them, its namespace, an optional NGC pull secret, the pinned Helm release) and, with
+`gateway`, Envoy Gateway. GptOssStack makes its platform with this block too (`DynamoPlatform.of_stack`).
+This module is analyzed for the component schema: no postponed annotations here."""
+
+from dataclasses import dataclass
+from typing import NotRequired, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.block_decisions import PlatformFacts, platforms_of_this_program, rendered
+from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
+from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
+from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
+from gpt_oss_infra.core.dynamo import CHART
+from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
+from gpt_oss_infra.core.render.stack_objects import PlatformObjects, teardown_guards
+from gpt_oss_infra.core.render.teardown import Teardown
+
+
+class DynamoPlatformArgs(TypedDict):
+    dynamo_release: NotRequired[str | None]
+    """A Dynamo release of configs/dynamo/versions.yaml (default: configs/components.yaml's, 1.6.1)."""
+    namespace: NotRequired[str | None]
+    """The platform's namespace, created here (default: dynamo-system)."""
+    block_storage_class: NotRequired[str | None]
+    """The ReadWriteOnce StorageClass of the bundled NATS' volume, where the release bundles NATS."""
+    kubernetes_version: NotRequired[str | None]
+    """The cluster's Kubernetes version the objects are checked against (default 1.36)."""
+    ngc_api_key: NotRequired[pulumi.Input[str] | None]
+    """An NGC API key (a secret): the pull secret for nvcr.io; none where images pull anonymously."""
+    gateway: NotRequired[bool | None]
+    """Also install Envoy Gateway and its GatewayClass, once per cluster, which a GptOssDeployment's
+    `endpoint` needs (default: off)."""
+    load_balancer_controller: NotRequired[bool | None]
+    """The cluster runs the AWS Load Balancer Controller, so gateways get NLBs: Envoy Gateway's
+    namespace is labelled for the controller's pod readiness gate, and `destroy` waits for the NLBs to
+    be gone; make this component depend on the controller (default: off)."""
+
+
+@dataclass(frozen=True)
+class DecidedPlatform:
+    """What a DynamoPlatform registers, decided from its arguments (or by GptOssStack from the stack config)."""
+
+    objects: PlatformObjects
+    ngc_api_key: pulumi.Output[str] | None  # a Pulumi secret, set when objects.pull_secret is
+    guards: Teardown | None  # its own teardown guards (GptOssStack guards its platform with the stack's)
+    gateway: GatewaySoftware | None  # Envoy Gateway, made here (GptOssStack makes the stack's)
+    crds_provider: k8s.Provider | None = None  # the CRDs' own, upserting provider (components/kubernetes.py)
+
+
+class DynamoPlatform(Component):
+    """The Dynamo platform at a supported release: its namespace and the pinned dynamo-platform Helm
+    release, with the release's CRDs applied as that release requires (by this component up to 1.2.1,
+    by the operator's own crd-apply init container from 1.3), and with `gateway`, Envoy Gateway for the
+    deployments' endpoints. Ready once the operator (and the gateway controller) is: make each
+    GptOssDeployment depend on it. Kubernetes resources go through the program's provider (pass it in
+    `opts.providers`). On destroy it waits for its NLBs and volumes to be gone, which needs the cluster's
+    nodes, CSI drivers and load balancer controller until then: make it depend on them (`depends_on`)."""
+
+    namespace: pulumi.Output[str]
+    """The platform's namespace."""
+    version: pulumi.Output[str]
+    """The Dynamo release installed."""
+
+    def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("DynamoPlatform", name, args, DynamoPlatformArgs)
+        refuse_plaintext("DynamoPlatform", name, args, ["ngc_api_key"])
+        ngc_api_key = args.get("ngc_api_key")
+        catalog = load_catalog()
+        fragment = block_args.platform(name, dict(args))
+        stack = rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
+        software = cluster_gateway_software(stack.config, catalog.charts) if args.get("gateway") else None
+        decided = DecidedPlatform(
+            objects=stack.platform,
+            ngc_api_key=pulumi.Output.secret(ngc_api_key) if ngc_api_key else None,
+            guards=teardown_guards(stack.config, software, None, catalog),
+            gateway=software,
+        )
+        self._register(name, decided, opts)
+        platforms_of_this_program()[name] = PlatformFacts(
+            gateway=software is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
+        )
+
+    @classmethod
+    def of_stack(cls, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions) -> "DynamoPlatform":
+        """GptOssStack's platform, decided from the stack config (its checks are the stack's)."""
+        platform = cls.__new__(cls)
+        platform._register(name, decided, opts)
+        return platform
+
+    def _register(self, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
+        # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
+        # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
+        guards = (
+            TeardownGuards(f"{name}-teardown", TeardownArgs(decided.guards), opts=self.child_opts())
+            if decided.guards
+            else None
+        )
+        release = self._platform(name, decided, after=[guards.volumes_gone] if guards and guards.volumes_gone else [])
+        if decided.gateway is not None:
+            # The cluster's load balancer controller is the program's: make this component depend on it.
+            GatewayController(
+                f"{name}-gateway",
+                GatewayControllerArgs(
+                    decided.gateway,
+                    [],
+                    decided.guards.load_balancers_gone if decided.guards else None,
+                    guards.access if guards else [],
+                ),
+                opts=self.child_opts(),
+            )
+        # Read from the release: whatever uses them waits for the platform.
+        self.namespace = release.namespace.apply(str)
+        self.version = release.version.apply(str)
+        self.register_outputs({"namespace": self.namespace, "version": self.version})
+
+    def _platform(self, name: str, decided: DecidedPlatform, after: list[pulumi.Resource]) -> k8s.helm.v3.Release:
+        """The platform's resources: its Helm release is Ready once the operator is. `after`: what they are
+        made after and deleted before (its teardown guard)."""
+        objects = decided.objects
+        # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
+        # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
+        # updates them before the operator and the graphs; the operator patches spec.conversion (its
+        # conversion webhook) at run time, which Pulumi leaves to it. From 1.3 the list is empty: the
+        # operator's crd-apply init container applies its own. Deleting a CRD deletes every object of
+        # its kind: removing one from the program (or handing it to the operator) leaves it in the cluster.
+        crds = [
+            k8s.apiextensions.v1.CustomResourceDefinition(
+                f"{name}-crd-{crd['spec']['names']['plural']}",
+                **resource_args(crd),
+                opts=self.child_opts(
+                    depends_on=after,
+                    ignore_changes=["spec.conversion"],
+                    retain_on_delete=True,
+                    **({"provider": decided.crds_provider} if decided.crds_provider else {}),
+                ),
+            )
+            for crd in objects.crds
+        ]
+        namespace = namespace_resource(f"{name}-namespace", objects.namespace, self.child_opts(depends_on=after))
+        waits_for = [namespace]
+        if objects.pull_secret is not None and decided.ngc_api_key is not None:
+            waits_for.append(
+                k8s.core.v1.Secret(
+                    f"{name}-ngc-pull",
+                    **resource_args(objects.pull_secret),
+                    string_data={".dockerconfigjson": docker_config_json(decided.ngc_api_key)},
+                    opts=self.child_opts(depends_on=[namespace]),
+                )
+            )
+        # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness
+        # wait covers the operator's init containers. The chart's crds/ folder is always skipped
+        # (skipCrds); its crd-apply init container is on only where the operator owns the CRDs.
+        return k8s.helm.v3.Release(
+            f"{name}-release",
+            name=CHART,
+            # The release's chart package by its HTTPS URL, as NVIDIA's install guide fetches it: NGC serves
+            # no OCI chart, and its repository index is not what the guide relies on.
+            chart=objects.dynamo.chart_url,
+            version=objects.dynamo.version,
+            namespace=objects.namespace["metadata"]["name"],
+            values=objects.values,
+            skip_crds=True,
+            timeout=900,
+            max_history=10,
+            opts=self.child_opts(depends_on=[*crds, *waits_for]),
+        )

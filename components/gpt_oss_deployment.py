@@ -1,0 +1,245 @@
+"""The public GptOssDeployment block: gpt-oss-120b served by one DynamoGraphDeployment (its engine
+ConfigMap, the graph, the smoke test, the opt-in benchmark) and, with an endpoint, its gateway.
+GptOssStack makes each of its deployments with this block too (`GptOssDeployment.of_stack`).
+This module is analyzed for the component schema: no postponed annotations here."""
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpt_oss_infra.components.api_keys import api_keys
+from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.block_decisions import (
+    platforms_of_this_program,
+    pools_of_this_program,
+    refused,
+    rendered,
+)
+from gpt_oss_infra.components.gateway_resources import DeploymentGateway, DeploymentGatewayArgs
+from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
+from gpt_oss_infra.core.dynamo_graph import other_graph_types
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render import manifests, smoke_test_job
+from gpt_oss_infra.core.render.stack_objects import Serving
+
+
+class Endpoint(TypedDict):
+    exposure: str
+    """internal (an internal NLB, or the in-cluster gateway) or public (an internet-facing NLB with TLS)."""
+    hostname: NotRequired[str | None]
+    """The name clients use, on the certificate."""
+    certificate_arn: NotRequired[str | None]
+    """The ACM certificate the NLB ends TLS with (required for public)."""
+    allowed_cidrs: NotRequired[list[str] | None]
+    """Who may reach the NLB (its security group); default: anywhere for public, the controller's
+    default for internal (set it to your VPC's CIDR)."""
+    requests_per_minute: NotRequired[int | None]
+    """Requests per minute per API key and gateway replica (default 60); 429 beyond it."""
+    client_requests_per_minute: NotRequired[dict[str, int] | None]
+    """A client's own limit instead, by client name (at most 15)."""
+
+
+class GptOssDeploymentArgs(TypedDict):
+    namespace: str
+    """The namespace of the ModelCache the workers load from (it must exist)."""
+    recipe: NotRequired[str | None]
+    """A recipe by name (configs/recipes/), e.g. h200-agg-low-latency; or give recipe_definition."""
+    recipe_definition: NotRequired[dict[str, Any] | None]
+    """A recipe as an object: the fields of a configs/recipes/ file, checked like one."""
+    gpus: NotRequired[int | None]
+    """GPUs per worker, where the recipe allows several sizes."""
+    replicas: NotRequired[int | None]
+    """Copies of the recipe's workers (default 1)."""
+    node_pool: NotRequired[str | None]
+    """The GpuNodePool (its name) whose nodes run the workers; default: this deployment's name."""
+    node_selector: NotRequired[dict[str, str] | None]
+    """The GPU nodes' labels, for nodes no GpuNodePool made (instead of the pool's label)."""
+    pool_nodes: NotRequired[int | None]
+    """How many nodes that pool has, for the placement check (default 1)."""
+    router_mode: NotRequired[str | None]
+    """The frontend's router: round-robin (the default) or kv."""
+    overrides: NotRequired[dict[str, Any] | None]
+    """Engine-config keys deep-merged into the recipe's, checked against TensorRT-LLM's fields."""
+    ready_timeout_minutes: NotRequired[int | None]
+    """How long `up` waits for the graph to be Ready (default 60)."""
+    uses_hf_token: NotRequired[bool | None]
+    """Whether the namespace's ModelCache was given an hf_token (the workers read it too)."""
+    dynamo_release: NotRequired[str | None]
+    """The DynamoPlatform's release (default: configs/components.yaml's, 1.6.1)."""
+    runtime_image: NotRequired[str | None]
+    """The workers' image; default: the release's runtime for the recipe's backend."""
+    model_revision: NotRequired[str | None]
+    """The ModelCache's model revision."""
+    kubernetes_version: NotRequired[str | None]
+    """The cluster's Kubernetes version the objects are checked against (default 1.36)."""
+    endpoint: NotRequired[Endpoint | None]
+    """Reach the deployment from outside the cluster through an authenticating gateway (API keys, rate
+    limits); needs a DynamoPlatform with `gateway`. Default: its in-cluster Service only."""
+    api_keys: NotRequired[pulumi.Input[dict[str, pulumi.Input[str]]] | None]
+    """With `endpoint`: the gateway's API keys by client name (each value a secret)."""
+    api_clients: NotRequired[list[str] | None]
+    """The client names of api_keys, where api_keys is an output (another resource's, or from another
+    Pulumi language): they name the gateway's keys and rate limits before anything is registered."""
+    load_balancer_controller: NotRequired[bool | None]
+    """With `endpoint`: the cluster runs the AWS Load Balancer Controller, so the gateway gets an NLB;
+    without it, an internal endpoint is the gateway's in-cluster Service (default: off)."""
+    network_policies: NotRequired[bool | None]
+    """NetworkPolicies that admit to the frontend only the gateway and the smoke test, and to the
+    workers only their own graph (default: on with an endpoint, so nothing goes around its API keys)."""
+
+
+@dataclass(frozen=True)
+class DecidedDeployment:
+    """What a GptOssDeployment registers, decided from its arguments (or by GptOssStack from the stack config)."""
+
+    serving: Serving
+    api_keys: pulumi.Output[dict[str, str]] | None  # the gateway's, when the endpoint has one
+    network_policies: list[dict[str, Any]]  # its graph's own (GptOssStack makes the namespace's together)
+    gpu_nodes: pulumi.Resource | None = None  # the pool's node group (created clusters): the graph alone waits for it
+    gateway_ready: list[pulumi.Resource] = dataclasses.field(default_factory=list)  # its gateway controller
+
+
+class GptOssDeployment(Component):
+    """gpt-oss-120b served by one DynamoGraphDeployment: the recipe resolved (GPUs per worker,
+    overrides), its engine config checked against TensorRT-LLM's fields, its workers fitted to the
+    GPUs and placed on the pool's nodes, then the engine ConfigMap, the graph and its smoke test,
+    which `up` waits for; with `endpoint`, its gateway, which the smoke test goes through with an API
+    key. Depend on the DynamoPlatform and the ModelCache (`opts.depends_on`)."""
+
+    endpoint: pulumi.Output[str]
+    """The OpenAI-compatible URL inside the cluster."""
+    serving_check: pulumi.Output[str]
+    """The smoke test's proof of service once `up` ends."""
+    url: pulumi.Output[str]
+    """How clients call it: the gateway's URL with `endpoint`, else the in-cluster endpoint."""
+
+    def __init__(self, name: str, args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("GptOssDeployment", name, args, GptOssDeploymentArgs)
+        refuse_unknown("GptOssDeployment", name, args.get("endpoint") or {}, Endpoint, within="endpoint.")
+        refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
+        if unguarded := _unguarded_load_balancer(args):
+            raise refusal("GptOssDeployment", name, ConfigError([unguarded]))
+        keys = refused("GptOssDeployment", name, None, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
+        fragment, catalog = refused(
+            "GptOssDeployment",
+            name,
+            None,
+            lambda: block_args.deployment(name, dict(args), load_catalog(), pools_of_this_program()),
+        )
+        stack = rendered(
+            "GptOssDeployment",
+            name,
+            fragment,
+            catalog,
+            with_hf_token=bool(args.get("uses_hf_token")),
+            api_key_clients=keys.clients,
+        )
+        for warning in stack.warnings:
+            pulumi.log.warn(fragment.warning(warning))
+        # The gateway controller is the DynamoPlatform's, which this component depends on.
+        decided = DecidedDeployment(stack.serving[0], keys.values, stack.deployment_network_policies(name))
+        self._register(name, decided, opts)
+
+    @classmethod
+    def of_stack(cls, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions) -> "GptOssDeployment":
+        """One of GptOssStack's deployments, decided from the stack config (its checks are the stack's)."""
+        deployment = cls.__new__(cls)
+        deployment._register(name, decided, opts)
+        return deployment
+
+    def _register(self, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__("gpt-oss-infra:index:GptOssDeployment", name, None, opts)
+        for policy in decided.network_policies:
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-{policy['metadata']['name'].removeprefix(f'{name}-')}",
+                **resource_args(policy),
+                opts=self.child_opts(),
+            )
+        self.served = self._serve(name, decided)
+        self.endpoint = self.served.endpoint
+        self.serving_check = self.served.check
+        self.url = self.served.url or self.served.endpoint
+        self.register_outputs({"endpoint": self.endpoint, "servingCheck": self.serving_check, "url": self.url})
+
+    def _serve(self, name: str, decided: DecidedDeployment) -> "Served":
+        serving = decided.serving
+        engine_config = (
+            [
+                k8s.core.v1.ConfigMap(
+                    f"{name}-engine-config", **resource_args(serving.engine_config), opts=self.child_opts()
+                )
+            ]
+            if serving.engine_config is not None
+            else []
+        )
+        graph = serving.graph
+        gpu_nodes = [decided.gpu_nodes] if decided.gpu_nodes is not None else []
+        # The graph's apiVersion is part of its type, so of its URN: a graph deployed with another release's
+        # apiVersion is the same resource, updated in place (the API server converts it), never a new
+        # one beside the old, which would clash, or delete the live graph after creating it.
+        graph_resource = custom_resource(
+            self,
+            f"{name}-graph",
+            graph,
+            depends_on=[*engine_config, *gpu_nodes],
+            aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
+        )
+        if serving.benchmark is not None:
+            scripted_job(self, f"{name}-benchmark", serving.benchmark, depends_on=[graph_resource])
+        service = manifests.frontend_service_name(serving.deployment.name)
+        namespace = graph["metadata"]["namespace"]
+        endpoint = pulumi.Output.from_input(f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}")
+        # `pulumi up` got here only if the graph became Ready and the smoke test's answers had content.
+        check: pulumi.Output[str] = pulumi.Output.from_input(f"not checked yet: {serving.deferred}")
+        gateway = None
+        if serving.gateway is not None and decided.api_keys is not None:
+            gateway = DeploymentGateway(
+                f"{name}-gateway",
+                DeploymentGatewayArgs(serving.gateway, decided.api_keys, decided.gateway_ready),
+                opts=self.child_opts(),
+            )
+        if serving.smoke_test is not None:
+            job = scripted_job(
+                self,
+                f"{name}-smoke-test",
+                serving.smoke_test,
+                depends_on=[graph_resource, *(gateway.ready if gateway else [])],
+                access_after=gateway.ready if gateway else None,
+            )
+            proven = smoke_test_job.proven(serving.deployment.name, serving.gateway)
+            check = job.metadata.apply(lambda metadata: f"{proven} (Job {metadata['name']})")
+        return Served(endpoint, check, gateway.url if gateway else None, gateway.curl if gateway else None)
+
+
+@dataclass(frozen=True)
+class Served:
+    """How a deployment is reached, once `up` ends."""
+
+    endpoint: pulumi.Output[str]  # the frontend's in-cluster URL
+    check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
+    url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
+    curl: pulumi.Output[str] | None  # and a curl command that does
+
+
+def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:
+    """An endpoint that gets an NLB while the program's gateway platform waits for none at destroy."""
+    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
+    if not args.get("load_balancer_controller") or endpoint.get("exposure") not in ("internal", "public"):
+        return None
+    gateways = {name: facts for name, facts in platforms_of_this_program().items() if facts.gateway}
+    if not gateways or any(facts.load_balancer_controller for facts in gateways.values()):
+        return None  # its platform is another program's, or waits for the NLBs
+    names = ", ".join(repr(name) for name in gateways)
+    return Problem(
+        "load_balancer_controller",
+        f"true here, but DynamoPlatform {names} (the gateway) was made without it: its teardown guard would not "
+        "wait for this endpoint's NLB, which `pulumi destroy` would then leave behind, billing; set "
+        "load_balancer_controller on the platform too",
+    )

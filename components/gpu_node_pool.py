@@ -1,0 +1,170 @@
+"""The public GpuNodePool block: an EKS managed node group of one catalog hardware type, on a cluster
+of the program's, checked against EC2 before anything is registered.
+This module is analyzed for the component schema: no postponed annotations here."""
+
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from gpt_oss_infra.components.arguments import refusal, refuse_unknown
+from gpt_oss_infra.components.aws.build import register
+from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
+from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused, rendered
+from gpt_oss_infra.core.checks.aws_contract import aws_refusals
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.render.aws.resources import gpu_node_pool
+from gpt_oss_infra.core.render.cluster_plan import eks_plan
+from gpt_oss_infra.core.render.labels import POOL_LABEL
+
+_NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
+
+
+class GpuNodePoolArgs(TypedDict):
+    cluster_name: pulumi.Input[str]
+    """The name of the EKS cluster the nodes join (`cluster.name`); where EFA needs them, its VPC and
+    cluster security group are read from EKS."""
+    subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
+    """The cluster's private subnets the nodes may use. The node group gets those in zones where EC2
+    offers the instance type (in `availability_zone` alone where the pool pins one), and an EFA pool
+    without a reservation the first of them (its cluster placement group lives in one zone)."""
+    hardware: str
+    """A hardware type of the catalog (configs/hardware.yaml): h100, h200, b200 or gb200."""
+    nodes: int
+    """How many nodes (0 keeps an empty group ready to scale)."""
+    capacity_type: NotRequired[str | None]
+    """ON_DEMAND (the default), SPOT or CAPACITY_BLOCK (with capacity_reservation_id)."""
+    capacity_reservation_id: NotRequired[str | None]
+    """The Capacity Block or On-Demand Capacity Reservation the nodes run in (cr-...)."""
+    instance_type: NotRequired[str | None]
+    """One of the hardware's instance types; default: its first."""
+    availability_zone: NotRequired[str | None]
+    """The zone the nodes must be in (a reservation's); default: any of the subnets' where EC2 offers
+    the instance type."""
+    efa: NotRequired[bool | None]
+    """EFA network interfaces on every node, for KV-cache transfers across nodes (default: off)."""
+    disk_size_gib: NotRequired[int | None]
+    """The root volume in GiB (default 500: runtime images are large)."""
+    node_role_arn: NotRequired[pulumi.Input[str] | None]
+    """The IAM role the nodes join with (your other node groups' role); default: one made here with the
+    AWS-managed worker, ECR and VPC CNI policies (the CNI uses the node's role unless it has its own
+    identity through IRSA or Pod Identity)."""
+    environment: NotRequired[str | None]
+    """Tagged on the node group for cost reports and policies (default: dev)."""
+    region: NotRequired[str | None]
+    """The region of the AWS provider the pool is made with (default: aws:region): the offline checks
+    are for it. Pass that provider in `opts.providers`, and EC2 is asked through it too."""
+
+
+class GpuNodePool(Component):
+    """An EKS managed node group of one catalog hardware type, on a cluster of the program's: the
+    hardware's AMI and instance type, the GPU taint and the labels a GptOssDeployment selects by
+    (`node_pool` = this pool's name), an IMDSv2-only launch template with an encrypted root volume, and
+    where asked EFA interfaces, a cluster placement group and a Capacity Block's scaling schedule.
+    The instance type, its offering in the region, EFA interfaces and a reservation are checked
+    against EC2 before anything is registered."""
+
+    node_group_name: pulumi.Output[str]
+    """The managed node group's name in EKS."""
+    node_labels: pulumi.Output[dict[str, str]]
+    """The labels every node of the pool carries."""
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        refuse_unknown("GpuNodePool", name, args, GpuNodePoolArgs)
+        catalog = load_catalog()
+        region = args.get("region") or pulumi.Config("aws").get("region")
+        fragment = block_args.node_pool(name, dict(args))
+        if not region:  # EC2 is asked about the instance type in the region the nodes are made in
+            raise refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
+        stack = rendered("GpuNodePool", name, fragment, catalog, region=region)
+        config = stack.config
+        # Before this component exists, EC2 is asked through the provider its children will use.
+        facts = refused(
+            "GpuNodePool",
+            name,
+            fragment,
+            lambda: account_facts(stack, pulumi.InvokeOptions(provider=aws_provider_of(opts))),
+        )
+        plan = refused(
+            "GpuNodePool",
+            name,
+            fragment,
+            lambda: eks_plan(
+                config, stack.pools, stack.efa_pools, catalog.addon_versions[config.cluster.kubernetes_version], facts
+            ),
+        )
+        assert plan.eks is not None, "eks_plan decides the node groups"
+        spec = plan.eks.groups[1]  # the system group is the cluster's, not this pool's
+        resources = gpu_node_pool(name, spec, config.environment, with_role=args.get("node_role_arn") is None)
+        # What AWS would refuse of them, under the argument that holds the value.
+        given: dict[str, Any] = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
+        if problems := aws_refusals(resources, dict(args), given=given):
+            raise refusal("GpuNodePool", name, ConfigError(problems))
+        for warning in plan.warnings:
+            pulumi.log.warn(fragment.warning(warning))
+        super().__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
+        # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
+        pool_config = config.node_pools[name]
+        pools_of_this_program()[name] = block_args.PoolFacts(
+            pool_config.hardware, pool_config.nodes, {POOL_LABEL: name}
+        )
+        on_this = pulumi.InvokeOutputOptions(parent=self)
+        zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])
+        given["subnet_ids"] = usable_subnets(args["subnet_ids"], zones, spec.instance_type, on_this)
+        if spec.network_interfaces:  # EFA: the cluster's network, as EKS has it
+            network = aws.eks.get_cluster_output(name=args["cluster_name"], opts=on_this).vpc_config
+            given |= {"vpc_id": network.vpc_id, "cluster_security_group_id": network.cluster_security_group_id}
+        built = register(self, resources, {}, given)
+        group = built[f"{name}-nodes"]
+        assert isinstance(group, aws.eks.NodeGroup)
+        # The node group's name is known only once the provider is known to build where it was checked.
+        self.node_group_name = pulumi.Output.all(
+            group.node_group_name, _same_region(aws_provider_of(opts), region)
+        ).apply(lambda both: both[0])
+        self.node_labels = group.labels.apply(lambda labels: dict(labels or {}))
+        self.register_outputs({"nodeGroupName": self.node_group_name, "nodeLabels": self.node_labels})
+
+
+def _same_region(provider: pulumi.ProviderResource | None, region: str) -> pulumi.Output[str]:
+    """`region`, once the AWS provider the pool is made with is known to build there: one pool is never
+    checked for one region and made in another (an error of preview and up otherwise)."""
+    if not isinstance(provider, aws.Provider):
+        return pulumi.Output.from_input(region)
+
+    def same(provider_region: str | None) -> str:
+        if provider_region and provider_region != region:
+            raise ValueError(
+                f"GpuNodePool: region is {region!r} but the AWS provider in opts makes the pool in "
+                f"{provider_region!r}: give region={provider_region!r} (or a provider of {region!r})"
+            )
+        return region
+
+    return provider.region.apply(same)
+
+
+def usable_subnets(
+    subnet_ids: pulumi.Input[list[pulumi.Input[str]]],
+    zones: list[str],
+    instance_type: str,
+    opts: pulumi.InvokeOutputOptions,
+) -> pulumi.Output[list[str]]:
+    """The given subnets in `zones`, in the order given (EC2 knows each subnet's zone); none is an error
+    of `up`, since the subnets may be known only then."""
+    given = pulumi.Output.from_input(subnet_ids)
+    filters: list[Any] = [{"name": "subnet-id", "values": given}, {"name": "availability-zone", "values": zones}]
+    found = aws.ec2.get_subnets_output(filters=filters, opts=opts).ids
+
+    def in_zones(both: list[list[str]]) -> list[str]:
+        wanted, in_zone = both
+        usable = [subnet for subnet in wanted if subnet in in_zone]
+        if not usable:
+            raise ValueError(
+                f"none of the subnets {', '.join(wanted)} is in a zone where the pool can run {instance_type} "
+                f"({', '.join(zones)}): give subnet_ids in those zones"
+            )
+        return usable
+
+    return pulumi.Output.all(given, found).apply(in_zones)
