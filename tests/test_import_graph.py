@@ -245,3 +245,69 @@ def test_no_two_classes_of_the_product_share_a_name():
                 if isinstance(node, ast.ClassDef):
                     defined.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
+
+
+def kubernetes_constructions(text: str) -> list[tuple[str, bool]]:
+    """Every `k8s.<...>.<Class>(...)` a module calls, and whether its fields come from a manifest the core
+    rendered (a `**resource_args(manifest)` argument)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr[:1].isupper()):
+            continue
+        path, value = [node.func.attr], node.func.value
+        while isinstance(value, ast.Attribute):
+            path.insert(0, value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id == "k8s":
+            rendered = any(
+                keyword.arg is None
+                and any(
+                    isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "resource_args"
+                    for call in ast.walk(keyword.value)
+                )
+                for keyword in node.keywords
+            )
+            found.append((".".join(["k8s", *path]), rendered))
+    return sorted(found)
+
+
+# The Kubernetes resources the shell makes from something other than one rendered manifest, each for
+# its reason; every other one takes its fields from the core's manifest (resource_args).
+NOT_FROM_ONE_MANIFEST = {
+    # Providers: how the program reaches the cluster, not objects in it.
+    ("components/aws/eks_cluster.py", "k8s.Provider"),
+    ("components/targets/existing.py", "k8s.Provider"),
+    ("components/kubernetes.py", "k8s.Provider"),  # the Dynamo CRDs' own, upserting provider
+    # Helm releases: a pinned chart and the core's values for it (ChartRelease, PlatformObjects).
+    ("components/kubernetes.py", "k8s.helm.v3.Release"),
+    ("components/dynamo_platform.py", "k8s.helm.v3.Release"),
+    # A rendered custom resource (its apiVersion and kind are arguments, not implied by a class).
+    ("components/kubernetes.py", "k8s.apiextensions.CustomResource"),
+    # An adopted namespace: only the ownership annotation of the rendered Namespace is patched.
+    ("components/kubernetes.py", "k8s.core.v1.NamespacePatch"),
+}
+
+
+def test_every_kubernetes_object_has_one_path_from_the_config_to_the_cluster():
+    """The core renders every Kubernetes object as a manifest and checks it (schemas, CRDs, placement);
+    the shell registers that manifest as it is. Only the resources named above are made otherwise."""
+    otherwise = set()
+    for path in (ROOT / "components").rglob("*.py"):
+        for constructed, from_manifest in kubernetes_constructions(path.read_text()):
+            if not from_manifest:
+                otherwise.add((str(path.relative_to(ROOT)), constructed))
+    assert otherwise == NOT_FROM_ONE_MANIFEST
+
+
+def test_a_kubernetes_object_made_by_hand_is_caught_by_name():
+    text = (
+        "import pulumi_kubernetes as k8s\n"
+        "a = k8s.core.v1.ConfigMap('a', **resource_args(manifest), opts=opts)\n"
+        "b = k8s.core.v1.Secret('b', **resource_args(manifest) | {'string_data': data})\n"
+        "c = k8s.core.v1.ConfigMap('c', metadata={'name': 'c'}, data={'k': 'v'})\n"
+    )
+    assert kubernetes_constructions(text) == [
+        ("k8s.core.v1.ConfigMap", False),
+        ("k8s.core.v1.ConfigMap", True),
+        ("k8s.core.v1.Secret", True),
+    ]
