@@ -1,5 +1,6 @@
 """The public GpuNodePool block: an EKS managed node group of one catalog hardware type, on a cluster
-of the program's, checked against EC2 before anything is registered.
+of the program's, checked against EC2 before anything is registered. GptOssStack makes each GPU pool
+of a cluster it creates with this block too (`GpuNodePool.of_stack`).
 This module is analyzed for the component schema: no postponed annotations here."""
 
 from typing import Any, NotRequired, TypedDict
@@ -8,7 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpt_oss_infra.components.arguments import refusal, refuse_unknown
-from gpt_oss_infra.components.aws.build import register
+from gpt_oss_infra.components.aws.build import Built, register
 from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused, rendered
@@ -16,7 +17,7 @@ from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import load_catalog
-from gpt_oss_infra.core.render.aws.resources import gpu_node_pool
+from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
 from gpt_oss_infra.core.render.cluster_plan import eks_plan
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 
@@ -117,13 +118,47 @@ class GpuNodePool(Component):
         if spec.network_interfaces:  # EFA: the cluster's network, as EKS has it
             network = aws.eks.get_cluster_output(name=args["cluster_name"], opts=on_this).vpc_config
             given |= {"vpc_id": network.vpc_id, "cluster_security_group_id": network.cluster_security_group_id}
-        built = register(self, resources, {}, given)
-        group = built[f"{name}-nodes"]
-        assert isinstance(group, aws.eks.NodeGroup)
+        group = self._register(resources, {}, given)
         # The node group's name is known only once the provider is known to build where it was checked.
         self.node_group_name = pulumi.Output.all(
             group.node_group_name, _same_region(aws_provider_of(opts), region)
         ).apply(lambda both: both[0])
+        self._publish(group)
+
+    @classmethod
+    def of_stack(
+        cls,
+        name: str,
+        resources: list[AwsResource],
+        built: Built,
+        moved_from: pulumi.Resource,
+        opts: pulumi.ResourceOptions,
+    ) -> "GpuNodePool":
+        """One GPU pool of GptOssStack's created cluster, as the stack config decided it (its checks are the
+        stack's): `resources`, whose Refs may name the cluster's resources in `built` (its node role). Before
+        0.4.1 they were children of the cluster's node groups component, `moved_from`: each keeps its URN."""
+        pool = cls.__new__(cls)
+        super(GpuNodePool, pool).__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
+        group = pool._register(resources, built, {}, aliases=[pulumi.Alias(parent=moved_from)])
+        pool.node_group_name = group.node_group_name
+        pool._publish(group)
+        return pool
+
+    def _register(
+        self,
+        resources: list[AwsResource],
+        built: Built,
+        given: dict[str, Any],
+        aliases: list[pulumi.Alias] | None = None,
+    ) -> aws.eks.NodeGroup:
+        """The pool's resources, its children; its node group."""
+        register(self, resources, built, given, aliases)
+        (group,) = [built[r.name] for r in resources if r.type == "aws:eks/nodeGroup:NodeGroup"]
+        assert isinstance(group, aws.eks.NodeGroup)
+        self.node_group = group  # what the pool's workloads wait for
+        return group
+
+    def _publish(self, group: aws.eks.NodeGroup) -> None:
         self.node_labels = group.labels.apply(lambda labels: dict(labels or {}))
         self.register_outputs({"nodeGroupName": self.node_group_name, "nodeLabels": self.node_labels})
 

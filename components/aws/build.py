@@ -17,12 +17,17 @@ Built = dict[str, pulumi.CustomResource]
 
 
 def register(
-    owner: Component, resources: list[AwsResource], built: Built, given: Mapping[str, Any] | None = None
+    owner: Component,
+    resources: list[AwsResource],
+    built: Built,
+    given: Mapping[str, Any] | None = None,
+    aliases: list[pulumi.Alias] | None = None,
 ) -> Built:
     """Each resource as a child of `owner`, in order; `built` (the resources registered so far, by name,
-    which later Refs may name) gains them. `given`: the values GIVEN Refs name."""
+    which later Refs may name) gains them. `given`: the values GIVEN Refs name; `aliases`: each one's
+    earlier URNs (where they were before a move)."""
     for resource in resources:
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"aliases": aliases} if aliases else {}
         if resource.ignore_changes:
             options["ignore_changes"] = list(resource.ignore_changes)
         if resource.retain_on_delete:

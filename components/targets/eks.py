@@ -15,6 +15,7 @@ from gpt_oss_infra.components.aws.eks_cluster import EksCluster
 from gpt_oss_infra.components.aws.load_balancer_controller import LoadBalancerController
 from gpt_oss_infra.components.aws.lookups import account_facts
 from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.gpu_node_pool import GpuNodePool
 from gpt_oss_infra.components.kubernetes import resource_args
 from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget, FileSystemRef
 from gpt_oss_infra.core.errors import ConfigError, Problem
@@ -108,9 +109,23 @@ class AwsCluster(Component):
         )
         base_addons = AwsResources("EksAddons", f"{name}-addons", made.base_addons, built, opts=self.child_opts())
         nodes = AwsResources(
-            "NodeGroups", f"{name}-nodes", made.node_groups, built, opts=self.child_opts(depends_on=[base_addons])
+            "NodeGroups",
+            f"{name}-nodes",
+            made.node_groups.shared,
+            built,
+            opts=self.child_opts(depends_on=[base_addons]),
         )
-        system, *gpu_groups = eks_plan.groups
+        gpu_pools = {
+            pool: GpuNodePool.of_stack(
+                f"{name}-pool-{pool}",
+                resources,
+                built,
+                moved_from=nodes,
+                opts=self.child_opts(depends_on=[base_addons]),
+            )
+            for pool, resources in made.node_groups.gpu_pools.items()
+        }
+        system = eks_plan.groups[0]
         # CoreDNS and the CSI controllers only become ACTIVE once nodes can run them: the system
         # nodes, never the GPU ones (which may wait for a Capacity Block, or take long to boot).
         node_addons = AwsResources(
@@ -154,7 +169,7 @@ class AwsCluster(Component):
             crds_provider=eks.crds_provider,
             access=ClusterAccess(eks.kubeconfig),
             system_ready=[node_addons, storage_class],
-            gpu_ready={group.pool: nodes.made[f"{name}-nodes-{group.pool}"] for group in gpu_groups},
+            gpu_ready={pool: made_pool.node_group for pool, made_pool in gpu_pools.items()},
             file_system=file_system,
             storage_ready=storage_ready,
             load_balancers_ready=load_balancers_ready,

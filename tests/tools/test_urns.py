@@ -100,12 +100,19 @@ def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(sta
 
 def _new_in_0_3_0(urn: str) -> bool:
     """A teardown guard's resource (core/render/teardown.py): its component's, or the guard beside the
-    gateways; or the CRDs' own provider."""
+    gateways; or the CRDs' own provider; or (0.4.1) a GpuNodePool component, which holds a created
+    cluster's GPU pool (no cloud resource: its node group and the rest keep their URNs)."""
     return (
         "gpt-oss-infra:teardown:TeardownGuards" in urn
         or urn.endswith("kubernetes:apps/v1:Deployment::gateway-load-balancers-gone")
         or urn.endswith(CRDS_PROVIDER)
+        or _a_gpu_pool_component(urn)
     )
+
+
+def _a_gpu_pool_component(urn: str) -> bool:
+    """The GpuNodePool component itself (gpt-oss-infra:index:GpuNodePool last in its type chain)."""
+    return urn.split("::")[2].endswith("$gpt-oss-infra:index:GpuNodePool")
 
 
 def test_without_the_aliases_moving_into_gpt_oss_stack_would_replace_everything():
@@ -123,20 +130,26 @@ URNS_0_4_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.4.0"
 def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(stack):
     """0.4.1: GptOssStack makes its platform, cache and deployments with the public blocks, whose types
     differ from the components they replace (dynamo:DynamoPlatform, model:ModelCache, serving:DynamoServing):
-    their type aliases keep every resource. The URNs before are those of 0.4.0's plans (commit 6d59e92,
-    tests/data/urns-0.4.0/<stack>.json, one file per shipped stack)."""
+    their type aliases keep every resource. A created cluster's GPU pools move from its NodeGroups
+    component into a GpuNodePool each: their parent alias keeps them. The URNs before are those of
+    0.4.0's plans (commit 6d59e92, tests/data/urns-0.4.0/<stack>.json, one file per shipped stack)."""
     before = json.loads((URNS_0_4_0 / f"{stack}.json").read_text())
     after = successful_run(example_entries(stack), stack).resources
     moved = transition_from(
         [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
     )
-    assert (moved.created, moved.deleted, moved.forgotten) == ([], [], [])
+    # New: only the GpuNodePool components, one per GPU pool of a created cluster.
+    gpu_pools = {r.name for r in after if r.type == "gpt-oss-infra:index:GpuNodePool"}
+    assert all(_a_gpu_pool_component(urn) for urn in moved.created)
+    assert {urn.rsplit("::", 1)[1] for urn in moved.created} == gpu_pools
+    assert (moved.deleted, moved.forgotten) == ([], [])
     renamed = [(old, new) for old, new in moved.kept if old != new]
     assert len(moved.kept) == len(before) and renamed  # every resource kept, the blocks' under their new types
     blocks = {
         "gpt-oss-infra:dynamo:DynamoPlatform": "gpt-oss-infra:index:DynamoPlatform",
         "gpt-oss-infra:model:ModelCache": "gpt-oss-infra:index:ModelCache",
         "gpt-oss-infra:serving:DynamoServing": "gpt-oss-infra:index:GptOssDeployment",
+        "gpt-oss-infra:aws:NodeGroups$": "gpt-oss-infra:index:GpuNodePool$",
     }
     for old, new in renamed:  # only the blocks and their children move, each to its block's type
         (replaced,) = [type_ for type_ in blocks if type_ in old]

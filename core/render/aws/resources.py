@@ -457,6 +457,19 @@ def cluster_network(cluster: str) -> ClusterNetwork:
     )
 
 
+@dataclass(frozen=True)
+class NodeGroups:
+    """A created cluster's node groups: what its pools share (one node role, the EFA peers' security group
+    where a pool has EFA) with the system group, and each GPU pool's own group, a GpuNodePool of the stack's."""
+
+    shared: list[AwsResource]
+    gpu_pools: dict[str, list[AwsResource]]  # pool -> its group, launch template, ..., in the plan's order
+
+    def resources(self) -> list[AwsResource]:
+        """Every one, in registration order."""
+        return [*self.shared, *(resource for pool in self.gpu_pools.values() for resource in pool)]
+
+
 def node_groups(
     name: str,
     groups: list[aws_specs.NodeGroupSpec],
@@ -464,19 +477,22 @@ def node_groups(
     subnet_ids: list[Any],
     subnet_by_zone: dict[str, Any],
     environment: str,
-) -> list[AwsResource]:
-    """The system group and one group per GPU pool of a created cluster, with one node role, and the EFA
-    security group where a pool has EFA."""
-    made = node_role(f"{name}-node-role")
+) -> NodeGroups:
+    """The system group (`groups`' first) and one group per GPU pool of a created cluster, with one node
+    role, and the EFA security group where a pool has EFA."""
+    shared = node_role(f"{name}-node-role")
     interface_groups: list[Any] = []
     if any(spec.network_interfaces for spec in groups):
-        made.append(efa_security_group(name, cluster.vpc_id))
+        shared.append(efa_security_group(name, cluster.vpc_id))
         interface_groups = [cluster.security_group_id, id_of(f"{name}-efa")]
-    for spec in groups:
+
+    def group(spec: aws_specs.NodeGroupSpec) -> list[AwsResource]:
         subnets = [subnet_by_zone[spec.availability_zone]] if spec.availability_zone else subnet_ids
         placement = NodeGroupPlacement(cluster.name, Ref(f"{name}-node-role", "arn"), subnets, interface_groups)
-        made += node_group(f"{name}-{spec.pool}", spec, placement, environment)
-    return made
+        return node_group(f"{name}-{spec.pool}", spec, placement, environment)
+
+    system, *gpu_pools = groups
+    return NodeGroups(shared + group(system), {spec.pool: group(spec) for spec in gpu_pools})
 
 
 # --- the model cache's file system
@@ -634,7 +650,7 @@ class CreatedCluster:
     network: list[AwsResource]  # none in existing subnets
     control_plane: list[AwsResource]
     base_addons: list[AwsResource]  # the add-ons that need no nodes
-    node_groups: list[AwsResource]  # the system group first
+    node_groups: NodeGroups
     node_addons: list[AwsResource]  # those whose pods must run (on the system nodes) to become ACTIVE
     model_storage: list[AwsResource]  # none with modelCache.storage existing
     load_balancer_controller: list[AwsResource]  # its identity, when an endpoint needs NLBs
@@ -646,7 +662,7 @@ class CreatedCluster:
             *self.network,
             *self.control_plane,
             *self.base_addons,
-            *self.node_groups,
+            *self.node_groups.resources(),
             *self.node_addons,
             *self.model_storage,
             *self.load_balancer_controller,

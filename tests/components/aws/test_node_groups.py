@@ -26,7 +26,7 @@ def build_node_groups(engine, groups):
         described = resources.node_groups(
             "nodes", groups, network, SUBNETS, {"us-east-2b": RESERVED_ZONE_SUBNET}, "test-env"
         )
-        made["nodes"] = AwsResources("NodeGroups", "nodes", described, {"cluster": cluster})
+        made["nodes"] = AwsResources("NodeGroups", "nodes", described.resources(), {"cluster": cluster})
         return {"urn": made["nodes"].urn}
 
     engine.run(program)

@@ -100,6 +100,7 @@ def test_a_created_network_in_the_available_zones(engine, example_stack, eks_pla
         "gptoss-eks",
         "gptoss-addons",
         "gptoss-nodes",
+        "gptoss-pool-gpu",
         "gptoss-node-addons",
         "gptoss-block-storage",
         "gptoss-model-storage",
