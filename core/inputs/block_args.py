@@ -3,7 +3,9 @@
 Each building block (GpuNodePool, DynamoPlatform, ModelCache, GptOssDeployment) writes the part of a
 stack config its arguments say; the stack's own pipeline (core.stack.build_stack) then validates,
 resolves and renders it, so a block refuses exactly what a stack file would. A refusal names the
-argument, not the config key it became (`Fragment.refusal`). Arguments arrive as plain dicts with the
+argument, not the config key it became (`Fragment.refusal`). An argument that sets a field of a stack
+config part is named as that field of its config model (core/inputs/config.py), which gives its key
+(`same_named`, `argument_names`): the key is defined once. Arguments arrive as plain dicts with the
 Args' snake_case keys, from Python or, through the component provider, from any Pulumi language.
 """
 
@@ -16,9 +18,17 @@ from typing import Any
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_object
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.inputs.config import (
+    KEY_PREFIX,
+    DeploymentConfig,
+    EndpointConfig,
+    ModelCacheConfig,
+    NodePoolConfig,
+    PlatformConfig,
+)
 from gpt_oss_infra.core.inputs.rules import REGION_KEY
 from gpt_oss_infra.core.paths import CONFIG_DIR
+from gpt_oss_infra.core.schema import StrictModel
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
@@ -63,24 +73,13 @@ class Fragment:
 def node_pool(name: str, args: dict[str, Any]) -> Fragment:
     """GpuNodePool: one GPU node pool of a created (EKS) cluster."""
     pool = f"nodePools.{name}"
-    settings = {
-        "hardware": args.get("hardware"),
-        "nodes": whole(args.get("nodes")),
-        "capacityType": args.get("capacity_type"),
-        "capacityReservationId": args.get("capacity_reservation_id"),
-        "instanceType": args.get("instance_type"),
-        "availabilityZone": args.get("availability_zone"),
-        "efa": args.get("efa"),
-        "diskSizeGiB": whole(args.get("disk_size_gib")),
-    }
     config = {
         "environment": args.get("environment") or DEFAULTS["environment"],
         "release": _release(args, backend=None, catalog=None),
         "cluster": _cluster("eks", name, args),
-        "nodePools": {name: _present(settings)},
+        "nodePools": {name: same_named(NodePoolConfig, args)},
     }
-    arguments = {f"{pool}.{key}": argument for key, argument in _CAMEL.items() if key in settings}
-    return Fragment(config, {**arguments, pool: "name", "nodePools": "name", **_COMMON})
+    return Fragment(config, {**argument_names(NodePoolConfig, pool), pool: "name", "nodePools": "name", **_COMMON})
 
 
 def platform(name: str, args: dict[str, Any]) -> Fragment:
@@ -95,13 +94,13 @@ def platform(name: str, args: dict[str, Any]) -> Fragment:
         "environment": DEFAULTS["environment"],
         "release": _release(args, backend=None, catalog=None),
         "cluster": cluster,
-        "platform": _present({"namespace": args.get("namespace")}),
+        "platform": same_named(PlatformConfig, args),
         "modelCache": _ANY_CACHE,
     }
     return Fragment(
         config,
         {
-            "platform.namespace": "namespace",
+            **argument_names(PlatformConfig, "platform"),
             "cluster.blockStorageClassName": "block_storage_class",
             "cluster.loadBalancerController": "load_balancer_controller",
             **_COMMON,
@@ -115,12 +114,8 @@ def endpoint(args: dict[str, Any]) -> dict[str, Any] | None:
     if given is None:
         return None
     per_minute = given.get("client_requests_per_minute")
-    return _present(
+    return same_named(EndpointConfig, given) | _present(
         {
-            "exposure": given.get("exposure"),
-            "hostname": given.get("hostname"),
-            "certificateArn": given.get("certificate_arn"),
-            "allowedCidrs": given.get("allowed_cidrs"),
             "rateLimit": _per_minute(given.get("requests_per_minute")),
             "clientRateLimits": {client: _per_minute(n) for client, n in per_minute.items()}
             if isinstance(per_minute, dict)
@@ -137,21 +132,15 @@ def model_cache(name: str, args: dict[str, Any]) -> Fragment:
     """ModelCache: the cache volume and download of a namespace. EFS and FSx for Lustre are file
     systems of an EKS cluster (the cluster kind a stack file would need for them)."""
     storage = args.get("storage") or "existing"
-    cache = {
-        "storage": storage,
-        "size": args.get("size"),
-        "storageClassName": args.get("storage_class_name"),
-        "fsxThroughputPerTiB": whole(args.get("fsx_throughput_per_tib")),
-    }
     config = {
         "environment": DEFAULTS["environment"],
         "release": _release(args, backend=None, catalog=None),
         "cluster": _cluster("existing" if storage == "existing" else "eks", name, args),
-        "modelCache": _present(cache),
+        "modelCache": same_named(ModelCacheConfig, args) | {"storage": storage},
         "namespace": args.get("namespace"),
     }
     config = _present(config)
-    arguments = {f"modelCache.{key}": argument for key, argument in _CAMEL.items() if key in cache}
+    arguments = argument_names(ModelCacheConfig, "modelCache")
     return Fragment(config, {**arguments, "modelCache": "storage", "namespace": "namespace", **_COMMON})
 
 
@@ -182,16 +171,14 @@ def deployment(
         if gpu_hardware is not None and args.get("node_selector") is None
         else None
     )
-    served = {
-        "recipe": recipe_name,
-        "nodePool": pool if gpu_hardware is not None else args.get("node_pool"),  # a cpu recipe's pool is refused
-        "gpus": whole(args.get("gpus")),
-        "replicas": whole(args.get("replicas")),
-        "routerMode": args.get("router_mode"),
-        "overrides": whole(args.get("overrides")),
-        "readyTimeoutMinutes": whole(args.get("ready_timeout_minutes")),
-        "endpoint": endpoint(args),
-    }
+    served = same_named(DeploymentConfig, args, but=("recipe", "node_pool", "endpoint")) | _present(
+        {
+            "recipe": recipe_name,
+            # a cpu recipe's pool is refused
+            "nodePool": pool if gpu_hardware is not None else args.get("node_pool"),
+            "endpoint": endpoint(args),
+        }
+    )
     cluster = _cluster("existing", name, args) | _present(
         {"loadBalancerController": args.get("load_balancer_controller")}
     )
@@ -199,7 +186,7 @@ def deployment(
         "environment": DEFAULTS["environment"],
         "release": _release(args, backend=recipe.backend if recipe else None, catalog=catalog),
         "cluster": cluster,
-        "deployments": {name: _present(served)},
+        "deployments": {name: served},
         "networkPolicies": _present({"enabled": args.get("network_policies")}),
         "modelCache": _ANY_CACHE,
         "platform": {"nats": False},  # the platform (and its NATS volume) is DynamoPlatform's to check
@@ -221,7 +208,7 @@ def deployment(
     }
     config = _present(config)
     deployment_key = f"deployments.{name}"
-    arguments = {f"{deployment_key}.{key}": argument for key, argument in _CAMEL.items() if key in served}
+    arguments = argument_names(DeploymentConfig, deployment_key)
     arguments |= {
         deployment_key: "name",
         "deployments": "name",
@@ -236,7 +223,11 @@ def deployment(
         "cluster.loadBalancerController": "load_balancer_controller",
         "networkPolicies.enabled": "network_policies",
         "networkPolicies": "network_policies",
-        **{f"{deployment_key}.endpoint.{key}": f"endpoint.{argument}" for key, argument in _ENDPOINT.items()},
+        **{
+            key: f"endpoint.{argument}"
+            for key, argument in argument_names(EndpointConfig, f"{deployment_key}.endpoint").items()
+        },
+        **{f"{deployment_key}.endpoint.{key}": f"endpoint.{argument}" for key, argument in _RATE_LIMITS.items()},
     }
     return Fragment(config, {**arguments, **_COMMON}), catalog
 
@@ -278,35 +269,23 @@ def whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-# Stack config keys (camelCase) -> the argument that sets them (snake_case).
-_CAMEL = {
-    "hardware": "hardware",
-    "nodes": "nodes",
-    "capacityType": "capacity_type",
-    "capacityReservationId": "capacity_reservation_id",
-    "instanceType": "instance_type",
-    "availabilityZone": "availability_zone",
-    "efa": "efa",
-    "diskSizeGiB": "disk_size_gib",
-    "storage": "storage",
-    "size": "size",
-    "storageClassName": "storage_class_name",
-    "fsxThroughputPerTiB": "fsx_throughput_per_tib",
-    "recipe": "recipe",
-    "nodePool": "node_pool",
-    "gpus": "gpus",
-    "replicas": "replicas",
-    "routerMode": "router_mode",
-    "overrides": "overrides",
-    "readyTimeoutMinutes": "ready_timeout_minutes",
-    "endpoint": "endpoint",
-}
-# deployments.<name>.endpoint keys -> the `endpoint` argument's keys.
-_ENDPOINT = {
-    "exposure": "exposure",
-    "hostname": "hostname",
-    "certificateArn": "certificate_arn",
-    "allowedCidrs": "allowed_cidrs",
+def same_named(model: type[StrictModel], args: dict[str, Any], but: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The arguments given that are fields of the stack config part `model` (an argument is named as its
+    field, core/inputs/config.py defines both), under the part's keys; but those in `but`."""
+    return {
+        field.alias or name: whole(args[name])
+        for name, field in model.model_fields.items()
+        if name not in but and args.get(name) is not None
+    }
+
+
+def argument_names(model: type[StrictModel], prefix: str) -> dict[str, str]:
+    """Each key of the stack config part `model` at `prefix` -> the argument named as its field."""
+    return {f"{prefix}.{field.alias or name}": name for name, field in model.model_fields.items()}
+
+
+# deployments.<name>.endpoint's rate limits -> the `endpoint` argument's per-minute ones.
+_RATE_LIMITS = {
     "rateLimit.requests": "requests_per_minute",
     "rateLimit": "requests_per_minute",
     "clientRateLimits": "client_requests_per_minute",

@@ -15,7 +15,18 @@ from pulumi.provider.experimental.component import ComponentProvider
 import gpt_oss_infra
 from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
 from gpt_oss_infra.components import gpu_node_pool
+from gpt_oss_infra.components.dynamo_platform import DynamoPlatformArgs
+from gpt_oss_infra.components.gpt_oss_deployment import Endpoint, GptOssDeploymentArgs
+from gpt_oss_infra.components.model_cache import ModelCacheArgs
 from gpt_oss_infra.core.dynamo_graph import components_by_name
+from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.config import (
+    DeploymentConfig,
+    EndpointConfig,
+    ModelCacheConfig,
+    NodePoolConfig,
+    PlatformConfig,
+)
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
 from tests.components.conftest import (
@@ -502,3 +513,93 @@ def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registere
         in message
     )
     assert engine.mocks.resources == []
+
+
+# Each block's arguments: the fields of its stack config part it offers, named as the config model names
+# them (core/inputs/config.py; block_args derives the config keys from the model), and its own.
+BLOCK_PARTS = [
+    (
+        gpu_node_pool.GpuNodePoolArgs,
+        NodePoolConfig,
+        {"node_selector", "price_per_node_hour"},  # a created pool's own label; priced from the catalog
+        {"cluster_name", "subnet_ids", "node_role_arn", "environment", "region"},
+    ),
+    (
+        DynamoPlatformArgs,
+        PlatformConfig,
+        {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
+        {
+            "dynamo_release",
+            "block_storage_class",
+            "kubernetes_version",
+            "ngc_api_key",
+            "gateway",
+            "load_balancer_controller",
+        },
+    ),
+    (
+        ModelCacheArgs,
+        ModelCacheConfig,
+        {"keep_on_destroy"},  # the file system is the caller's: this block deletes none
+        {
+            "namespace",
+            "file_system_id",
+            "fsx_dns_name",
+            "fsx_mount_name",
+            "hf_token",
+            "dynamo_release",
+            "model_revision",
+            "kubernetes_version",
+        },
+    ),
+    (
+        GptOssDeploymentArgs,
+        DeploymentConfig,
+        {"benchmark", "alerts"},  # the stack's aiperf Job and Prometheus alerts
+        {
+            "namespace",
+            "recipe_definition",
+            "node_selector",
+            "pool_nodes",
+            "uses_hf_token",
+            "dynamo_release",
+            "runtime_image",
+            "model_revision",
+            "kubernetes_version",
+            "api_keys",
+            "api_clients",
+            "load_balancer_controller",
+            "network_policies",
+        },
+    ),
+    (
+        Endpoint,
+        EndpointConfig,
+        {"rate_limit", "client_rate_limits"},  # offered per minute: requests_per_minute, client_requests_per_minute
+        {"requests_per_minute", "client_requests_per_minute"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "part", "not_offered", "own"), BLOCK_PARTS, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_blocks_arguments_are_its_config_parts_fields_and_its_own(args, part, not_offered, own):
+    """A field added to a stack config part fails this until its block offers it (named as the field) or
+    says why not: a key is defined once, in the config model, for the stack file and the block."""
+    assert set(args.__annotations__) == (set(part.model_fields) - not_offered) | own
+    assert not_offered <= set(part.model_fields) and not own & set(part.model_fields)
+
+
+def test_a_config_field_no_block_offers_is_caught():
+    class WithANewField(NodePoolConfig):
+        spot_interruption_handling: bool = False
+
+    arguments, _, not_offered, own = BLOCK_PARTS[0]
+    assert set(arguments.__annotations__) != (set(WithANewField.model_fields) - not_offered) | own
+
+
+def test_a_blocks_settings_reach_the_stack_config_under_the_models_keys():
+    settings = block_args.same_named(NodePoolConfig, {"disk_size_gib": 600.0, "capacity_type": "SPOT", "nodes": None})
+    assert settings == {"capacityType": "SPOT", "diskSizeGiB": 600}  # whole numbers from other languages
+    assert block_args.argument_names(ModelCacheConfig, "modelCache")["modelCache.fsxThroughputPerTiB"] == (
+        "fsx_throughput_per_tib"
+    )
