@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
@@ -28,18 +27,24 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
+# The installer of the fresh venv: uv (requirements-dev.txt) reads the wheel's metadata as pip does and
+# installs the same distributions, without compiling every module of pulumi_aws to bytecode first
+# (measured here: pip 78 s, pip --no-compile 39 s, uv 6 s).
+UV = Path(sys.executable).parent / "uv"
+
+
 @pytest.fixture(scope="module")
 def python(tmp_path_factory) -> Path:
     """The python of a fresh venv with the wheel built from this tree installed (built once per module)."""
     build = tmp_path_factory.mktemp("wheel")
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(build / "dist"), str(ROOT)], build)
     (wheel,) = (build / "dist").glob("gpt_oss_infra-*.whl")
-    venv.create(build / "venv", with_pip=True)
+    run([UV, "venv", "--quiet", "--python", sys.executable, build / "venv"], build)
     python = build / "venv" / "bin" / "python"
     # The tested pins as constraints: the same dependency versions as this tree's own venv.
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
     (build / "constraints.txt").write_text("\n".join(pins) + "\n")
-    run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-c", "constraints.txt", wheel], build)
+    run([UV, "pip", "install", "--quiet", "--python", python, "-c", "constraints.txt", wheel], build)
     return python
 
 
