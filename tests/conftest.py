@@ -66,3 +66,14 @@ def staging_run() -> ProgramRun:
 def disagg_run() -> ProgramRun:
     """configs/examples/Pulumi.b200-disagg.yaml: disaggregated deployments whose KV crosses nodes."""
     return successful_run(example_entries("b200-disagg"), stack="b200-disagg")
+
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest test (the trial's, two minutes of real Dynamo processes) first: over make test's two
+    workers (-n 2) it runs beside the quick ones instead of ending the run alone. Measured: the other
+    slow ones first as well made the run longer (their processes contend for the two cores)."""
+    items.sort(key=lambda item: item.nodeid != LONGEST_TEST)
+
+
+LONGEST_TEST = "tests/tools/test_trial.py::test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures"
