@@ -68,7 +68,6 @@ def disagg_run() -> ProgramRun:
     return successful_run(example_entries("b200-disagg"), stack="b200-disagg")
 
 
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest test (the trial's, two minutes of real Dynamo processes) first: over make test's two
     workers (-n 2) it runs beside the quick ones instead of ending the run alone. Measured: the other

@@ -111,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(f"plan-diff {args.stack}: {error}", file=sys.stderr)
         return 2
+    # The working tree first: a plan it refuses ends the diff before the base is checked out and planned.
+    try:
+        after = compared(plan_files(args.stack, args.stack_dir, program.directory)[0])
+    except (pulumi.RunError, ConfigError, YamlFileError, FileNotFoundError) as error:
+        print(f"plan-diff: plan of {args.stack} in the working tree failed:\n{error}", file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         try:
@@ -125,11 +131,6 @@ def main(argv: list[str] | None = None) -> int:
             before = render(tree, args.stack, work / "base-plan", at_base(program.directory), stack_dir)
         except (RuntimeError, subprocess.CalledProcessError) as error:
             print(f"plan-diff: {_refusal(error)}", file=sys.stderr)
-            return 1
-        try:
-            after = compared(plan_files(args.stack, args.stack_dir, program.directory)[0])
-        except (pulumi.RunError, ConfigError, YamlFileError, FileNotFoundError) as error:
-            print(f"plan-diff: plan of {args.stack} in the working tree failed:\n{error}", file=sys.stderr)
             return 1
     sys.stdout.write(unified_diff(before, after, args.base) or "no changes\n")
     return 0

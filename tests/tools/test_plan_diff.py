@@ -29,9 +29,9 @@ def snapshot(tmp_path) -> Path:
 def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_path):
     clone = snapshot(tmp_path)
 
-    def plan_diff() -> subprocess.CompletedProcess:
+    def plan_diff(base: str = "HEAD") -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "gpt_oss_infra", "plan-diff", "--stack", "dev", "--base", "HEAD"],
+            [sys.executable, "-m", "gpt_oss_infra", "plan-diff", "--stack", "dev", "--base", base],
             cwd=clone,
             capture_output=True,
             text=True,
@@ -52,6 +52,8 @@ def test_plan_diff_shows_a_changed_recipe_value_and_no_changes_without_one(tmp_p
     assert refused.returncode == 1
     assert refused.stderr.startswith("plan-diff: plan of dev in the working tree failed:\n")
     assert "modelRevision" in refused.stderr and "Traceback" not in refused.stderr
+    # The working tree is planned first: refused, it ends the diff before the base is even checked out.
+    assert plan_diff(base="no-such-ref").stderr == refused.stderr
 
 
 def test_plan_diff_in_a_users_own_git_repository_plans_its_program_at_the_base(tmp_path):
