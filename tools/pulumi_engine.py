@@ -132,6 +132,18 @@ _UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 ACCOUNT_ID = "123456789012"
 
 
+@dataclass(frozen=True)
+class AliasSpec:
+    """One alias as the SDK sends it to the engine: any of another name, type or parent (by name; or
+    none: the stack's root), or a whole earlier URN."""
+
+    name: str | None = None
+    type: str | None = None
+    parent: str | None = None
+    no_parent: bool = False
+    urn: str | None = None
+
+
 @dataclass
 class Registration:
     type: str
@@ -142,9 +154,9 @@ class Registration:
     # Every resource this one waits for, by name: explicit dependsOn, the resources its inputs
     # come from, and its provider. Not in the plan files; the dependency-graph checks read it.
     waits_for: frozenset[str] = frozenset()
-    # The types this resource had before under the same name and parent (its type aliases, the SDK's
-    # own among them). Not in the plan files; the URN checks (tools/urns.py) read them.
-    alias_types: tuple[str, ...] = ()
+    # Every alias of the resource, the SDK's own type aliases among them. Not in the plan files (which
+    # show the moves: options.aliases); the URN checks (tools/urns.py) match them as the engine does.
+    alias_specs: tuple[AliasSpec, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         entry = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -405,11 +417,19 @@ def _registration(request) -> Registration:
             {_urn_name(urn) for urn in [*request.dependencies, *property_deps]} | {_provider_name(request.provider)}
         )
         - {""},
-        alias_types=tuple(
-            alias.spec.type
-            for alias in request.aliases
-            if alias.spec.type and not (alias.spec.name or alias.spec.parentUrn or alias.spec.noParent)
-        ),
+        alias_specs=tuple(_alias_spec(alias) for alias in request.aliases),
+    )
+
+
+def _alias_spec(alias) -> AliasSpec:
+    if alias.urn:
+        return AliasSpec(urn=alias.urn)
+    spec = alias.spec
+    return AliasSpec(
+        name=spec.name or None,
+        type=spec.type or None,
+        parent=None if not spec.parentUrn or _is_stack(spec.parentUrn) else _urn_name(spec.parentUrn),
+        no_parent=spec.noParent or (bool(spec.parentUrn) and _is_stack(spec.parentUrn)),
     )
 
 

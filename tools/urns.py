@@ -10,10 +10,9 @@ from one to the other would create and delete, before any cluster sees it.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from gpt_oss_infra.tools.pulumi_engine import Registration
+from gpt_oss_infra.tools.pulumi_engine import AliasSpec, Registration
 
 PROJECT = "gpt-oss-infra"
 
@@ -29,48 +28,13 @@ def urns(resources: list[Registration], stack: str) -> dict[str, str]:
     return {r.name: f"urn:pulumi:{stack}::{PROJECT}::{types(r, r.type)}::{r.name}" for r in resources}
 
 
-def alias_urns(resources: list[Registration], stack: str) -> dict[str, list[str]]:
-    """Each resource's earlier URNs, as Pulumi's engine matches them: under its type aliases, under
-    each move it declares (another name, parent or the stack's root), and under every earlier URN of
-    its parent (a child inherits its parent's aliases)."""
-    by_name = {resource.name: resource for resource in resources}
-
-    @functools.cache
-    def chains(name: str) -> tuple[str, ...]:
-        """Every `parent types$...$type` the resource had or has, its current one first (a URN's
-        chain holds types only: a move to another name changes no child's chain)."""
-        resource = by_name[name]
-        parents = [chain for parent in [resource.parent, *moved_parents(resource)] for chain in parent_chains(parent)]
-        types = [resource.type, *resource.alias_types]
-        return tuple(dict.fromkeys(_chain(parent, type_) for parent in parents for type_ in types))
-
-    def moved_parents(resource: Registration) -> list[str | None]:
-        """The parents its moves name (None: the stack's root)."""
-        parents = {"(stack)": None, "(same parent)": resource.parent}
-        return [parents.get(move["parent"], move["parent"]) for move in resource.options.get("aliases", [])]
-
-    def parent_chains(parent: str | None) -> tuple[str, ...]:
-        return chains(parent) if parent else ("",)
-
-    def earlier(resource: Registration) -> list[str]:
-        names = [resource.name, *(move["name"] for move in resource.options.get("aliases", []))]
-        names = [name for name in dict.fromkeys(names) if name != "(same name)"]
-        urns = [f"urn:pulumi:{stack}::{PROJECT}::{chain}::{name}" for name in names for chain in chains(resource.name)]
-        return urns[1:]  # the first is its URN now
-
-    return {resource.name: earlier(resource) for resource in resources}
-
-
-def _chain(parent_chain: str, type_: str) -> str:
-    return f"{parent_chain}${type_}" if parent_chain else type_
-
-
 @dataclass(frozen=True)
 class Transition:
     kept: list[tuple[str, str]]  # (URN before, URN after): the same resource, updated in place at most
     created: list[str]
     deleted: list[str]  # deleted from the cluster or the cloud
     forgotten: list[str]  # retainOnDelete: dropped from the state, left where they are
+    problems: list[str] = field(default_factory=list)  # what the engine refuses: an old URN claimed twice
 
 
 def transition(before: list[Registration], after: list[Registration], stack: str) -> Transition:
@@ -81,22 +45,84 @@ def transition(before: list[Registration], after: list[Registration], stack: str
 
 def transition_from(old_urns: list[str], retained: set[str], after: list[Registration], stack: str) -> Transition:
     """What a `pulumi up` of `after` does to a stack whose state holds `old_urns` (`retained`: those
-    that are retainOnDelete)."""
+    that are retainOnDelete). Each resource, in registration order, takes over the first of its URN and
+    its aliases' URNs the state holds, as pulumi/pulumi's step generator matches them
+    (pkg/resource/deploy/step_generator.go: generateAliases, collapseAliasToUrn, inheritedChildAlias):
+    an alias's parent given by resource is that parent's old URN where the parent itself was taken over
+    through an alias; a child of such a parent also tries its own and its aliases' URNs under the
+    parent's old one; two resources claiming one old URN is an error of `up`."""
     known = set(old_urns)
-    new = urns(after, stack)
-    aliases = alias_urns(after, stack)
-    kept, created, matched = [], [], set()
-    for name, urn in new.items():
-        previous = next((u for u in [urn, *aliases[name]] if u in known), None)
+    now: dict[str, str] = {}  # name -> URN in this run
+    taken_over: dict[str, str] = {}  # name -> the old URN it took over through an alias
+    claimed_by: dict[str, str] = {}  # old URN -> the URN that took it over through an alias
+    kept, created, problems = [], [], []
+    for resource in after:
+        parent = now.get(resource.parent) if resource.parent else None
+        urn = _urn(stack, _qualified(parent, resource.type), resource.name)
+        now[resource.name] = urn
+        candidates: list[str] = []
+        collapsed = [_collapse(spec, resource, parent, now, taken_over, stack) for spec in resource.alias_specs]
+        candidates += collapsed
+        if resource.parent in taken_over:  # its parent moved: under the parent's old URN too
+            old_parent, parent_name = taken_over[resource.parent], resource.parent
+            for alias in [urn, *collapsed]:
+                name = alias.rsplit("::", 1)[1]
+                if name.startswith(parent_name):
+                    name = old_parent.rsplit("::", 1)[1] + name[len(parent_name) :]
+                type_ = _chain(alias).rsplit("$", 1)[-1]
+                candidates.append(_urn(stack, f"{_chain(old_parent)}${type_}", name))
+        if urn in claimed_by:
+            problems.append(f"{urn}: already claimed as an alias by {claimed_by[urn]}")
+        previous = next((candidate for candidate in [urn, *candidates] if candidate in known), None)
         if previous is None:
             created.append(urn)
-        else:
-            kept.append((previous, urn))
-            matched.add(previous)
+            continue
+        if previous != urn:
+            if previous in claimed_by:
+                problems.append(f"{previous}: an alias of both {claimed_by[previous]} and {urn}")
+            claimed_by[previous] = urn
+            taken_over[resource.name] = previous
+        kept.append((previous, urn))
+    matched = {old for old, _ in kept}
     gone = [urn for urn in old_urns if urn not in matched]
     return Transition(
         kept=kept,
         created=created,
         deleted=[urn for urn in gone if urn not in retained],
         forgotten=[urn for urn in gone if urn in retained],
+        problems=problems,
     )
+
+
+def _collapse(
+    spec: AliasSpec,
+    resource: Registration,
+    parent: str | None,
+    now: dict[str, str],
+    taken_over: dict[str, str],
+    stack: str,
+) -> str:
+    """An alias as the URN it names (collapseAliasToUrn): the resource's own name, type and parent where
+    the alias gives none; a parent given by resource stands for its old URN where it was taken over."""
+    if spec.urn:
+        return spec.urn
+    if spec.no_parent:
+        alias_parent = None
+    elif spec.parent:
+        alias_parent = taken_over.get(spec.parent, now[spec.parent])
+    else:
+        alias_parent = parent
+    return _urn(stack, _qualified(alias_parent, spec.type or resource.type), spec.name or resource.name)
+
+
+def _urn(stack: str, chain: str, name: str) -> str:
+    return f"urn:pulumi:{stack}::{PROJECT}::{chain}::{name}"
+
+
+def _chain(urn: str) -> str:
+    """A URN's type chain (parent types$...$type)."""
+    return urn.split("::")[2]
+
+
+def _qualified(parent: str | None, type_: str) -> str:
+    return type_ if parent is None else f"{_chain(parent)}${type_}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
+from gpt_oss_infra.tools.pulumi_engine import AliasSpec
 from gpt_oss_infra.tools.urns import transition, transition_from, urns
 from tests.support import example_entries, stack_entries, successful_run
 
@@ -65,7 +66,7 @@ def test_rolling_back_takes_the_graph_back_and_adopts_the_crds_again(runs):
 
 def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_live_one(runs):
     """What the alias prevents: pulumi-kubernetes #546 / #1668 (create clashes, or deletes the live graph)."""
-    naive = [dataclasses.replace(r, alias_types=()) for r in runs["1.6.1"]]
+    naive = [dataclasses.replace(r, alias_specs=()) if r.type in GRAPH_TYPES else r for r in runs["1.6.1"]]
     moved = transition(runs["1.2.1"], naive, "dev")
     assert moved.created == [graph_urn(runs["1.6.1"])]
     assert graph_urn(runs["1.2.1"]) in moved.deleted
@@ -94,7 +95,7 @@ def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(sta
     # Gone: only the destroy waits of 0.2.0 (Pulumi dynamic resources), which delete at once
     # (components/destroy_wait.py; tests/components/test_destroy_wait.py). Nothing else is replaced.
     assert all("pulumi-python:dynamic:Resource::" in urn for urn in moved.deleted), moved.deleted
-    assert moved.forgotten == []
+    assert moved.forgotten == [] and moved.problems == []
     assert len(moved.kept) == len(before) - len(moved.deleted) and all(old != new for old, new in moved.kept)
 
 
@@ -118,7 +119,7 @@ def _a_gpu_pool_component(urn: str) -> bool:
 def test_without_the_aliases_moving_into_gpt_oss_stack_would_replace_everything():
     before = json.loads((BEFORE_GPT_OSS_STACK / "dev.json").read_text())
     after = successful_run(stack_entries("dev"), "dev").resources
-    unaliased = [dataclasses.replace(r, options={k: v for k, v in r.options.items() if k != "aliases"}) for r in after]
+    unaliased = [dataclasses.replace(r, alias_specs=()) for r in after]
     moved = transition_from([entry["urn"] for entry in before], set(), unaliased, "dev")
     assert len(moved.created) == len(after) and len(moved.deleted) == len(before)
 
@@ -142,7 +143,7 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
     gpu_pools = {r.name for r in after if r.type == "gpt-oss-infra:index:GpuNodePool"}
     assert all(_a_gpu_pool_component(urn) for urn in moved.created)
     assert {urn.rsplit("::", 1)[1] for urn in moved.created} == gpu_pools
-    assert (moved.deleted, moved.forgotten) == ([], [])
+    assert (moved.deleted, moved.forgotten, moved.problems) == ([], [], [])
     renamed = [(old, new) for old, new in moved.kept if old != new]
     assert len(moved.kept) == len(before) and renamed  # every resource kept, the blocks' under their new types
     blocks = {
@@ -154,3 +155,59 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
     for old, new in renamed:  # only the blocks and their children move, each to its block's type
         (replaced,) = [type_ for type_ in blocks if type_ in old]
         assert old.replace(replaced, blocks[replaced]) == new
+
+
+def _moved_from(stack: str, after: list, before_dir: Path):
+    before = json.loads((before_dir / f"{stack}.json").read_text())
+    return transition_from([entry["urn"] for entry in before], set(), after, stack)
+
+
+def _with_specs(run: list, name: str, specs: tuple) -> list:
+    return [dataclasses.replace(r, alias_specs=specs) if r.name == name else r for r in run]
+
+
+@pytest.fixture(scope="module")
+def dev_after():
+    return successful_run(example_entries("dev"), "dev").resources
+
+
+def test_the_blocks_keep_their_resources_only_with_their_type_aliases(dev_after):
+    """Without block_aliases' type alias, 0.4.1's platform would be a new component: the engine would
+    create its Helm release and namespace again and delete the live ones."""
+    moved = _moved_from("dev", _with_specs(dev_after, "dynamo-platform", ()), URNS_0_4_0)
+    assert "dynamo-platform-release" in {urn.rsplit("::", 1)[1] for urn in moved.deleted}
+    assert any(urn.endswith("::dynamo-platform-release") for urn in moved.created)
+
+
+def test_an_alias_to_the_old_type_at_the_root_needs_both_in_one_alias(dev_after):
+    """What the engine does with a type alias and a separate move to the root (another way to write
+    block_aliases): neither names the pre-0.1.0 URN (old type at the root), so the platform's resources
+    would be replaced on a stack from before 0.1.0. tools/urns.py matches aliases as the engine does."""
+    (platform,) = [r for r in dev_after if r.name == "dynamo-platform"]
+    old_type = "gpt-oss-infra:dynamo:DynamoPlatform"
+    assert set(platform.alias_specs) == {AliasSpec(type=old_type), AliasSpec(type=old_type, no_parent=True)}
+    apart = (AliasSpec(type=old_type), AliasSpec(no_parent=True))
+    moved = _moved_from("dev", _with_specs(dev_after, "dynamo-platform", apart), BEFORE_GPT_OSS_STACK)
+    assert "dynamo-platform-release" in {urn.rsplit("::", 1)[1] for urn in moved.deleted}
+
+
+def test_a_gpu_pool_keeps_its_node_group_only_with_its_parent_alias(dev_after):
+    (group,) = [r for r in dev_after if r.name == "gptoss-nodes-gpu"]
+    assert group.parent == "gptoss-pool-gpu" and group.alias_specs == (AliasSpec(parent="gptoss-nodes"),)
+    for before in (URNS_0_4_0, BEFORE_GPT_OSS_STACK):  # the engine swaps in the parent's matched old URN
+        assert not [urn for urn in _moved_from("dev", dev_after, before).deleted if "gptoss-nodes-gpu" in urn]
+        moved = _moved_from("dev", _with_specs(dev_after, "gptoss-nodes-gpu", ()), before)
+        assert {urn.rsplit("::", 1)[1] for urn in moved.deleted} == {
+            "gptoss-nodes-gpu",
+            *(["volumes-gone"] if before == BEFORE_GPT_OSS_STACK else []),  # 0.2.0's destroy wait
+        }
+
+
+def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
+    """The engine refuses an old URN two new resources alias (GetDuplicateResourceAliasError)."""
+    (group,) = [r for r in dev_after if r.name == "gptoss-nodes-gpu"]
+    twin = dataclasses.replace(
+        group, name="gptoss-nodes-gpu-twin", alias_specs=(AliasSpec(name="gptoss-nodes-gpu", parent="gptoss-nodes"),)
+    )
+    moved = _moved_from("dev", [*dev_after, twin], URNS_0_4_0)
+    assert len(moved.problems) == 1 and "gptoss-nodes-gpu: an alias of both" in moved.problems[0]
