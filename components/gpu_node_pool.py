@@ -106,7 +106,7 @@ class GpuNodePool(Component):
             raise refusal("GpuNodePool", name, ConfigError(problems))
         for warning in plan.warnings:
             pulumi.log.warn(fragment.warning(warning))
-        super().__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
+        self._begin(name, opts)
         # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
         pool_config = config.node_pools[name]
         pools_of_this_program()[name] = block_args.PoolFacts(
@@ -138,11 +138,16 @@ class GpuNodePool(Component):
         stack's): `resources`, whose Refs may name the cluster's resources in `built` (its node role). Before
         0.4.1 they were children of the cluster's node groups component, `moved_from`: each keeps its URN."""
         pool = cls.__new__(cls)
-        super(GpuNodePool, pool).__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
+        pool._begin(name, opts)
         group = pool._register(resources, built, {}, aliases=[pulumi.Alias(parent=moved_from)])
         pool.node_group_name = group.node_group_name
         pool._publish(group)
         return pool
+
+    def _begin(self, name: str, opts: pulumi.ResourceOptions | None) -> None:
+        """Registers the component itself (its children follow: the public path asks EC2 as this
+        component before it registers them)."""
+        super().__init__("gpt-oss-infra:index:GpuNodePool", name, None, opts)
 
     def _register(
         self,

@@ -66,11 +66,16 @@ def namespace_resource(name: str, manifest: dict[str, Any], opts: pulumi.Resourc
     )
 
 
-# What a Job's pod may read the Kubernetes API with (core.render.scripts.ScriptedJob.access).
-ACCESS_KINDS = {
+# The class of each kind the shell registers by its manifest's kind: a Job's access (core.render.scripts.
+# ScriptedJob.access) and a teardown guard's namespace and access (core/render/teardown.py).
+MANIFEST_CLASSES = {
+    "Namespace": k8s.core.v1.Namespace,
     "ServiceAccount": k8s.core.v1.ServiceAccount,
     "Role": k8s.rbac.v1.Role,
     "RoleBinding": k8s.rbac.v1.RoleBinding,
+    "ClusterRole": k8s.rbac.v1.ClusterRole,
+    "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+    "ConfigMap": k8s.core.v1.ConfigMap,
 }
 
 
@@ -87,7 +92,7 @@ def scripted_job(
     `depends_on`."""
     script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
     access = [
-        ACCESS_KINDS[obj["kind"]](
+        MANIFEST_CLASSES[obj["kind"]](
             f"{name}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=access_after or [])
         )
         for obj in scripted.access

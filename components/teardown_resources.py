@@ -12,19 +12,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import namespace_resource, resource_args
+from gpt_oss_infra.components.kubernetes import MANIFEST_CLASSES, namespace_resource, resource_args
 from gpt_oss_infra.core.render.teardown import Teardown
-
-# The kinds of a guard's namespace and access, by the manifest's kind.
-ACCESS_KINDS = {
-    "Namespace": k8s.core.v1.Namespace,
-    "ServiceAccount": k8s.core.v1.ServiceAccount,
-    "Role": k8s.rbac.v1.Role,
-    "RoleBinding": k8s.rbac.v1.RoleBinding,
-    "ClusterRole": k8s.rbac.v1.ClusterRole,
-    "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
-    "ConfigMap": k8s.core.v1.ConfigMap,
-}
 
 
 @dataclass(frozen=True)
@@ -44,7 +33,7 @@ class TeardownGuards(Component):
         self.access: list[pulumi.Resource] = [
             made_namespace,
             *(
-                ACCESS_KINDS[obj["kind"]](
+                MANIFEST_CLASSES[obj["kind"]](
                     f"{name}-{obj['kind'].lower()}",
                     **resource_args(obj),
                     opts=self.child_opts(depends_on=[made_namespace]),

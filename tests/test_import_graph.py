@@ -4,6 +4,7 @@ stages (core/stack.py says which) import only from the stages before them. A fai
 from __future__ import annotations
 
 import ast
+import collections
 from pathlib import Path
 
 import pytest
@@ -247,67 +248,144 @@ def test_no_two_classes_of_the_product_share_a_name():
     assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
 
 
-def kubernetes_constructions(text: str) -> list[tuple[str, bool]]:
-    """Every `k8s.<...>.<Class>(...)` a module calls, and whether its fields come from a manifest the core
-    rendered (a `**resource_args(manifest)` argument)."""
-    found = []
-    for node in ast.walk(ast.parse(text)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr[:1].isupper()):
-            continue
-        path, value = [node.func.attr], node.func.value
-        while isinstance(value, ast.Attribute):
-            path.insert(0, value.attr)
-            value = value.value
-        if isinstance(value, ast.Name) and value.id == "k8s":
-            rendered = any(
-                keyword.arg is None
-                and any(
-                    isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "resource_args"
-                    for call in ast.walk(keyword.value)
-                )
-                for keyword in node.keywords
-            )
-            found.append((".".join(["k8s", *path]), rendered))
+def kubernetes_constructions(text: str) -> list[tuple[str, str]]:
+    """Every pulumi_kubernetes class a module uses (however it imported pulumi_kubernetes), and how: "from
+    a manifest" (called with `**resource_args(<a rendered manifest>)` and at most the shell's own opts and
+    string_data), "by hand" (called otherwise), or "by reference" (named without a call, e.g. in a table)."""
+    tree = ast.parse(text)
+    roots: dict[str, str] = {}  # a local name -> the pulumi_kubernetes path it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pulumi_kubernetes":
+                    roots[alias.asname or alias.name.split(".")[0]] = (
+                        alias.asname and alias.name
+                    ) or "pulumi_kubernetes"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pulumi_kubernetes":
+            for alias in node.names:
+                roots[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def path_of(expr: ast.expr) -> str | None:
+        parts = []
+        while isinstance(expr, ast.Attribute):
+            parts.insert(0, expr.attr)
+            expr = expr.value
+        if not (isinstance(expr, ast.Name) and expr.id in roots):
+            return None
+        path = ".".join([roots[expr.id], *parts]).replace("pulumi_kubernetes", "k8s", 1)
+        return path if path.rsplit(".", 1)[-1][:1].isupper() else None
+
+    annotations = {
+        id(inner) for node in ast.walk(tree) for annotation in _annotations(node) for inner in ast.walk(annotation)
+    }  # types, not uses
+    called, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (path := path_of(node.func)):
+            called.add(id(node.func))
+            found.append((path, "from a manifest" if _from_a_manifest(node) else "by hand"))
+    for node in ast.walk(tree):  # a class named but not called here: a table, an alias of it
+        if (
+            isinstance(node, ast.Attribute | ast.Name)
+            and id(node) not in called | annotations
+            and (path := path_of(node))
+        ):
+            found.append((path, "by reference"))
     return sorted(found)
 
 
-# The Kubernetes resources the shell makes from something other than one rendered manifest, each for
-# its reason; every other one takes its fields from the core's manifest (resource_args).
-NOT_FROM_ONE_MANIFEST = {
-    # Providers: how the program reaches the cluster, not objects in it.
-    ("components/aws/eks_cluster.py", "k8s.Provider"),
-    ("components/targets/existing.py", "k8s.Provider"),
-    ("components/kubernetes.py", "k8s.Provider"),  # the Dynamo CRDs' own, upserting provider
-    # Helm releases: a pinned chart and the core's values for it (ChartRelease, PlatformObjects).
-    ("components/kubernetes.py", "k8s.helm.v3.Release"),
-    ("components/dynamo_platform.py", "k8s.helm.v3.Release"),
-    # A rendered custom resource (its apiVersion and kind are arguments, not implied by a class).
-    ("components/kubernetes.py", "k8s.apiextensions.CustomResource"),
-    # An adopted namespace: only the ownership annotation of the rendered Namespace is patched.
-    ("components/kubernetes.py", "k8s.core.v1.NamespacePatch"),
-}
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        return [a.annotation for a in arguments if a.annotation] + ([node.returns] if node.returns else [])
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    return []
+
+
+SHELL_ONLY = {"opts", "string_data"}  # what the shell adds to a rendered manifest: options, secret values
+
+
+def _from_a_manifest(call: ast.Call) -> bool:
+    expanded = [keyword.value for keyword in call.keywords if keyword.arg is None]
+    named = {keyword.arg for keyword in call.keywords if keyword.arg is not None}
+    if len(expanded) != 1 or not named <= SHELL_ONLY:
+        return False
+    value = expanded[0]
+    if isinstance(value, ast.BinOp) and isinstance(value.right, ast.Dict):  # resource_args(...) | {...}
+        if not {key.value for key in value.right.keys if isinstance(key, ast.Constant)} <= SHELL_ONLY:
+            return False
+        value = value.left
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "resource_args"
+        and not any(isinstance(argument, ast.Dict) for argument in value.args)  # a manifest, not a literal
+    )
+
+
+# The Kubernetes classes the shell uses other than on one rendered manifest, each for its reason, with
+# how many times; every other use constructs a class from the core's manifest (resource_args).
+NOT_FROM_ONE_MANIFEST = collections.Counter(
+    {
+        # Providers: how the program reaches the cluster, not objects in it.
+        ("components/aws/eks_cluster.py", "k8s.Provider", "by hand"): 1,
+        ("components/targets/existing.py", "k8s.Provider", "by hand"): 1,
+        ("components/kubernetes.py", "k8s.Provider", "by hand"): 1,  # the Dynamo CRDs' own, upserting provider
+        # Helm releases: a pinned chart and the core's values for it (ChartRelease, PlatformObjects).
+        ("components/kubernetes.py", "k8s.helm.v3.Release", "by hand"): 1,
+        ("components/dynamo_platform.py", "k8s.helm.v3.Release", "by hand"): 1,
+        # A rendered custom resource (its apiVersion and kind are arguments, not implied by a class).
+        ("components/kubernetes.py", "k8s.apiextensions.CustomResource", "by hand"): 1,
+        # An adopted namespace: only the ownership annotation of the rendered Namespace is patched.
+        ("components/kubernetes.py", "k8s.core.v1.NamespacePatch", "by hand"): 1,
+        # MANIFEST_CLASSES, the class of each kind registered by its manifest's kind (with resource_args).
+        **{
+            ("components/kubernetes.py", f"k8s.{path}", "by reference"): 1
+            for path in [
+                "core.v1.Namespace",
+                "core.v1.ServiceAccount",
+                "rbac.v1.Role",
+                "rbac.v1.RoleBinding",
+                "rbac.v1.ClusterRole",
+                "rbac.v1.ClusterRoleBinding",
+                "core.v1.ConfigMap",
+            ]
+        },
+    }
+)
 
 
 def test_every_kubernetes_object_has_one_path_from_the_config_to_the_cluster():
     """The core renders every Kubernetes object as a manifest and checks it (schemas, CRDs, placement);
-    the shell registers that manifest as it is. Only the resources named above are made otherwise."""
-    otherwise = set()
+    the shell registers that manifest as it is. Only the uses counted above are otherwise: a new one
+    fails this, and so does one more of them."""
+    otherwise: collections.Counter[tuple[str, str, str]] = collections.Counter()
     for path in (ROOT / "components").rglob("*.py"):
-        for constructed, from_manifest in kubernetes_constructions(path.read_text()):
-            if not from_manifest:
-                otherwise.add((str(path.relative_to(ROOT)), constructed))
+        for constructed, how in kubernetes_constructions(path.read_text()):
+            if how != "from a manifest":
+                otherwise[(str(path.relative_to(ROOT)), constructed, how)] += 1
     assert otherwise == NOT_FROM_ONE_MANIFEST
 
 
 def test_a_kubernetes_object_made_by_hand_is_caught_by_name():
     text = (
         "import pulumi_kubernetes as k8s\n"
+        "import pulumi_kubernetes as kube\n"
+        "from pulumi_kubernetes.core.v1 import ConfigMap\n"
         "a = k8s.core.v1.ConfigMap('a', **resource_args(manifest), opts=opts)\n"
         "b = k8s.core.v1.Secret('b', **resource_args(manifest) | {'string_data': data})\n"
         "c = k8s.core.v1.ConfigMap('c', metadata={'name': 'c'}, data={'k': 'v'})\n"
+        "d = kube.core.v1.ConfigMap('d', **resource_args({'metadata': {'name': 'd'}}))\n"
+        "e = ConfigMap('e', **resource_args(manifest), data={'k': 'v'})\n"
+        "f = k8s.core.v1.Secret('f', **resource_args(manifest) | {'data': data})\n"
+        "kinds = {'Role': k8s.rbac.v1.Role}\n"
     )
     assert kubernetes_constructions(text) == [
-        ("k8s.core.v1.ConfigMap", False),
-        ("k8s.core.v1.ConfigMap", True),
-        ("k8s.core.v1.Secret", True),
+        ("k8s.core.v1.ConfigMap", "by hand"),  # c: no manifest
+        ("k8s.core.v1.ConfigMap", "by hand"),  # d: a literal, through another import name
+        ("k8s.core.v1.ConfigMap", "by hand"),  # e: imported by class, a field set beside the manifest
+        ("k8s.core.v1.ConfigMap", "from a manifest"),
+        ("k8s.core.v1.Secret", "by hand"),  # f: data merged over the manifest
+        ("k8s.core.v1.Secret", "from a manifest"),
+        ("k8s.rbac.v1.Role", "by reference"),
     ]

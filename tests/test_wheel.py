@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin
 
 import gpt_oss_infra
 
@@ -30,7 +31,8 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
 # The installer of the fresh venv: uv (requirements-dev.txt) reads the wheel's metadata as pip does and
 # installs the same distributions, without compiling every module of pulumi_aws to bytecode first
 # (measured here: pip 78 s, pip --no-compile 39 s, uv 6 s).
-UV = Path(sys.executable).parent / "uv"
+# --native-tls: the system's certificates, as pip uses them (uv has its own bundle otherwise).
+UV = [find_uv_bin(), "--native-tls"]
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +41,12 @@ def python(tmp_path_factory) -> Path:
     build = tmp_path_factory.mktemp("wheel")
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(build / "dist"), str(ROOT)], build)
     (wheel,) = (build / "dist").glob("gpt_oss_infra-*.whl")
-    run([UV, "venv", "--quiet", "--python", sys.executable, build / "venv"], build)
+    run([*UV, "venv", "--quiet", "--python", sys.executable, build / "venv"], build)
     python = build / "venv" / "bin" / "python"
     # The tested pins as constraints: the same dependency versions as this tree's own venv.
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
     (build / "constraints.txt").write_text("\n".join(pins) + "\n")
-    run([UV, "pip", "install", "--quiet", "--python", python, "-c", "constraints.txt", wheel], build)
+    run([*UV, "pip", "install", "--quiet", "--python", python, "-c", "constraints.txt", wheel], build)
     return python
 
 

@@ -160,3 +160,11 @@ def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, t
     for inputs in benchmark_inputs:
         prompts = [json.dumps(item) for item in json.loads(inputs.read_text())["data"]]
         assert len(set(prompts)) == len(prompts) >= 4
+
+
+def test_the_run_starts_with_the_trial_by_its_id():
+    """tests/conftest.py starts the run with the trial's test, by its id: renamed, that order is lost."""
+    from tests.conftest import LONGEST_TEST
+
+    trial = test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures
+    assert f"tests/tools/test_trial.py::{trial.__name__}" == LONGEST_TEST
