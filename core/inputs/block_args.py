@@ -280,8 +280,23 @@ def same_named(model: type[StrictModel], args: dict[str, Any], but: tuple[str, .
 
 
 def argument_names(model: type[StrictModel], prefix: str) -> dict[str, str]:
-    """Each key of the stack config part `model` at `prefix` -> the argument named as its field."""
-    return {f"{prefix}.{field.alias or name}": name for name, field in model.model_fields.items()}
+    """Each key of the stack config part `model` at `prefix` -> the argument named as its field, for the
+    fields its block offers (NOT_OFFERED: the others)."""
+    return {
+        f"{prefix}.{field.alias or name}": name
+        for name, field in model.model_fields.items()
+        if name not in NOT_OFFERED.get(model, set())
+    }
+
+
+# The fields of a stack config part its block does not offer as arguments, and why.
+NOT_OFFERED: dict[type[StrictModel], set[str]] = {
+    NodePoolConfig: {"node_selector", "price_per_node_hour"},  # a created pool's own label; the catalog's price
+    PlatformConfig: {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
+    ModelCacheConfig: {"keep_on_destroy"},  # the file system is the caller's: the block deletes none
+    DeploymentConfig: {"benchmark", "alerts"},  # the stack's aiperf Job and Prometheus alerts
+    EndpointConfig: {"rate_limit", "client_rate_limits"},  # offered per minute: (client_)requests_per_minute
+}
 
 
 # deployments.<name>.endpoint's rate limits -> the `endpoint` argument's per-minute ones.

@@ -517,18 +517,17 @@ def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registere
 
 
 # Each block's arguments: the fields of its stack config part it offers, named as the config model names
-# them (core/inputs/config.py; block_args derives the config keys from the model), and its own.
+# them (core/inputs/config.py; block_args derives the config keys from the model and says which fields
+# a block does not offer, NOT_OFFERED), and its own.
 BLOCK_PARTS = [
     (
         gpu_node_pool.GpuNodePoolArgs,
         NodePoolConfig,
-        {"node_selector", "price_per_node_hour"},  # a created pool's own label; priced from the catalog
         {"cluster_name", "subnet_ids", "node_role_arn", "environment", "region"},
     ),
     (
         DynamoPlatformArgs,
         PlatformConfig,
-        {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
         {
             "dynamo_release",
             "block_storage_class",
@@ -541,7 +540,6 @@ BLOCK_PARTS = [
     (
         ModelCacheArgs,
         ModelCacheConfig,
-        {"keep_on_destroy"},  # the file system is the caller's: this block deletes none
         {
             "namespace",
             "file_system_id",
@@ -556,7 +554,6 @@ BLOCK_PARTS = [
     (
         GptOssDeploymentArgs,
         DeploymentConfig,
-        {"benchmark", "alerts"},  # the stack's aiperf Job and Prometheus alerts
         {
             "namespace",
             "recipe_definition",
@@ -573,26 +570,25 @@ BLOCK_PARTS = [
             "network_policies",
         },
     ),
-    (
-        Endpoint,
-        EndpointConfig,
-        {"rate_limit", "client_rate_limits"},  # offered per minute: requests_per_minute, client_requests_per_minute
-        {"requests_per_minute", "client_requests_per_minute"},
-    ),
+    (Endpoint, EndpointConfig, {"requests_per_minute", "client_requests_per_minute"}),
 ]
 
 
-@pytest.mark.parametrize(("args", "part", "not_offered", "own"), BLOCK_PARTS, ids=lambda v: getattr(v, "__name__", ""))
-def test_a_blocks_arguments_are_its_config_parts_fields_and_its_own(args, part, not_offered, own):
+@pytest.mark.parametrize(("args", "part", "own"), BLOCK_PARTS, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_blocks_arguments_are_its_config_parts_fields_and_its_own(args, part, own):
     """A field added to a stack config part fails this until its block offers it (named as the field) or
     says why not: a key is defined once, in the config model, for the stack file and the block."""
+    not_offered = block_args.NOT_OFFERED[part]
     assert set(args.__annotations__) == (set(part.model_fields) - not_offered) | own
     assert not_offered <= set(part.model_fields) and not own & set(part.model_fields)
+    # A refusal never names an argument the block does not have.
+    assert set(block_args.argument_names(part, "part").values()) <= set(args.__annotations__)
 
 
 def test_a_config_field_no_block_offers_is_caught():
     with_a_new_field = pydantic.create_model("WithANewField", __base__=NodePoolConfig, spot_handling=(bool, False))
-    arguments, _, not_offered, own = BLOCK_PARTS[0]
+    arguments, part, own = BLOCK_PARTS[0]
+    not_offered = block_args.NOT_OFFERED[part]
     assert set(arguments.__annotations__) != (set(with_a_new_field.model_fields) - not_offered) | own
 
 
