@@ -1,0 +1,86 @@
+"""Every Kubernetes object the program registers is a manifest the core rendered and checked, as it is:
+the run-time side of tests/test_import_graph.py's one-path test. Only the values the shell alone knows
+are filled in: a created file system's id in the EFS StorageClass, and FSx's in its static volume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpt_oss_infra.components import gpt_oss_stack
+from tests.support import _run, example_entries
+
+# One stack of each shape the shipped stacks have: EFS (dev), FSx for Lustre with the CRDs 1.2.1 has the
+# program apply (prod), gateways and observability (staging), an existing cluster, Dynamo's mocker.
+SHAPES = ["dev", "prod", "staging", "existing-cluster", "trial-local"]
+# What the shell fills in, by kind and field (components/model_cache.py): the file system made with the
+# stack, known once it exists.
+FILLED_BY_THE_SHELL = {
+    ("StorageClass", "parameters"): ["fileSystemId"],  # EFS
+    ("PersistentVolume", "spec"): ["csi.volumeHandle", "csi.volumeAttributes"],  # FSx for Lustre
+}
+
+
+def registered_and_rendered(stack: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], dict[tuple, dict]]:
+    """The Kubernetes objects a run of the stack registers (not Helm releases or providers), and those the
+    core rendered for that run, by kind, namespace and name."""
+    rendered = {}
+
+    def recorded(stack_objects, waiting_pools):
+        deferred = defer_serving(stack_objects, waiting_pools)
+        for obj in [*deferred.objects(), *deferred.platform.crds]:
+            rendered[(obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
+        return deferred
+
+    defer_serving = gpt_oss_stack.defer_serving
+    monkeypatch.setattr(gpt_oss_stack, "defer_serving", recorded)
+    run = _run(json.dumps(example_entries(stack), sort_keys=True), stack)
+    assert run.error is None, run.error
+    kubernetes = [
+        r.inputs
+        for r in run.resources
+        if r.type.startswith("kubernetes:") and not r.type.startswith(("kubernetes:helm", "pulumi:providers"))
+    ]
+    return kubernetes, rendered
+
+
+def differences(registered: dict, manifest: dict) -> list[str]:
+    """The top-level fields in which a registered object is not its manifest, but for the shell's fills."""
+    found = []
+    for field in sorted(set(registered) | set(manifest)):
+        fills = FILLED_BY_THE_SHELL.get((manifest["kind"], field), [])
+        if _without(registered.get(field), fills) != _without(manifest.get(field), fills):
+            found.append(field)
+    return found
+
+
+def _without(value: object, paths: list[str]) -> object:
+    """`value` without the dotted `paths` in it."""
+    if not isinstance(value, dict) or not paths:
+        return value
+    heads = {path.split(".", 1)[0] for path in paths}
+    return {
+        key: _without(item, [path.split(".", 1)[1] for path in paths if path.startswith(f"{key}.")])
+        for key, item in value.items()
+        if key not in heads or any(path.startswith(f"{key}.") for path in paths)
+    }
+
+
+@pytest.mark.parametrize("stack", SHAPES)
+def test_every_kubernetes_object_registered_is_a_rendered_manifest(stack, monkeypatch):
+    registered, rendered = registered_and_rendered(stack, monkeypatch)
+    assert len(registered) == len(rendered) > 10
+    for inputs in registered:
+        key = (inputs["kind"], inputs["metadata"].get("namespace", ""), inputs["metadata"]["name"])
+        assert key in rendered, key
+        assert differences(inputs, rendered[key]) == [], key
+
+
+def test_an_object_the_shell_changed_is_caught():
+    manifest = {"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}}
+    assert differences(manifest | {"data": {"k": "changed"}}, manifest) == ["data"]
+    storage_class = {"kind": "StorageClass", "parameters": {"x": "1"}}
+    filled = {"kind": "StorageClass", "parameters": {"fileSystemId": "fs-0123", "x": "1"}}
+    assert differences(filled, storage_class) == []
+    assert differences(filled | {"parameters": {"fileSystemId": "fs-0123", "x": "2"}}, storage_class) == ["parameters"]
