@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import pulumi
 
 from gpt_oss_infra.components.arguments import refusal
+from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog
@@ -20,6 +21,22 @@ from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
+Decided = TypeVar("Decided")
+
+
+class Block(Component, Generic[Decided]):
+    """A public block that registers what was decided: from its own arguments (its `__init__`, which then
+    calls `_register`), or by GptOssStack from the stack config (`of_stack`)."""
+
+    @classmethod
+    def of_stack(cls, name: str, decided: Decided, opts: pulumi.ResourceOptions) -> Self:
+        """One of GptOssStack's blocks, as it decided it from the stack config (its checks are the stack's)."""
+        block = cls.__new__(cls)
+        block._register(name, decided, opts)
+        return block
+
+    def _register(self, name: str, decided: Decided, opts: pulumi.ResourceOptions | None) -> None:
+        raise NotImplementedError(f"{type(self).__name__} registers what it decided")
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
-from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.block_decisions import PlatformFacts, platforms_of_this_program, rendered
+from gpt_oss_infra.components.block_decisions import Block, PlatformFacts, platforms_of_this_program, rendered
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
-from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
+from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.core.dynamo import CHART
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import load_catalog
@@ -54,7 +53,7 @@ class DecidedPlatform:
     crds_provider: k8s.Provider | None = None  # the CRDs' own, upserting provider (components/kubernetes.py)
 
 
-class DynamoPlatform(Component):
+class DynamoPlatform(Block[DecidedPlatform]):
     """The Dynamo platform at a supported release: its namespace and the pinned dynamo-platform Helm
     release, with the release's CRDs applied as that release requires (by this component up to 1.2.1,
     by the operator's own crd-apply init container from 1.3), and with `gateway`, Envoy Gateway for the
@@ -87,23 +86,12 @@ class DynamoPlatform(Component):
             gateway=software is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
         )
 
-    @classmethod
-    def of_stack(cls, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions) -> "DynamoPlatform":
-        """GptOssStack's platform, decided from the stack config (its checks are the stack's)."""
-        platform = cls.__new__(cls)
-        platform._register(name, decided, opts)
-        return platform
-
     def _register(self, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
         # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
         # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
-        guards = (
-            TeardownGuards(f"{name}-teardown", TeardownArgs(decided.guards), opts=self.child_opts())
-            if decided.guards
-            else None
-        )
-        release = self._platform(name, decided, after=[guards.volumes_gone] if guards and guards.volumes_gone else [])
+        guards = guards_of(f"{name}-teardown", decided.guards, self.child_opts())
+        release = self._platform(name, decided, after=volumes_gone(guards))
         if decided.gateway is not None:
             # The cluster's load balancer controller is the program's: make this component depend on it.
             GatewayController(

@@ -13,8 +13,8 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
-from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.block_decisions import (
+    Block,
     platforms_of_this_program,
     pools_of_this_program,
     refused,
@@ -106,7 +106,7 @@ class DecidedDeployment:
     gateway_ready: list[pulumi.Resource] = dataclasses.field(default_factory=list)  # its gateway controller
 
 
-class GptOssDeployment(Component):
+class GptOssDeployment(Block[DecidedDeployment]):
     """gpt-oss-120b served by one DynamoGraphDeployment: the recipe resolved (GPUs per worker,
     overrides), its engine config checked against TensorRT-LLM's fields, its workers fitted to the
     GPUs and placed on the pool's nodes, then the engine ConfigMap, the graph and its smoke test,
@@ -146,13 +146,6 @@ class GptOssDeployment(Component):
         # The gateway controller is the DynamoPlatform's, which this component depends on.
         decided = DecidedDeployment(stack.serving[0], keys.values, stack.deployment_network_policies(name))
         self._register(name, decided, opts)
-
-    @classmethod
-    def of_stack(cls, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions) -> "GptOssDeployment":
-        """One of GptOssStack's deployments, decided from the stack config (its checks are the stack's)."""
-        deployment = cls.__new__(cls)
-        deployment._register(name, decided, opts)
-        return deployment
 
     def _register(self, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:GptOssDeployment", name, None, opts)

@@ -28,7 +28,7 @@ from gpt_oss_infra.components.stack_config import (
 )
 from gpt_oss_infra.components.targets import KINDS
 from gpt_oss_infra.components.targets.target import ClusterTarget
-from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
+from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError
@@ -173,10 +173,10 @@ class GptOssStack(Component):
 
         # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
         # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
-        guards = TeardownGuards("teardown", TeardownArgs(stack.teardown), opts=on_cluster()) if stack.teardown else None
-        volumes_gone = [guards.volumes_gone] if guards and guards.volumes_gone else []
+        guards = guards_of("teardown", stack.teardown, on_cluster())
+        after_volumes = volumes_gone(guards)
         observability = (
-            Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster(*volumes_gone))
+            Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster(*after_volumes))
             if stack.observability
             else None
         )
@@ -190,7 +190,7 @@ class GptOssStack(Component):
         dynamo = DynamoPlatform.of_stack(
             "dynamo-platform",
             DecidedPlatform(stack.platform, decided.ngc_api_key, None, None, target.crds_provider),
-            opts=on_cluster(*volumes_gone, aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
+            opts=on_cluster(*after_volumes, aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
         )
         workloads = Workloads(
             "workloads",

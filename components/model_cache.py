@@ -10,11 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
-from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.block_decisions import rendered
+from gpt_oss_infra.components.block_decisions import Block, rendered
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
-from gpt_oss_infra.components.teardown_resources import TeardownArgs, TeardownGuards
+from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import load_catalog
@@ -63,7 +62,7 @@ class DecidedModelCache:
     guards: Teardown | None  # its own teardown guard (GptOssStack guards its cache with the stack's)
 
 
-class ModelCache(Component):
+class ModelCache(Block[DecidedModelCache]):
     """The shared volume of a namespace's deployments and the pinned download of one model revision
     into it: its claim (never replaced), on a StorageClass made here for EFS (or a static volume for FSx
     for Lustre) or an existing one, and the download Job, which `up` waits for: make each
@@ -94,21 +93,10 @@ class ModelCache(Component):
         )
         self._register(name, decided, opts)
 
-    @classmethod
-    def of_stack(cls, name: str, decided: DecidedModelCache, opts: pulumi.ResourceOptions) -> "ModelCache":
-        """GptOssStack's cache, decided from the stack config (its checks are the stack's)."""
-        cache = cls.__new__(cls)
-        cache._register(name, decided, opts)
-        return cache
-
     def _register(self, name: str, decided: DecidedModelCache, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:ModelCache", name, None, opts)
         # What `pulumi destroy` waits on: the EFS CSI driver deleting the claim's access point.
-        guards = (
-            TeardownGuards(f"{name}-teardown", TeardownArgs(decided.guards), opts=self.child_opts())
-            if decided.guards
-            else None
-        )
+        guards = guards_of(f"{name}-teardown", decided.guards, self.child_opts())
         storage = self._storage(name, decided)
         secrets = []
         objects = decided.objects
@@ -122,9 +110,10 @@ class ModelCache(Component):
                     opts=self.child_opts(),
                 )
             )
-        after = [guards.volumes_gone] if guards and guards.volumes_gone else []
         claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-pvc", **resource_args(objects.pvc), opts=self.child_opts(depends_on=[*storage, *after])
+            f"{name}-pvc",
+            **resource_args(objects.pvc),
+            opts=self.child_opts(depends_on=[*storage, *volumes_gone(guards)]),
         )
         # Pulumi waits for the Job to succeed (pulumi-kubernetes' Job await), so whatever depends
         # on it starts only with a complete cache.

@@ -61,3 +61,13 @@ def add_guard(
         **resource_args(guard),
         opts=owner.child_opts(depends_on=[*access, *(after or [])]),
     )
+
+
+def guards_of(name: str, teardown: Teardown | None, opts: pulumi.ResourceOptions) -> TeardownGuards | None:
+    """The teardown guards `teardown` asks for, or None where destroy waits for nothing."""
+    return TeardownGuards(name, TeardownArgs(teardown), opts=opts) if teardown else None
+
+
+def volumes_gone(guards: TeardownGuards | None) -> list[pulumi.Resource]:
+    """What the owners of guarded claims are made after and deleted before: `volumes-gone`, where there is one."""
+    return [guards.volumes_gone] if guards and guards.volumes_gone else []
