@@ -13,6 +13,7 @@ import pickle
 import ssl
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,12 +22,13 @@ from typing import Any
 import pytest
 import yaml
 
+from gpt_oss_infra.components import gpt_oss_stack
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
 from gpt_oss_infra.core.inputs.rules import parse_stack_config
 from gpt_oss_infra.core.render.aws.account import CapacityBlock
-from gpt_oss_infra.core.render.stack_objects import Serving
+from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError
 from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
@@ -158,7 +160,19 @@ def run_entries(entries: dict[str, Any], stack: str = "test") -> ProgramRun:
     Secret keys (hfToken, ngcApiKey, apiKeys) count as set with `--secret`: their values here are
     what the engine hands the program once decrypted. Runs are deterministic, so one run per
     distinct (entries, stack) serves every test that asks for it; tests only read a run."""
-    return _run_once(json.dumps(entries, sort_keys=True), stack)
+    return _run_once(json.dumps(entries, sort_keys=True), stack).run
+
+
+def rendered_objects(entries: dict[str, Any], stack: str = "test") -> list[dict[str, Any]]:
+    """The Kubernetes objects the core rendered for run_entries' run of these entries (GptOssStack's
+    Stack as it registers it: after defer_serving), from that same run."""
+    return _run_once(json.dumps(entries, sort_keys=True), stack).rendered
+
+
+@dataclass(frozen=True)
+class _Made:
+    run: ProgramRun
+    rendered: list[dict[str, Any]]  # what GptOssStack's core rendered (none when the run stopped before)
 
 
 # A folder the test workers of one session share (tests/conftest.py sets it under pytest-xdist): a run
@@ -167,7 +181,7 @@ SHARED_RUNS = "GPT_OSS_INFRA_SHARED_RUNS"
 
 
 @functools.cache
-def _run_once(entries_json: str, stack: str) -> ProgramRun:
+def _run_once(entries_json: str, stack: str) -> _Made:
     shared = os.environ.get(SHARED_RUNS)
     if not shared:
         return _run(entries_json, stack)
@@ -176,18 +190,32 @@ def _run_once(entries_json: str, stack: str) -> ProgramRun:
     with path.with_suffix(".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for this run rather than making it too
         if path.exists():
-            return pickle.loads(path.read_bytes())
-        run = _run(entries_json, stack)
+            made: _Made = pickle.loads(path.read_bytes())
+            return made
+        made = _run(entries_json, stack)
         partial = path.with_suffix(".partial")  # renamed into place whole: never half a pickle to read
-        partial.write_bytes(pickle.dumps(run))
+        partial.write_bytes(pickle.dumps(made))
         partial.replace(path)
-        return run
+        return made
 
 
-def _run(entries_json: str, stack: str) -> ProgramRun:
+def _run(entries_json: str, stack: str) -> _Made:
     config, secret_keys = engine_config(json.loads(entries_json))
     decrypted = [f"{KEY_PREFIX}{key}" for key in SECRET_KEYS if f"{KEY_PREFIX}{key}" in config]
-    return run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, sorted({*secret_keys, *decrypted}))
+    rendered: list[dict[str, Any]] = []
+    defer_serving = gpt_oss_stack.defer_serving
+
+    def recorded(stack_objects: Stack, waiting_pools: dict[str, str]) -> Stack:
+        deferred = defer_serving(stack_objects, waiting_pools)
+        rendered.extend([*deferred.objects(), *deferred.platform.crds])
+        return deferred
+
+    gpt_oss_stack.defer_serving = recorded  # type: ignore[assignment]
+    try:
+        run = run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, sorted({*secret_keys, *decrypted}))
+    finally:
+        gpt_oss_stack.defer_serving = defer_serving
+    return _Made(run, rendered)
 
 
 def run_in_account(entries: dict[str, Any], change_account, stack: str = "test") -> ProgramRun:

@@ -4,16 +4,10 @@ are filled in: a created file system's id in the EFS StorageClass, and FSx's in 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from gpt_oss_infra.components import gpt_oss_stack
-from tests.support import _run, example_entries
+from tests.support import example_entries, rendered_objects, stack_names, successful_run
 
-# One stack of each shape the shipped stacks have: EFS (dev), FSx for Lustre with the CRDs 1.2.1 has the
-# program apply (prod), gateways and observability (staging), an existing cluster, Dynamo's mocker.
-SHAPES = ["dev", "prod", "staging", "existing-cluster", "trial-local"]
 # What the shell fills in, by kind and field (components/model_cache.py): the file system made with the
 # stack, known once it exists.
 FILLED_BY_THE_SHELL = {
@@ -22,24 +16,17 @@ FILLED_BY_THE_SHELL = {
 }
 
 
-def registered_and_rendered(stack: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], dict[tuple, dict]]:
-    """The Kubernetes objects a run of the stack registers (not Helm releases or providers), and those the
-    core rendered for that run, by kind, namespace and name."""
-    rendered = {}
-
-    def recorded(stack_objects, waiting_pools):
-        deferred = defer_serving(stack_objects, waiting_pools)
-        for obj in [*deferred.objects(), *deferred.platform.crds]:
-            rendered[(obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
-        return deferred
-
-    defer_serving = gpt_oss_stack.defer_serving
-    monkeypatch.setattr(gpt_oss_stack, "defer_serving", recorded)
-    run = _run(json.dumps(example_entries(stack), sort_keys=True), stack)
-    assert run.error is None, run.error
+def registered_and_rendered(stack: str) -> tuple[list[dict], dict[tuple, dict]]:
+    """The Kubernetes objects the shared run of the stack registers (not Helm releases or providers), and
+    those the core rendered for that run, by kind, namespace and name."""
+    entries = example_entries(stack)
+    rendered = {
+        (obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): obj
+        for obj in rendered_objects(entries, stack)
+    }
     kubernetes = [
         r.inputs
-        for r in run.resources
+        for r in successful_run(entries, stack).resources
         if r.type.startswith("kubernetes:") and not r.type.startswith(("kubernetes:helm", "pulumi:providers"))
     ]
     return kubernetes, rendered
@@ -67,9 +54,9 @@ def _without(value: object, paths: list[str]) -> object:
     }
 
 
-@pytest.mark.parametrize("stack", SHAPES)
-def test_every_kubernetes_object_registered_is_a_rendered_manifest(stack, monkeypatch):
-    registered, rendered = registered_and_rendered(stack, monkeypatch)
+@pytest.mark.parametrize("stack", stack_names())
+def test_every_kubernetes_object_registered_is_a_rendered_manifest(stack):
+    registered, rendered = registered_and_rendered(stack)
     assert len(registered) == len(rendered) > 10
     for inputs in registered:
         key = (inputs["kind"], inputs["metadata"].get("namespace", ""), inputs["metadata"]["name"])

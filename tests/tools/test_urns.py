@@ -11,7 +11,7 @@ import pytest
 
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.tools.pulumi_engine import AliasSpec
-from gpt_oss_infra.tools.urns import transition, transition_from, urns
+from gpt_oss_infra.tools.urns import Transition, transition, transition_from, urns
 from tests.support import example_entries, stack_entries, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
@@ -75,16 +75,24 @@ def test_without_the_alias_the_plan_would_create_a_second_graph_and_delete_the_l
 BEFORE_GPT_OSS_STACK = Path(__file__).resolve().parents[1] / "data" / "urns-before-gpt-oss-stack"
 
 
+def stored_urns(folder: Path, stack: str) -> list[dict]:
+    """A stack's URNs as an earlier release made them (tests/data/<folder>/<stack>.json), each with retainOnDelete."""
+    return json.loads((folder / f"{stack}.json").read_text())
+
+
+def moved_from(before: list[dict], after: list, stack: str) -> Transition:
+    """What a `pulumi up` of `after` does to a stack holding the stored URNs `before`."""
+    retained = {entry["urn"] for entry in before if entry["retainOnDelete"]}
+    return transition_from([entry["urn"] for entry in before], retained, after, stack)
+
+
 @pytest.mark.parametrize("stack", sorted(path.stem for path in BEFORE_GPT_OSS_STACK.glob("*.json")))
 def test_no_live_resource_is_replaced_by_moving_the_stack_into_gpt_oss_stack(stack):
     """0.1.0 moved every component under GptOssStack, which changes every URN: each moved component's
     alias (and its children's, inherited) keeps the resources. The URNs before are those of commit
     3882a1a's program (tests/data/urns-before-gpt-oss-stack/<stack>.json, one file per shipped stack)."""
-    before = json.loads((BEFORE_GPT_OSS_STACK / f"{stack}.json").read_text())
-    after = successful_run(example_entries(stack), stack).resources
-    moved = transition_from(
-        [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
-    )
+    before = stored_urns(BEFORE_GPT_OSS_STACK, stack)
+    moved = moved_from(before, successful_run(example_entries(stack), stack).resources, stack)
     # New since then: GptOssStack itself, and (0.3.0) the teardown guards, all under a component of their own,
     # and the CRDs' own provider where the program applies CRDs (1.2.1: prod, staging). Moving a resource
     # between providers of one cluster updates it: Pulumi diffs the two providers' configs (pulumi/pulumi
@@ -134,11 +142,9 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
     their type aliases keep every resource. A created cluster's GPU pools move from its NodeGroups
     component into a GpuNodePool each: their parent alias keeps them. The URNs before are those of
     0.4.0's plans (commit 6d59e92, tests/data/urns-0.4.0/<stack>.json, one file per shipped stack)."""
-    before = json.loads((URNS_0_4_0 / f"{stack}.json").read_text())
+    before = stored_urns(URNS_0_4_0, stack)
     after = successful_run(example_entries(stack), stack).resources
-    moved = transition_from(
-        [entry["urn"] for entry in before], {entry["urn"] for entry in before if entry["retainOnDelete"]}, after, stack
-    )
+    moved = moved_from(before, after, stack)
     # New: only the GpuNodePool components, one per GPU pool of a created cluster.
     gpu_pools = {r.name for r in after if r.type == "gpt-oss-infra:index:GpuNodePool"}
     assert all(_a_gpu_pool_component(urn) for urn in moved.created)
@@ -157,11 +163,6 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
         assert old.replace(replaced, blocks[replaced]) == new
 
 
-def _moved_from(stack: str, after: list, before_dir: Path):
-    before = json.loads((before_dir / f"{stack}.json").read_text())
-    return transition_from([entry["urn"] for entry in before], set(), after, stack)
-
-
 def _with_specs(run: list, name: str, specs: tuple) -> list:
     return [dataclasses.replace(r, alias_specs=specs) if r.name == name else r for r in run]
 
@@ -174,7 +175,7 @@ def dev_after():
 def test_the_blocks_keep_their_resources_only_with_their_type_aliases(dev_after):
     """Without block_aliases' type alias, 0.4.1's platform would be a new component: the engine would
     create its Helm release and namespace again and delete the live ones."""
-    moved = _moved_from("dev", _with_specs(dev_after, "dynamo-platform", ()), URNS_0_4_0)
+    moved = moved_from(stored_urns(URNS_0_4_0, "dev"), _with_specs(dev_after, "dynamo-platform", ()), "dev")
     assert "dynamo-platform-release" in {urn.rsplit("::", 1)[1] for urn in moved.deleted}
     assert any(urn.endswith("::dynamo-platform-release") for urn in moved.created)
 
@@ -187,19 +188,22 @@ def test_an_alias_to_the_old_type_at_the_root_needs_both_in_one_alias(dev_after)
     old_type = "gpt-oss-infra:dynamo:DynamoPlatform"
     assert set(platform.alias_specs) == {AliasSpec(type=old_type), AliasSpec(type=old_type, no_parent=True)}
     apart = (AliasSpec(type=old_type), AliasSpec(no_parent=True))
-    moved = _moved_from("dev", _with_specs(dev_after, "dynamo-platform", apart), BEFORE_GPT_OSS_STACK)
+    moved = moved_from(
+        stored_urns(BEFORE_GPT_OSS_STACK, "dev"), _with_specs(dev_after, "dynamo-platform", apart), "dev"
+    )
     assert "dynamo-platform-release" in {urn.rsplit("::", 1)[1] for urn in moved.deleted}
 
 
 def test_a_gpu_pool_keeps_its_node_group_only_with_its_parent_alias(dev_after):
     (group,) = [r for r in dev_after if r.name == "gptoss-nodes-gpu"]
     assert group.parent == "gptoss-pool-gpu" and group.alias_specs == (AliasSpec(parent="gptoss-nodes"),)
-    for before in (URNS_0_4_0, BEFORE_GPT_OSS_STACK):  # the engine swaps in the parent's matched old URN
-        assert not [urn for urn in _moved_from("dev", dev_after, before).deleted if "gptoss-nodes-gpu" in urn]
-        moved = _moved_from("dev", _with_specs(dev_after, "gptoss-nodes-gpu", ()), before)
+    for folder in (URNS_0_4_0, BEFORE_GPT_OSS_STACK):  # the engine swaps in the parent's matched old URN
+        before = stored_urns(folder, "dev")
+        assert not [urn for urn in moved_from(before, dev_after, "dev").deleted if "gptoss-nodes-gpu" in urn]
+        moved = moved_from(before, _with_specs(dev_after, "gptoss-nodes-gpu", ()), "dev")
         assert {urn.rsplit("::", 1)[1] for urn in moved.deleted} == {
             "gptoss-nodes-gpu",
-            *(["volumes-gone"] if before == BEFORE_GPT_OSS_STACK else []),  # 0.2.0's destroy wait
+            *(["volumes-gone"] if folder == BEFORE_GPT_OSS_STACK else []),  # 0.2.0's destroy wait
         }
 
 
@@ -209,5 +213,5 @@ def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
     twin = dataclasses.replace(
         group, name="gptoss-nodes-gpu-twin", alias_specs=(AliasSpec(name="gptoss-nodes-gpu", parent="gptoss-nodes"),)
     )
-    moved = _moved_from("dev", [*dev_after, twin], URNS_0_4_0)
+    moved = moved_from(stored_urns(URNS_0_4_0, "dev"), [*dev_after, twin], "dev")
     assert len(moved.problems) == 1 and "gptoss-nodes-gpu: an alias of both" in moved.problems[0]
