@@ -43,7 +43,7 @@ $(VENV_DYNAMO)/.installed: $(VENV)/.installed configs/dynamo/versions.yaml requi
 	@touch $@
 
 $(VENV_TRIAL)/.installed: requirements-trial.txt
-	@echo "==> $(VENV_TRIAL): Dynamo 1.6.1's frontend and mocker (requirements-trial.txt)"
+	@echo "==> $(VENV_TRIAL): Dynamo 1.6.1's runtime: frontend, mocker, Planner (requirements-trial.txt)"
 	@test -x $(VENV_TRIAL)/bin/python || $(PYTHON) -m venv $(VENV_TRIAL)
 	$(VENV_TRIAL)/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements-trial.txt
 	@touch $@

@@ -64,7 +64,7 @@ class GptOssDeploymentArgs(TypedDict):
     pool_nodes: NotRequired[int | None]
     """How many nodes that pool has, for the placement check (default 1)."""
     router_mode: NotRequired[str | None]
-    """The frontend's router: round-robin (the default) or kv."""
+    """The frontend's router: round-robin or kv (default: kv with more than one replica, else round-robin)."""
     overrides: NotRequired[dict[str, Any] | None]
     """Engine-config keys deep-merged into the recipe's, checked against TensorRT-LLM's fields."""
     ready_timeout_minutes: NotRequired[int | None]
@@ -163,15 +163,15 @@ class GptOssDeployment(Block[DecidedDeployment]):
 
     def _serve(self, name: str, decided: DecidedDeployment) -> "Served":
         serving = decided.serving
-        engine_config = (
-            [
-                k8s.core.v1.ConfigMap(
-                    f"{name}-engine-config", **resource_args(serving.engine_config), opts=self.child_opts()
-                )
-            ]
-            if serving.engine_config is not None
-            else []
-        )
+        # The files the graph's pods mount: its engine config, and its Planner's (autoscaling).
+        config_maps = [
+            k8s.core.v1.ConfigMap(f"{name}-{suffix}", **resource_args(config_map), opts=self.child_opts())
+            for suffix, config_map in (
+                ("engine-config", serving.engine_config),
+                ("planner-config", serving.planner_config),
+            )
+            if config_map is not None
+        ]
         graph = serving.graph
         gpu_nodes = [decided.gpu_nodes] if decided.gpu_nodes is not None else []
         # The graph's apiVersion is part of its type, so of its URN: a graph deployed with another release's
@@ -181,7 +181,7 @@ class GptOssDeployment(Block[DecidedDeployment]):
             self,
             f"{name}-graph",
             graph,
-            depends_on=[*engine_config, *gpu_nodes],
+            depends_on=[*config_maps, *gpu_nodes],
             aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
         )
         if serving.benchmark is not None:

@@ -56,6 +56,14 @@ class PublishArgs(StrictModel):
     metrics: list[str]  # the engine's iteration statistics the dashboards and alerts read
 
 
+class PlannerRelease(StrictModel):
+    """The release's SLA Planner as its own graphs run it (dynamo.profiler.utils.dgd_generation)."""
+
+    image: str  # the Planner component's image
+    working_directory: str  # where its process starts, as upstream's component sets it
+    config_directory: str  # where its planner-config ConfigMap is mounted; it reads planner_config.json there
+
+
 class DynamoVersionSpec(StrictModel):
     chart_repository: str
     chart_values: str  # folder under configs/dynamo/ whose chart/ holds the chart values
@@ -69,6 +77,7 @@ class DynamoVersionSpec(StrictModel):
     wheel: str | None = None  # its ai-dynamo wheels' version on PyPI, when not the release's own
     engine_versions: dict[str, str]  # recipe backend -> the engine version its runtime image carries
     publish_args: dict[str, PublishArgs]  # recipe backend -> the worker flags that publish events and metrics
+    planner: PlannerRelease | None = None  # None: autoscaling is refused on this release
     runtime_version_override: bool = False  # graphs may name their runtime's version (1.4+ admission)
     grove_with_kai_scheduler: Literal["allowed", "refused"] = "allowed"  # both bundled by the chart
     upgrade_step: bool = False  # deployed only on the way to a later release

@@ -46,7 +46,7 @@ class GraphComponent:
     fields this class carries apart (GPUs and devices, the model volume's mount, the env Secret)."""
 
     name: str
-    type: str  # frontend | worker | prefill | decode
+    type: str  # frontend | worker | prefill | decode | planner
     replicas: int
     pod: dict[str, Any]
     labels: dict[str, str] = field(default_factory=dict)
@@ -59,6 +59,9 @@ class GraphComponent:
     # The Dynamo runtime version of an image whose tag does not say it (v1beta1 only: v1alpha1 has no
     # such field, and admission asks for it only from 1.4, whose graphs are v1beta1).
     runtime_version: str | None = None
+    # Its replicas are the DynamoGraphDeploymentScalingAdapter's, which Dynamo's Planner scales: the graph
+    # leaves them out (the operator starts the adapter at one, `replicas` here), so no apply resets them.
+    scaling_adapter: bool = False
 
     @property
     def main(self) -> dict[str, Any]:
@@ -111,8 +114,9 @@ class _V1alpha1:
     def _service(component: GraphComponent) -> dict[str, Any]:
         service: dict[str, Any] = {
             "componentType": "worker" if component.type in ("prefill", "decode") else component.type,
-            "replicas": component.replicas,
         }
+        if not component.scaling_adapter:  # else its scaling adapter's, which the operator starts at one
+            service["replicas"] = component.replicas
         if component.gpus or component.devices:
             resources: dict[str, Any] = {"gpu": str(component.gpus)}
             if component.devices:
@@ -135,6 +139,8 @@ class _V1alpha1:
             service["subComponentType"] = component.type
         if component.env_secret:
             service["envFromSecret"] = component.env_secret
+        if component.scaling_adapter:  # v1alpha1: off unless enabled (the CRD's description)
+            service["scalingAdapter"] = {"enabled": True}
         return service
 
     @staticmethod
@@ -160,6 +166,7 @@ class _V1alpha1:
                     shared_memory=(service.get("sharedMemory") or {}).get("size"),
                     volume=ModelVolume(mounts[0]["name"], mounts[0]["mountPoint"]) if mounts else None,
                     env_secret=service.get("envFromSecret"),
+                    scaling_adapter=bool((service.get("scalingAdapter") or {}).get("enabled")),
                 )
             )
         return components
@@ -175,11 +182,15 @@ class _V1beta1:
 
     @staticmethod
     def _component(component: GraphComponent) -> dict[str, Any]:
-        written: dict[str, Any] = {"name": component.name, "type": component.type, "replicas": component.replicas}
+        written: dict[str, Any] = {"name": component.name, "type": component.type}
+        if not component.scaling_adapter:  # else its scaling adapter's, which the operator starts at one
+            written["replicas"] = component.replicas
         if component.shared_memory:
             written["sharedMemorySize"] = component.shared_memory
         if component.runtime_version:
             written["runtimeVersionOverride"] = component.runtime_version
+        if component.scaling_adapter:  # v1beta1: the object's presence opts in (the CRD's description)
+            written["scalingAdapter"] = {}
         written["podTemplate"] = component.pod_template()
         return written
 
@@ -238,6 +249,7 @@ class _V1beta1:
             volume=ModelVolume(mount["name"], mount["mountPath"]) if mount else None,
             env_secret=secrets[0] if secrets else None,
             runtime_version=component.get("runtimeVersionOverride"),
+            scaling_adapter="scalingAdapter" in component,
         )
 
 

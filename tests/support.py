@@ -111,15 +111,18 @@ def on_release(raw: dict[str, Any], catalog, version: str) -> dict[str, Any]:
 
 
 def stack_names_on(catalog, version: str) -> list[str]:
-    """Every stack file whose recipes run on this Dynamo release (the trial stacks' mocker: on 1.6.1)."""
-    unsupported = catalog.dynamo_versions[version].spec.unsupported_backends
+    """Every stack file whose deployments run on this Dynamo release: their recipes' backends (the trial
+    stacks' mocker: on 1.6.1) and, for an autoscaled one, the release's Planner."""
+    release = catalog.dynamo_versions[version].spec
+
+    def runs(deployment: dict[str, Any]) -> bool:
+        backend = catalog.recipes[deployment["recipe"]].backend
+        return backend not in release.unsupported_backends and ("autoscaling" not in deployment or release.planner)
+
     return [
         stack
         for stack in stack_names()
-        if not any(
-            catalog.recipes[deployment["recipe"]].backend in unsupported
-            for deployment in example_entries(stack).get(f"{KEY_PREFIX}deployments", {}).values()
-        )
+        if all(runs(deployment) for deployment in example_entries(stack).get(f"{KEY_PREFIX}deployments", {}).values())
     ]
 
 

@@ -294,7 +294,9 @@ NOT_OFFERED: dict[type[StrictModel], set[str]] = {
     NodePoolConfig: {"node_selector", "price_per_node_hour"},  # a created pool's own label; the catalog's price
     PlatformConfig: {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
     ModelCacheConfig: {"keep_on_destroy"},  # the file system is the caller's: the block deletes none
-    DeploymentConfig: {"benchmark", "alerts"},  # the stack's aiperf Job and Prometheus alerts
+    # The stack's aiperf Job and Prometheus alerts; autoscaling: its Planner reads the stack's Prometheus
+    # (observability), which no block makes.
+    DeploymentConfig: {"benchmark", "alerts", "autoscaling"},
     EndpointConfig: {"rate_limit", "client_rate_limits"},  # offered per minute: (client_)requests_per_minute
 }
 

@@ -211,6 +211,7 @@ class PodResources(StrictModel):
     frontend: FrontendResources
     gpu_worker: GpuWorkerResources
     wait_for_model: dict[str, dict[str, str]]
+    planner: dict[str, dict[str, str]]  # the Planner's container (autoscaling)
 
 
 class TeardownSettings(StrictModel):

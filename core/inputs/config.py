@@ -387,6 +387,39 @@ class AlertsConfig(StrictModel):
     ttft_p95_seconds: Annotated[PositiveFloat | None, Field(description="the TTFT p95 alert, in seconds")] = None
 
 
+class ReplicaRange(StrictModel):
+    """How many workers of one role Dynamo's Planner may run."""
+
+    # The Planner's min_endpoint (prefill_min_endpoint, decode_min_endpoint for a role): at least one, so that
+    # the graph always answers (a worker started from nothing would keep a request waiting minutes).
+    min_replicas: Annotated[PositiveInt, Field(description="the fewest workers: the Planner's min_endpoint")] = 1
+    max_replicas: Annotated[
+        PositiveInt, Field(description="the most workers: with their GPUs, the Planner's max_gpu_budget")
+    ]
+
+
+class AutoscalingConfig(StrictModel):
+    """Dynamo's SLA Planner scales the workers between their bounds to meet the latency targets (keys
+    named after the Planner's own fields). An aggregated recipe's workers take minReplicas and maxReplicas;
+    a disaggregated one's, prefill and decode. The deployment's `replicas` is then refused: the Planner
+    sets them, starting from one worker per role."""
+
+    ttft_ms: Annotated[PositiveFloat, Field(description="the time-to-first-token target, in ms: the Planner's ttft_ms")]
+    itl_ms: Annotated[PositiveFloat, Field(description="the inter-token latency target, in ms: the Planner's itl_ms")]
+    min_replicas: Annotated[
+        PositiveInt | None, Field(description="aggregated recipes: the fewest workers (the Planner's min_endpoint)")
+    ] = None
+    max_replicas: Annotated[
+        PositiveInt | None, Field(description="aggregated recipes: the most workers (with their GPUs, max_gpu_budget)")
+    ] = None
+    prefill: Annotated[ReplicaRange | None, Field(description="disaggregated recipes: the prefill workers' bounds")] = (
+        None
+    )
+    decode: Annotated[ReplicaRange | None, Field(description="disaggregated recipes: the decode workers' bounds")] = (
+        None
+    )
+
+
 class DeploymentConfig(StrictModel):
     """One serving graph: a recipe on a node pool."""
 
@@ -397,10 +430,19 @@ class DeploymentConfig(StrictModel):
     ] = None
     # Where the recipe allows several sizes
     gpus: Annotated[PositiveInt | None, Field(description="the GPUs each worker gets")] = None
+    # Refused beside autoscaling, which gives the replicas to the Planner (core/resolve/autoscaling.py).
     replicas: Annotated[PositiveInt, Field(description="the worker replicas")] = 1
-    router_mode: Annotated[Literal["round-robin", "kv"], Field(description="the Dynamo frontend's router")] = (
-        "round-robin"
-    )
+    router_mode: Annotated[
+        Literal["round-robin", "kv"] | None,
+        Field(
+            description="the Dynamo frontend's router (default: kv where a role can have more than one worker, "
+            "through replicas or autoscaling; else round-robin)"
+        ),
+    ] = None
+    autoscaling: Annotated[
+        AutoscalingConfig | None,
+        Field(description="Dynamo's SLA Planner scales the workers to latency targets (default: a fixed size)"),
+    ] = None
     overrides: Annotated[
         dict[str, Any],
         Field(

@@ -57,6 +57,7 @@ def parse_stack_config(
         _release_problems(config, catalog)
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
+        + _autoscaling_problems(config, catalog)
         + _model_limit_problems(config, catalog)
         + _cluster_problems(config, catalog)
         + _kubernetes_version_problems(config, catalog)
@@ -516,6 +517,45 @@ def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
                     f"{key}.recipe",
                     f"recipe {deployment.recipe} runs on {recipe.hardware}, "
                     f"but node pool {deployment.node_pool} is {pool.hardware}",
+                )
+            )
+    return problems
+
+
+def _autoscaling_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """What Dynamo's Planner needs around a graph it scales: a release whose Planner this program renders,
+    the Prometheus it reads the frontend's metrics from (ours), and a pool whose node count can change.
+    The bounds against the recipe and the pool's GPUs are checked when the recipe is resolved."""
+    dynamo = catalog.dynamo_versions.get(config.release.dynamo)
+    problems = []
+    for name, deployment in config.deployments.items():
+        if deployment.autoscaling is None:
+            continue
+        key = f"{KEY_PREFIX}deployments.{name}.autoscaling"
+        if dynamo is not None and dynamo.spec.planner is None:
+            with_planner = sorted(v for v, release in catalog.dynamo_versions.items() if release.spec.planner)
+            problems.append(
+                Problem(
+                    key,
+                    f"Dynamo {dynamo.version}'s Planner is not one this program renders: set release.dynamo to "
+                    f"{' or '.join(with_planner)} (configs/dynamo/versions.yaml `planner`)",
+                )
+            )
+        if not config.observability.enabled:
+            problems.append(
+                Problem(
+                    key,
+                    "the Planner reads the frontend's latency and load from Prometheus: set observability.enabled "
+                    "to true (the stack's kube-prometheus-stack)",
+                )
+            )
+        pool = config.node_pools.get(deployment.node_pool) if deployment.node_pool else None
+        if pool is not None and pool.capacity_type == "CAPACITY_BLOCK":
+            problems.append(
+                Problem(
+                    key,
+                    f"node pool {deployment.node_pool} runs in a Capacity Block, a fixed number of nodes paid for "
+                    "up front: nothing is saved by scaling within it; give the deployment a fixed replicas instead",
                 )
             )
     return problems

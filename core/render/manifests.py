@@ -17,7 +17,7 @@ from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import GraphComponent, ModelVolume, render_graph
 from gpt_oss_infra.core.inputs.catalog import FrontendResources, GpuWorkerResources, PodResources
 from gpt_oss_infra.core.inputs.config import Release
-from gpt_oss_infra.core.render import pod_security
+from gpt_oss_infra.core.render import planner, pod_security
 from gpt_oss_infra.core.render.labels import (
     DEPLOYMENT_LABEL,
     FRONTEND_ROLE,
@@ -125,6 +125,7 @@ class PodExtras:
     image_pull_secrets: list[str]
     with_hf_token: bool
     observed: bool  # observability.enabled: the dashboards and alerts read the workers' metrics
+    prometheus: str | None  # the stack's Prometheus (observability.enabled), which a Planner reads
     resources: PodResources  # the frontend's and GPU workers' CPU and memory (configs/pod-resources.yaml)
 
 
@@ -138,6 +139,19 @@ def dynamo_graph_deployment(
 ) -> dict[str, Any]:
     components = [_frontend(deployment, release, dynamo, extras)]
     components += [_worker(worker, deployment, release, dynamo, extras) for worker in deployment.workers]
+    if deployment.config.autoscaling is not None:
+        # Refused before this without either (core/inputs/rules.py _autoscaling_problems).
+        assert dynamo.spec.planner is not None and extras.prometheus is not None
+        components.append(
+            planner.planner_component(
+                deployment,
+                release,
+                dynamo.spec.planner,
+                extras.prometheus,
+                extras.resources.planner,
+                _pull_secrets(extras),
+            )
+        )
     metadata = {
         "name": deployment.name,
         "namespace": namespace_name,
@@ -161,7 +175,7 @@ def _frontend(
         "securityContext": pod_security.GRAPH_CONTAINER,
         "image": release.runtime_image,
         "command": ["python3", "-m", "dynamo.frontend"],
-        "args": ["--router-mode", deployment.config.router_mode, "--http-port", str(FRONTEND_PORT)],
+        "args": ["--router-mode", deployment.router_mode, "--http-port", str(FRONTEND_PORT)],
         "resources": frontend_resources(deployment, extras.resources.frontend),
     }
     return GraphComponent(
@@ -202,7 +216,7 @@ def _worker(
     # read, only when told to (each costs some throughput).
     publish = dynamo.spec.publish_args[deployment.backend.name]
     wanted = [
-        *(publish.kv_events if deployment.config.router_mode == "kv" else []),
+        *(publish.kv_events if deployment.router_mode == "kv" else []),
         *(publish.metrics if extras.observed else []),
     ]
     publishing = list(dict.fromkeys(wanted))  # one flag may publish both
@@ -279,6 +293,7 @@ def _worker(
         volume=ModelVolume(MODEL_CACHE_PVC, MODEL_CACHE_MOUNT),
         env_secret=HF_TOKEN_SECRET if extras.with_hf_token else None,
         runtime_version=_runtime_version(image, dynamo),
+        scaling_adapter=worker.scaling is not None,
     )
 
 

@@ -20,6 +20,7 @@ from gpt_oss_infra.core.render import (
     model_cache,
     network_policy,
     observability,
+    planner,
     platform,
     pod_security,
     smoke_test_job,
@@ -39,6 +40,7 @@ class Serving:
 
     deployment: ResolvedDeployment
     engine_config: dict[str, Any] | None  # None: its backend takes every engine setting as a flag
+    planner_config: dict[str, Any] | None  # the Planner's (autoscaling), mounted by its graph's Planner
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
@@ -51,6 +53,7 @@ class Serving:
         gateway_objects = [*self.gateway.objects, self.gateway.api_key_secret] if self.gateway else []
         objects = [
             self.engine_config,
+            self.planner_config,
             self.graph,
             *(obj for each in jobs for obj in each.objects()),
             *gateway_objects,
@@ -246,6 +249,9 @@ def render_stack(
                         image_pull_secrets=pull_secrets,
                         with_hf_token=with_hf_token,
                         observed=config.observability.enabled,
+                        prometheus=planner.prometheus_url(config.observability.namespace)
+                        if config.observability.enabled
+                        else None,
                         resources=catalog.pod_resources,
                     ),
                     smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
@@ -334,6 +340,9 @@ def _serving(
     return Serving(
         deployment=deployment,
         engine_config=manifests.engine_config_map(deployment, catalog.dynamo_versions[release.dynamo], namespace),
+        planner_config=planner.planner_config_map(deployment, release, namespace)
+        if deployment.config.autoscaling is not None
+        else None,
         graph=graph,
         fits=fits,
         benchmark=benchmark.benchmark_job(

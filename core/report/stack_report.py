@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from gpt_oss_infra.core.render.aws.capacity import BlockPlan
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.gateway import ENVOY_REPLICAS, IN_CLUSTER_SERVICE, Gateway
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.report import figures
 from gpt_oss_infra.core.resolve import cost
@@ -140,7 +142,7 @@ def _deployment_report(
             "concurrency": deployment.concurrency,
         },
         "estimate": figures.throughput_estimate(catalog, deployment, occupied),
-        "routerMode": deployment.config.router_mode,
+        "routerMode": deployment.router_mode,
         "kvTransfer": _kv_transfer(deployment),
         # What `pulumi up` checks before it ends (core.render.smoke_test), or why it cannot yet.
         "smokeTestJob": serving.smoke_test.job["metadata"]["name"] if serving.smoke_test else None,
@@ -159,11 +161,31 @@ def _deployment_report(
             for worker, fit in zip(deployment.workers, fits, strict=True)
         },
     }
+    if deployment.config.autoscaling is not None:
+        report["autoscaling"] = _autoscaling_report(deployment, serving.planner_config)
     if serving.gateway is not None:
         report["gateway"] = _gateway_report(
             serving.gateway, deployment.config.endpoint, has_load_balancer_controller(config)
         )
     return report
+
+
+def _autoscaling_report(deployment: ResolvedDeployment, planner_config: dict[str, Any] | None) -> dict[str, Any]:
+    """What Dynamo's Planner is told: its targets, each role's bounds, the GPUs it may ask for at most."""
+    assert deployment.config.autoscaling is not None and planner_config is not None
+    settings = json.loads(planner_config["data"][CONFIG_FILE])
+    return {
+        "ttftMs": settings["ttft_ms"],
+        "itlMs": settings["itl_ms"],
+        "workers": {
+            worker.service_name: {"min": worker.scaling.min_replicas, "max": worker.scaling.max_replicas}
+            for worker in deployment.workers
+            if worker.scaling is not None
+        },
+        "startsWith": deployment.config.replicas,
+        "maxGpuBudget": settings["max_gpu_budget"],
+        "plannerConfig": planner_config["metadata"]["name"],
+    }
 
 
 def _gateway_report(gateway: Gateway, endpoint: EndpointConfig, with_nlb: bool) -> dict[str, Any]:
@@ -383,6 +405,7 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
         f"({_throughput_basis(estimate['basis'])})",
         *([] if on_cpu else _figure_lines(estimate)),
         f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
+        *_autoscaling_lines(deployment.get("autoscaling")),
         f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
         + (
             "to get a chat completion's tokens (a simulated engine's answer may have no text)"
@@ -439,6 +462,17 @@ def _cpu_worker_lines(workers: dict[str, Any]) -> list[str]:
             f"| {_number(worker['maxSeqLen'])} |"
         )
     return lines
+
+
+def _autoscaling_lines(autoscaling: dict[str, Any] | None) -> list[str]:
+    if autoscaling is None:
+        return []
+    bounds = ", ".join(f"{name} {b['min']}..{b['max']}" for name, b in autoscaling["workers"].items())
+    return [
+        f"- autoscaling: Dynamo's SLA Planner keeps TTFT within {autoscaling['ttftMs']:g} ms and ITL within "
+        f"{autoscaling['itlMs']:g} ms with {bounds} workers (starting with {autoscaling['startsWith']} each), "
+        f"at most {autoscaling['maxGpuBudget']} GPUs (its config: ConfigMap {autoscaling['plannerConfig']})"
+    ]
 
 
 def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:

@@ -16,6 +16,7 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog, EfaPodSettings, Hardware, InstanceType, Recipe, WorkerRole
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.resolve.autoscaling import RoleBounds, role_bounds
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,16 @@ class Worker:
     args: list[str]
     resources: dict[str, dict[str, str]] | None = None  # a CPU worker's requests and limits
     efa: WorkerEfa | None = None  # set (core.resolve.efa.with_efa) when its KV cache crosses nodes over EFA
+    scaling: RoleBounds | None = None  # Dynamo's Planner scales it within these (autoscaling); else fixed
 
     @property
     def total_gpus(self) -> int:
         return self.gpus * self.replicas
+
+    @property
+    def most_replicas(self) -> int:
+        """As many as it may ever run: what its pool must hold."""
+        return self.scaling.max_replicas if self.scaling else self.replicas
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,14 @@ class ResolvedDeployment:
     @property
     def total_gpus(self) -> int:
         return sum(worker.total_gpus for worker in self.workers)
+
+    @property
+    def router_mode(self) -> str:
+        """The frontend's router: the one configured, else KV-aware where a role can have several workers
+        (requests that share a prefix go where its KV cache is), else round-robin."""
+        if self.config.router_mode is not None:
+            return self.config.router_mode
+        return "kv" if any(worker.most_replicas > 1 for worker in self.workers) else "round-robin"
 
     @property
     def gpu_pool(self) -> NodePool:
@@ -123,6 +138,8 @@ def _resolve_workers(
     deployment: DeploymentConfig, recipe: Recipe, backend: Backend, pool: NodePool | None, key: str
 ) -> tuple[list[Worker], list[Problem]]:
     problems = _gpus_problems(deployment, recipe, pool, key) if pool else []
+    bounds, bound_problems = role_bounds(deployment, recipe, key)
+    problems += bound_problems
     overrides_by_role, override_problems = _split_overrides(deployment, recipe, key)
     problems += override_problems
     workers = []
@@ -143,6 +160,7 @@ def _resolve_workers(
                 env=dict(spec.env),
                 args=list(spec.args),
                 resources=spec.resources,
+                scaling=bounds.get(role),
             )
         )
     return workers, problems

@@ -118,7 +118,7 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
                 (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)
                 for d in on_pool
                 for worker in d.workers
-                for _ in range(worker.replicas)
+                for _ in range(worker.most_replicas)
             ),
             reverse=True,
             key=lambda pod: pod[:3],
@@ -136,14 +136,16 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
             if node is None:
                 need = sum(pod[0] for pod in pods)
                 apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
+                scaling = next(w.scaling for d in on_pool for w in d.workers if (d.name, w.role) == (name, role))
+                at_most = " with every autoscaled role at its maxReplicas" if scaling else ""
                 problems.append(
                     Problem(
-                        f"{KEY_PREFIX}deployments.{name}.nodePool",
+                        f"{scaling.key}.maxReplicas" if scaling else f"{KEY_PREFIX}deployments.{name}.nodePool",
                         f"pool {pool_name} ({pool.config.nodes} x {pool.instance_type}, "
-                        f"{pool.instance.gpus_per_node} GPUs each) cannot place a {gpus}-GPU "
-                        f"{'' if role == 'worker' else role + ' '}worker: the "
-                        f"pool's deployments need {need} GPUs as {[pod[0] for pod in pods]}{apart_note}; "
-                        "add nodes or reduce replicas",
+                        f"{pool.instance.gpus_per_node} GPUs each, {pool.total_gpus} in all) cannot place a "
+                        f"{gpus}-GPU {'' if role == 'worker' else role + ' '}worker: the "
+                        f"pool's deployments need {need} GPUs{at_most} as {[pod[0] for pod in pods]}{apart_note}; "
+                        "add nodes or reduce " + ("maxReplicas" if scaling else "replicas"),
                     )
                 )
                 break

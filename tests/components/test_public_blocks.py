@@ -79,7 +79,7 @@ REFUSED = [
      ), "GptOssDeployment 'gpt-oss'", "overrides.no_such_field: not a TensorRT-LLM engine field"),
     (lambda: GptOssDeployment(
         "gpt-oss", {"recipe": "b200-disagg-4p4d", **ON_H200, "pool_nodes": 0}
-     ), "GptOssDeployment 'gpt-oss'", "node_pool: pool gpt-oss (0 x p6-b200.48xlarge, 8 GPUs each) cannot place"),
+     ), "GptOssDeployment 'gpt-oss'", "node_pool: pool gpt-oss (0 x p6-b200.48xlarge, 8 GPUs each, 0 in all)"),
 ]  # fmt: skip
 
 

@@ -43,6 +43,18 @@ def test_a_component_reads_back_as_written(api_version):
     assert graph_components(graph) == [frontend, WORKER]
 
 
+def test_a_scaled_component_opts_into_its_scaling_adapter_and_leaves_its_replicas_out():
+    """Dynamo's Planner sets its replicas through the adapter: a `pulumi up` that wrote them would reset
+    them (the operator starts the adapter at one, what reading it back gives)."""
+    scaled = dataclasses.replace(WORKER, replicas=1, scaling_adapter=True)
+    alpha = render_graph("nvidia.com/v1alpha1", {}, "trtllm", [scaled])["spec"]["services"]["TrtllmDecodeWorker"]
+    assert alpha["scalingAdapter"] == {"enabled": True} and "replicas" not in alpha  # v1alpha1: off unless enabled
+    (beta,) = render_graph("nvidia.com/v1beta1", {}, "trtllm", [scaled])["spec"]["components"]
+    assert beta["scalingAdapter"] == {} and "replicas" not in beta  # v1beta1: the marker object itself
+    for api_version in API_VERSIONS:
+        assert graph_components(render_graph(api_version, {}, "trtllm", [scaled])) == [scaled]
+
+
 def test_each_shape_puts_the_fields_where_its_crd_has_them():
     alpha = render_graph("nvidia.com/v1alpha1", {}, "trtllm", [WORKER])["spec"]
     service = alpha["services"]["TrtllmDecodeWorker"]

@@ -45,6 +45,25 @@ def as_existing(entries, **cluster_keys) -> dict:
     return entries
 
 
+def autoscaled(entries, gpus: int = 8, **autoscaling) -> None:
+    """The dev deployment scaled by Dynamo's Planner, with the Prometheus it reads."""
+    deployment(entries)["gpus"] = gpus
+    deployment(entries)["autoscaling"] = {"ttftMs": 500, "itlMs": 20} | autoscaling
+    entries["gpt-oss-infra:observability"] = {"enabled": True}
+
+
+def disaggregated(entries, **autoscaling) -> None:
+    """The dev deployment as B200's disaggregated 1P4D recipe, scaled by Dynamo's Planner."""
+    pool(entries)["hardware"] = "b200"
+    autoscaled(entries, **autoscaling)
+    deployment(entries).pop("gpus")
+    deployment(entries)["recipe"] = "b200-disagg-1p4d"
+
+
+def on_release(entries, dynamo: str) -> None:
+    release(entries).update(dynamo=dynamo, runtimeImage=f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{dynamo}")
+
+
 CAPACITY_BLOCK = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123456789abcdef0"}
 BROKEN = {
     # cluster
@@ -166,6 +185,73 @@ BROKEN = {
         lambda e: deployment(e).update(routerMode="random"),
         "deployments.gpt-oss.routerMode",
         "Input should be 'round-robin' or 'kv'",
+    ),
+    # autoscaling (issue 34): each refusal the Planner's bounds can meet
+    "autoscaling with its minimum above its maximum": (
+        lambda e: autoscaled(e, minReplicas=3, maxReplicas=2, gpus=1),
+        "deployments.gpt-oss.autoscaling.minReplicas",
+        "3 is more than maxReplicas 2",
+    ),
+    "autoscaling to more GPUs than the pool holds": (
+        lambda e: autoscaled(e, maxReplicas=2),
+        "deployments.gpt-oss.autoscaling.maxReplicas",
+        (
+            "pool gpu (1 x p5en.48xlarge, 8 GPUs each, 8 in all) cannot place a 8-GPU worker",
+            "need 16 GPUs with every autoscaled role at its maxReplicas",
+        ),
+    ),
+    "autoscaling in a Capacity Block": (
+        lambda e: (autoscaled(e, maxReplicas=1), pool(e).update(CAPACITY_BLOCK)),
+        "deployments.gpt-oss.autoscaling",
+        "node pool gpu runs in a Capacity Block, a fixed number of nodes paid for up front",
+    ),
+    "autoscaling without the Prometheus the Planner reads": (
+        lambda e: (autoscaled(e, maxReplicas=1), e.pop("gpt-oss-infra:observability")),
+        "deployments.gpt-oss.autoscaling",
+        "the Planner reads the frontend's latency and load from Prometheus: set observability.enabled to true",
+    ),
+    "autoscaling on a release whose Planner is not rendered": (
+        lambda e: (autoscaled(e, maxReplicas=1), on_release(e, "1.2.1")),
+        "deployments.gpt-oss.autoscaling",
+        "Dynamo 1.2.1's Planner is not one this program renders: set release.dynamo to 1.6.1",
+    ),
+    "replicas beside autoscaling": (
+        lambda e: (autoscaled(e, maxReplicas=1), deployment(e).update(replicas=1)),
+        "deployments.gpt-oss.replicas",
+        "not with autoscaling: the Planner sets the workers' replicas",
+    ),
+    "an aggregated recipe's autoscaling by role": (
+        lambda e: autoscaled(e, maxReplicas=1, decode={"maxReplicas": 2}),
+        "deployments.gpt-oss.autoscaling.decode",
+        "recipe h200-agg-low-latency is aggregated: give minReplicas and maxReplicas, not decode",
+    ),
+    "an aggregated recipe's autoscaling without a maximum": (
+        lambda e: autoscaled(e),
+        "deployments.gpt-oss.autoscaling.maxReplicas",
+        "required for recipe h200-agg-low-latency: the most workers",
+    ),
+    "a misspelt autoscaling key": (
+        lambda e: autoscaled(e, maxReplica=2),
+        "deployments.gpt-oss.autoscaling.maxReplica",
+        ("unknown key; allowed keys here:", "did you mean 'maxReplicas'?"),
+    ),
+    "a disaggregated recipe's autoscaling without its roles": (
+        lambda e: disaggregated(e, maxReplicas=2),
+        "deployments.gpt-oss.autoscaling.maxReplicas",
+        "recipe b200-disagg-1p4d is disaggregated: give prefill and decode their own minReplicas and maxReplicas",
+    ),
+    "a disaggregated role's minimum above its maximum": (
+        lambda e: disaggregated(e, prefill={"minReplicas": 2, "maxReplicas": 1}, decode={"maxReplicas": 1}),
+        "deployments.gpt-oss.autoscaling.prefill.minReplicas",
+        "2 is more than maxReplicas 1",
+    ),
+    "disaggregated roles whose maxima the pool cannot hold": (
+        lambda e: disaggregated(e, prefill={"maxReplicas": 4}, decode={"maxReplicas": 2}),
+        "deployments.gpt-oss.autoscaling.prefill.maxReplicas",  # first-fit decreasing: the decode workers fill it
+        (
+            "pool gpu (1 x p6-b200.48xlarge, 8 GPUs each, 8 in all) cannot place a 1-GPU prefill worker",
+            "need 12 GPUs with every autoscaled role at its maxReplicas as [4, 4, 1, 1, 1, 1]",
+        ),
     ),
     "a deployment name Kubernetes refuses": (
         lambda e: e["gpt-oss-infra:deployments"].update(Chat=e["gpt-oss-infra:deployments"].pop("gpt-oss")),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from gpt_oss_infra.core.dynamo_graph import ModelVolume, components_by_name
@@ -40,6 +43,46 @@ def test_router_mode_reaches_the_frontend(dev_raw, catalog):
     graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
     args = components_by_name(graph)["Frontend"].main["args"]
     assert args[:2] == ["--router-mode", "kv"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "router"),
+    [
+        ({}, "round-robin"),  # one worker: nothing to choose between
+        ({"gpus": 4, "replicas": 2}, "kv"),  # requests that share a prefix go where its KV cache is
+        ({"gpus": 4, "replicas": 2, "routerMode": "round-robin"}, "round-robin"),  # as configured
+        ({"gpus": 4, "autoscaling": {"ttftMs": 500, "itlMs": 20, "maxReplicas": 2}}, "kv"),  # may grow to two
+        ({"gpus": 4, "autoscaling": {"ttftMs": 500, "itlMs": 20, "maxReplicas": 1}}, "round-robin"),
+    ],
+)
+def test_the_router_is_kv_wherever_a_role_can_have_more_than_one_worker(dev_raw, catalog, settings, router):
+    dev_raw["deployments"]["gpt-oss"] |= settings
+    dev_raw["observability"] = {"enabled": True}  # the Planner's Prometheus
+    graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
+    components = components_by_name(graph)
+    assert components["Frontend"].main["args"][:2] == ["--router-mode", router]
+    # The workers publish the KV events a KV router reads.
+    assert ("--publish-kv-events" in components["TrtllmWorker"].main["args"]) == (router == "kv")
+
+
+def test_an_autoscaled_graph_gets_the_planner_and_leaves_its_workers_replicas_to_it(dev_raw, catalog):
+    dev_raw["deployments"]["gpt-oss"] |= {"gpus": 4, "autoscaling": {"ttftMs": 500, "itlMs": 20, "maxReplicas": 2}}
+    dev_raw["observability"] = {"enabled": True, "namespace": "metrics"}
+    serving = build_stack(dev_raw, catalog, with_hf_token=False).serving[0]
+    components = components_by_name(serving.graph)
+    assert components["TrtllmWorker"].scaling_adapter  # its replicas left out (tests/core/test_dynamo_graph.py)
+    planner = components["Planner"]
+    assert planner.main["env"] == [
+        {
+            "name": "PROMETHEUS_ENDPOINT",
+            "value": "http://kube-prometheus-stack-prometheus.metrics.svc.cluster.local:9090",
+        }
+    ]
+    settings = json.loads(serving.planner_config["data"]["planner_config.json"])
+    assert settings["mode"] == "agg" and settings["min_endpoint"] == 1 and settings["decode_engine_num_gpu"] == 4
+    assert settings["max_gpu_budget"] == 8  # two 4-GPU workers
+    sha = planner.annotations["gpt-oss-infra/planner-config-sha256"]
+    assert sha == hashlib.sha256(serving.planner_config["data"]["planner_config.json"].encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
