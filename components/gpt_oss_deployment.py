@@ -183,6 +183,11 @@ class GptOssDeployment(Block[DecidedDeployment]):
             graph,
             depends_on=[*config_maps, *gpu_nodes],
             aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
+            # Dynamo's admission refuses a component added to or removed from a live graph (its Planner, when
+            # autoscaling is turned on or off): such a change replaces the graph, the old one deleted first
+            # (the new one has its name). Only autoscaled graphs carry the annotation.
+            replace_on_changes=[f'metadata.annotations["{manifests.COMPONENTS_ANNOTATION}"]'],
+            delete_before_replace=True,
         )
         if serving.benchmark is not None:
             scripted_job(self, f"{name}-benchmark", serving.benchmark, depends_on=[graph_resource])

@@ -545,8 +545,8 @@ def _autoscaling_problems(config: StackConfig, catalog: Catalog) -> list[Problem
             problems.append(
                 Problem(
                     key,
-                    "the Planner reads the frontend's latency and load from Prometheus: set observability.enabled "
-                    "to true (the stack's kube-prometheus-stack)",
+                    "the Planner queries the frontend's metrics in Prometheus (PROMETHEUS_ENDPOINT): set "
+                    "observability.enabled to true (the stack's kube-prometheus-stack, which scrapes them)",
                 )
             )
         pool = config.node_pools.get(deployment.node_pool) if deployment.node_pool else None

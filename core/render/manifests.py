@@ -38,6 +38,9 @@ WORKER_SHARED_MEMORY = "80Gi"  # /dev/shm of TRT-LLM workers, as in the upstream
 FRONTEND_PORT = 8000
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 ENGINE_VERSION = "gpt-oss-infra/engine-version"
+# An autoscaled graph's components, by name: Dynamo's admission refuses adding or removing a component of
+# a live graph (its Planner, when autoscaling is turned on or off), so a change here replaces the graph.
+COMPONENTS_ANNOTATION = "gpt-oss-infra/components"
 
 
 def namespace(name: str, component: str, admission: dict[str, str]) -> dict[str, Any]:
@@ -152,6 +155,8 @@ def dynamo_graph_deployment(
                 _pull_secrets(extras),
             )
         )
+    if deployment.config.autoscaling is not None:
+        annotations = annotations | {COMPONENTS_ANNOTATION: ",".join(sorted(c.name for c in components))}
     metadata = {
         "name": deployment.name,
         "namespace": namespace_name,
@@ -212,12 +217,13 @@ def gpu_worker_resources(gpus: int, sizing: GpuWorkerResources) -> dict[str, Any
 def _worker(
     worker: Worker, deployment: ResolvedDeployment, release: Release, dynamo: DynamoVersion, extras: PodExtras
 ) -> GraphComponent:
-    # Workers publish the KV events the frontend's KV router reads, and the metrics the dashboards
-    # read, only when told to (each costs some throughput).
+    # Workers publish the KV events the frontend's KV router reads, and the metrics the dashboards and
+    # the Planner read (its load-based scaling estimates latency from the workers' forward-pass metrics),
+    # only when told to (each costs some throughput).
     publish = dynamo.spec.publish_args[deployment.backend.name]
     wanted = [
         *(publish.kv_events if deployment.router_mode == "kv" else []),
-        *(publish.metrics if extras.observed else []),
+        *(publish.metrics if extras.observed or deployment.config.autoscaling is not None else []),
     ]
     publishing = list(dict.fromkeys(wanted))  # one flag may publish both
     files = _config_files(worker, deployment)
@@ -251,9 +257,16 @@ def _worker(
         else {"affinity": SYSTEM_POOL_AFFINITY}
     )
     volumes = [{"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}}] if files else []
+    # A worker the Planner stops finishes the requests it holds first (core/resolve/drain.py).
+    draining = (
+        {"terminationGracePeriodSeconds": deployment.drain.grace_seconds}
+        if worker.scaling is not None and deployment.drain is not None
+        else {}
+    )
     pod: dict[str, Any] = (
         _pull_secrets(extras)
         | placement
+        | draining
         | {
             # The image the node pulls anyway.
             "initContainers": [pod_security.secured_container(extras.init_container | {"image": image})],

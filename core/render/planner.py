@@ -15,8 +15,16 @@ What the Planner is told (its PlannerConfig fields, checked by the release's own
 - min_endpoint (per role when disaggregated) and max_gpu_budget: the deployment's bounds, the budget
   the roles' maxima times their GPUs (the Planner 1.6.1 bounds the total, not each role's maximum).
 
-Where it reads its metrics: the stack's Prometheus (observability.enabled), which scrapes the frontends;
-its ServiceAccount and RBAC are the operator's (planner-serviceaccount, bound in the graph's namespace).
+Where it reads its metrics: the workers' forward-pass metrics through Dynamo's runtime (the workers
+publish them: core/render/manifests.py), and the frontend's in the stack's Prometheus (observability.enabled,
+which scrapes them; its KV hit rate). Its ServiceAccount and RBAC are the operator's (planner-serviceaccount,
+bound in the graph's namespace), as are DYN_PARENT_DGD_K8S_NAME and DYN_NAMESPACE, which it reads.
+
+The scaled workers' `replicas` are left out of the graph (core/dynamo_graph.py). That relies on two things
+of Dynamo's operator (read on its main branch of August 2026, not at the 1.6.1 tag): its defaulting webhook
+sets a missing `replicas` to 1 on every create and update (defaultComponentFields), and the scaling adapter
+starts from the graph's count (1 when unset). The 1.6.1 Planner reads a missing count as 0 and would wait
+for it, so without that webhook it would not start.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.estimates import ModelledPoint, SearchRow
+from gpt_oss_infra.core.inputs.estimates import SearchRow
 from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
@@ -83,7 +83,7 @@ def per_million_tokens(usd_per_hour: float | None, tokens_per_second: float) -> 
 
 def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: float | None) -> dict[str, Any]:
     """AIConfigurator's figures at the deployment's point, or `basis` saying why there are none."""
-    found, why_not = modelled_point(catalog, deployment)
+    found, why_not = modelled.modelled_point(catalog, deployment)
     if found is None:
         return {"basis": why_not}
     if found.figures is None:
@@ -106,28 +106,6 @@ def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: fl
         + (f"; not its inputs: {'; '.join(assumed)}" if assumed else "")
         + (f"; AIConfigurator warns: {figures.warning}" if figures.warning else ""),
     }
-
-
-def modelled_point(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[ModelledPoint | None, str]:
-    """The stored point that is exactly this deployment's (one replica), or why there is none."""
-    recipe, name = deployment.recipe, deployment.recipe_name
-    workers = modelled.deployment_workers(deployment)
-    gpus = modelled.point_gpus(workers) if recipe.mode == "disaggregated" else workers[0].gpus
-    stored = catalog.estimates.recipes.get(name, {}).get(gpus)
-    if stored is None:
-        return None, f"not modelled: configs/estimates.yaml has no point of {name} at {gpus} GPUs (run make estimate)"
-    own = modelled.estimate_request(
-        catalog, recipe.hardware, recipe.traffic, modelled.recipe_workers(catalog, name, gpus)
-    )
-    if own.inputs != stored.inputs or own.system != stored.system:
-        return (
-            None,
-            f"not modelled: {name}'s point changed since configs/estimates.yaml was written (run make estimate)",
-        )
-    # Built from the deployment's own workers: the same inputs unless its overrides change the point.
-    if modelled.estimate_request(catalog, recipe.hardware, recipe.traffic, workers).inputs != own.inputs:
-        return None, "not modelled: this deployment's overrides change the recipe's modelled point"
-    return stored, ""
 
 
 def best_configuration(

@@ -172,7 +172,7 @@ def _deployment_report(
 
 def _autoscaling_report(deployment: ResolvedDeployment, planner_config: dict[str, Any] | None) -> dict[str, Any]:
     """What Dynamo's Planner is told: its targets, each role's bounds, the GPUs it may ask for at most."""
-    assert deployment.config.autoscaling is not None and planner_config is not None
+    assert deployment.config.autoscaling is not None and planner_config is not None and deployment.drain is not None
     settings = json.loads(planner_config["data"][CONFIG_FILE])
     return {
         "ttftMs": settings["ttft_ms"],
@@ -185,6 +185,12 @@ def _autoscaling_report(deployment: ResolvedDeployment, planner_config: dict[str
         "startsWith": deployment.config.replicas,
         "maxGpuBudget": settings["max_gpu_budget"],
         "plannerConfig": planner_config["metadata"]["name"],
+        "drain": {
+            "seconds": deployment.drain.grace_seconds,
+            "longestTokens": deployment.drain.longest_tokens,
+            "tpotMs": deployment.drain.tpot_ms,
+            "basis": deployment.drain.basis,
+        },
     }
 
 
@@ -468,10 +474,14 @@ def _autoscaling_lines(autoscaling: dict[str, Any] | None) -> list[str]:
     if autoscaling is None:
         return []
     bounds = ", ".join(f"{name} {b['min']}..{b['max']}" for name, b in autoscaling["workers"].items())
+    drain = autoscaling["drain"]
     return [
         f"- autoscaling: Dynamo's SLA Planner keeps TTFT within {autoscaling['ttftMs']:g} ms and ITL within "
         f"{autoscaling['itlMs']:g} ms with {bounds} workers (starting with {autoscaling['startsWith']} each), "
-        f"at most {autoscaling['maxGpuBudget']} GPUs (its config: ConfigMap {autoscaling['plannerConfig']})"
+        f"at most {autoscaling['maxGpuBudget']} GPUs (its config: ConfigMap {autoscaling['plannerConfig']})",
+        f"- scale-down: a worker the Planner stops finishes its requests first, within {drain['seconds']} s "
+        f"(terminationGracePeriodSeconds: the longest answer, {drain['longestTokens']:,} tokens, at "
+        f"{drain['tpotMs']:g} ms each, {drain['basis']}; plus Dynamo's 5 s discovery grace and 30 s engine cleanup)",
     ]
 
 

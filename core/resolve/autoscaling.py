@@ -21,6 +21,18 @@ DISAGGREGATED_ROLES = ("prefill", "decode")
 
 
 @dataclass(frozen=True)
+class Drain:
+    """How long a scaled worker's pod may take to stop (core/resolve/drain.py): its longest request at the
+    recipe's modelled pace, and the release's own waits around it."""
+
+    longest_tokens: int  # the longest answer its engine admits
+    tpot_ms: float  # modelled time per output token, at the recipe's point
+    ttft_ms: float  # modelled time to first token, at the recipe's point
+    grace_seconds: int  # the pod's terminationGracePeriodSeconds
+    basis: str  # what the figures are, and from what
+
+
+@dataclass(frozen=True)
 class RoleBounds:
     """How many workers of one role the Planner may run, and the stack config key that says so."""
 

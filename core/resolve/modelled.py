@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.backends import EngineView
+from gpt_oss_infra.core.backends.mocker import MockerBackend
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, Traffic
+from gpt_oss_infra.core.inputs.estimates import ModelledPoint
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, recipe_engine
 
 AGGREGATED, DISAGGREGATED = "agg", "disagg"  # AIConfigurator's estimate modes
@@ -236,3 +238,32 @@ def experiments(
 
 
 QUANTIZATION_INPUTS = ("moe_quant_mode", "kvcache_quant_mode")
+
+
+def modelled_point(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[ModelledPoint | None, str]:
+    """The stored point that is exactly this deployment's (one replica), or why there is none."""
+    recipe, name = deployment.recipe, deployment.recipe_name
+    workers = deployment_workers(deployment)
+    gpus = point_gpus(workers) if recipe.mode == "disaggregated" else workers[0].gpus
+    stored = catalog.estimates.recipes.get(name, {}).get(gpus)
+    if stored is None:
+        return None, f"not modelled: configs/estimates.yaml has no point of {name} at {gpus} GPUs (run make estimate)"
+    own = estimate_request(catalog, recipe.hardware, recipe.traffic, recipe_workers(catalog, name, gpus))
+    if own.inputs != stored.inputs or own.system != stored.system:
+        return (
+            None,
+            f"not modelled: {name}'s point changed since configs/estimates.yaml was written (run make estimate)",
+        )
+    # Built from the deployment's own workers: the same inputs unless its overrides change the point.
+    if estimate_request(catalog, recipe.hardware, recipe.traffic, workers).inputs != own.inputs:
+        return None, "not modelled: this deployment's overrides change the recipe's modelled point"
+    return stored, ""
+
+
+def timing_tables(catalog: Catalog) -> dict[str, dict[str, Any]]:
+    """The timing tables AIConfigurator modelled for recipes' workers, by profile (configs/mocker-timing/,
+    which the mocker backend reads): prefill TTFT by prompt length, decode ITL by active KV tokens and context."""
+    mocker = catalog.backends.get("mocker")
+    if not isinstance(mocker, MockerBackend):
+        return {}
+    return {profile: tables for profile, tables in mocker.timing.items() if tables is not None}

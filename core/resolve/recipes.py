@@ -16,7 +16,7 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog, EfaPodSettings, Hardware, InstanceType, Recipe, WorkerRole
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.mappings import deep_merge
-from gpt_oss_infra.core.resolve.autoscaling import RoleBounds, role_bounds
+from gpt_oss_infra.core.resolve.autoscaling import Drain, RoleBounds, role_bounds
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class ResolvedDeployment:
     backend: Backend
     pool: NodePool | None  # None: a recipe without GPUs, on CPU nodes
     workers: list[Worker]
+    drain: Drain | None = None  # with autoscaling: how long a worker the Planner stops may take (resolve_stack)
 
     @property
     def total_gpus(self) -> int:
@@ -87,10 +88,14 @@ class ResolvedDeployment:
     @property
     def router_mode(self) -> str:
         """The frontend's router: the one configured, else KV-aware where a role can have several workers
-        (requests that share a prefix go where its KV cache is), else round-robin."""
+        (requests that share a prefix go where its KV cache is) and every worker reuses KV blocks (one that
+        does not publishes no reuse events: Dynamo 1.6.1's TensorRT-LLM worker warns that KV routing then
+        falls back to load balancing), else round-robin."""
         if self.config.router_mode is not None:
             return self.config.router_mode
-        return "kv" if any(worker.most_replicas > 1 for worker in self.workers) else "round-robin"
+        several = any(worker.most_replicas > 1 for worker in self.workers)
+        reused = all(self.backend.view(worker.engine).prefix_caching for worker in self.workers)
+        return "kv" if several and reused else "round-robin"
 
     @property
     def gpu_pool(self) -> NodePool:

@@ -3,12 +3,13 @@ pools get EFA, and how each worker fits its GPUs; the problems and warnings foun
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, StackConfig
-from gpt_oss_infra.core.resolve import efa, sizing
+from gpt_oss_infra.core.resolve import drain, efa, sizing
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
 
@@ -29,10 +30,13 @@ def resolve_stack(config: StackConfig, catalog: Catalog) -> Resolution:
     deployments = resolve_deployments(config, catalog, pools)
     efa_pools, warnings = efa.pool_efa(pools, deployments, dynamo)
     deployments = [efa.with_efa(d, efa_pools, dynamo, catalog.efa) for d in deployments]
+    drains = {d.name: drain.drain(d, catalog) for d in deployments}
+    deployments = [dataclasses.replace(d, drain=drains[d.name][0]) for d in deployments]
     unsizable = sizing.kv_dtype_problems(deployments, catalog.model)
     if unsizable:  # the sizing below reads the KV dtype's element size
         raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
+    problems += [problem for _, found in drains.values() for problem in found]
     fits: dict[str, list[sizing.WorkerFit]] = {}
     for deployment in deployments:
         if deployment.pool is None:  # a CPU recipe: no GPU memory to fit

@@ -109,49 +109,100 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
     """First-fit decreasing of every worker pod (GPUs x replicas) of every deployment of a pool
     onto its nodes: a total that fits can still leave no node with room for one worker. A worker
     that must not share a node with another role of its deployment (EFA prefill and decode) is
-    kept apart from it, as its pod anti-affinity will."""
+    kept apart from it, as its pod anti-affinity will. Every role at its most replicas first; then, for
+    a deployment whose Planner scales several roles, every split of its GPU budget the Planner may
+    choose (it bounds the total, not each role's maximum), the pool's other deployments at their most."""
     problems = []
     for pool_name, pool in pools.items():
         on_pool = [d for d in deployments if d.pool and d.pool.name == pool_name]
-        pods = sorted(
-            (
-                (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)
-                for d in on_pool
-                for worker in d.workers
-                for _ in range(worker.most_replicas)
-            ),
-            reverse=True,
-            key=lambda pod: pod[:3],
-        )
-        free = [pool.instance.gpus_per_node] * pool.config.nodes
-        placed: list[set[tuple[str, str]]] = [set() for _ in free]  # (deployment, role) on each node
-        kept_apart = {(name, role, avoid) for _, name, role, avoid in pods if avoid}
-        for gpus, name, role, _ in pods:
-            conflicts = {(name, b) for n, a, b in kept_apart if n == name and a == role}
-            conflicts |= {(name, a) for n, a, b in kept_apart if n == name and b == role}
-            node = next(
-                (i for i, room in enumerate(free) if room >= gpus and not placed[i] & conflicts),
-                None,
-            )
-            if node is None:
-                need = sum(pod[0] for pod in pods)
-                apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
-                scaling = next(w.scaling for d in on_pool for w in d.workers if (d.name, w.role) == (name, role))
-                at_most = " with every autoscaled role at its maxReplicas" if scaling else ""
-                problems.append(
-                    Problem(
-                        f"{scaling.key}.maxReplicas" if scaling else f"{KEY_PREFIX}deployments.{name}.nodePool",
-                        f"pool {pool_name} ({pool.config.nodes} x {pool.instance_type}, "
-                        f"{pool.instance.gpus_per_node} GPUs each, {pool.total_gpus} in all) cannot place a "
-                        f"{gpus}-GPU {'' if role == 'worker' else role + ' '}worker: the "
-                        f"pool's deployments need {need} GPUs{at_most} as {[pod[0] for pod in pods]}{apart_note}; "
-                        "add nodes or reduce " + ("maxReplicas" if scaling else "replicas"),
-                    )
-                )
+        most = {(d.name, w.role): w.most_replicas for d in on_pool for w in d.workers}
+        splits = [({}, None)] + [({**most, **split}, d) for d in on_pool for split in budget_splits(d)]
+        for counts, split_of in splits:
+            problem = _unplaced(pool, on_pool, most | counts, split_of)
+            if problem is not None:
+                problems.append(problem)
                 break
+    return problems
+
+
+def budget_splits(deployment: ResolvedDeployment) -> list[dict[tuple[str, str], int]]:
+    """The most workers of each scaled role the Planner may run together within the deployment's GPU budget
+    (every role at least its minimum; none of them could take one more worker), where it scales more than
+    one role: a disaggregated graph may run more prefill workers than their maxReplicas, fewer decode ones."""
+    scaled = [worker for worker in deployment.workers if worker.scaling is not None]
+    if len(scaled) < 2:
+        return []
+    budget = sum(worker.most_replicas * max(worker.gpus, 1) for worker in scaled)
+
+    def splits(roles: list[Worker], left: int) -> list[list[int]]:
+        first, *rest = roles
+        assert first.scaling is not None
+        gpus = max(first.gpus, 1)
+        if not rest:
+            return [[left // gpus]] if left // gpus >= first.scaling.min_replicas else []
+        floor = sum(w.scaling.min_replicas * max(w.gpus, 1) for w in rest if w.scaling is not None)
+        return [
+            [count, *tail]
+            for count in range(first.scaling.min_replicas, (left - floor) // gpus + 1)
+            for tail in splits(rest, left - count * gpus)
+        ]
+
+    def full(split: list[int]) -> bool:  # another worker of any role would exceed the budget
+        used = sum(count * max(worker.gpus, 1) for worker, count in zip(scaled, split, strict=True))
+        return all(used + max(worker.gpus, 1) > budget for worker in scaled)
+
+    return [
+        {(deployment.name, worker.role): count for worker, count in zip(scaled, split, strict=True)}
+        for split in splits(scaled, budget)
+        if full(split)
+    ]
+
+
+def _unplaced(
+    pool: NodePool,
+    on_pool: list[ResolvedDeployment],
+    counts: dict[tuple[str, str], int],
+    split_of: ResolvedDeployment | None,
+) -> Problem | None:
+    """The first worker pod of the pool's deployments, `counts` of each (deployment, role), that no node
+    has room for; None when they all fit."""
+    pods = sorted(
+        (
+            (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)
+            for d in on_pool
+            for worker in d.workers
+            for _ in range(counts[(d.name, worker.role)])
+        ),
+        reverse=True,
+        key=lambda pod: pod[:3],
+    )
+    free = [pool.instance.gpus_per_node] * pool.config.nodes
+    placed: list[set[tuple[str, str]]] = [set() for _ in free]  # (deployment, role) on each node
+    kept_apart = {(name, role, avoid) for _, name, role, avoid in pods if avoid}
+    for gpus, name, role, _ in pods:
+        conflicts = {(name, b) for n, a, b in kept_apart if n == name and a == role}
+        conflicts |= {(name, a) for n, a, b in kept_apart if n == name and b == role}
+        node = next((i for i, room in enumerate(free) if room >= gpus and not placed[i] & conflicts), None)
+        if node is not None:
             free[node] -= gpus
             placed[node].add((name, role))
-    return problems
+            continue
+        need = sum(pod[0] for pod in pods)
+        apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
+        scaling = next(w.scaling for d in on_pool for w in d.workers if (d.name, w.role) == (name, role))
+        at_most = " with every autoscaled role at its maxReplicas" if scaling else ""
+        if split_of is not None:
+            split = ", ".join(f"{w.service_name} {counts[(split_of.name, w.role)]}" for w in split_of.workers)
+            at_most = f" with {split_of.name}'s Planner running {split} within its GPU budget"
+        return Problem(
+            f"{scaling.key}.maxReplicas" if scaling else f"{KEY_PREFIX}deployments.{name}.nodePool",
+            f"pool {pool.name} ({pool.config.nodes} x {pool.instance_type}, "
+            f"{pool.instance.gpus_per_node} GPUs each, {pool.total_gpus} in all) cannot place a "
+            f"{gpus}-GPU {'' if role == 'worker' else role + ' '}worker: the "
+            f"pool's deployments need {need} GPUs{at_most} as {[pod[0] for pod in pods]}{apart_note}; "
+            "add nodes or reduce " + ("maxReplicas" if scaling else "replicas"),
+        )
+    return None
 
 
 def kv_dtype_problems(deployments: list[ResolvedDeployment], model: ModelSpec) -> list[Problem]:

@@ -107,3 +107,19 @@ def test_resources_moved_into_components_keep_their_identity(dev_run):
     provider = next(r for r in existing.resources if r.type == "pulumi:providers:kubernetes")
     assert provider.name == "existing-cluster-kubernetes" and provider.parent == "existing-cluster"
     assert provider.options["aliases"] == [{"name": "kubernetes"} | at_root]
+
+
+def test_a_graph_whose_components_change_is_replaced_not_updated():
+    """Dynamo's admission refuses a component added to or removed from a live graph (its Planner, when
+    autoscaling is turned on or off): the graph is replaced, the old one deleted first (same name), when
+    the component list an autoscaled graph carries changes; a fixed graph carries none, so nothing live
+    changes on upgrade."""
+    run = run_entries(example_entries("autoscaling"), stack="autoscaling")
+    graphs = {r.name: r for r in run.resources if r.type.endswith(":DynamoGraphDeployment")}
+    for graph in graphs.values():
+        assert graph.options["replaceOnChanges"] == ['metadata.annotations["gpt-oss-infra/components"]']
+        assert graph.options["deleteBeforeReplace"] is True
+    annotations = graphs["long-prompts-graph"].inputs["metadata"]["annotations"]
+    assert annotations["gpt-oss-infra/components"] == "Frontend,Planner,TrtllmDecodeWorker,TrtllmPrefillWorker"
+    fixed = next(r for r in run_entries(stack_entries("dev")).resources if r.name == "gpt-oss-graph")
+    assert "gpt-oss-infra/components" not in fixed.inputs["metadata"]["annotations"]

@@ -208,7 +208,7 @@ BROKEN = {
     "autoscaling without the Prometheus the Planner reads": (
         lambda e: (autoscaled(e, maxReplicas=1), e.pop("gpt-oss-infra:observability")),
         "deployments.gpt-oss.autoscaling",
-        "the Planner reads the frontend's latency and load from Prometheus: set observability.enabled to true",
+        "the Planner queries the frontend's metrics in Prometheus (PROMETHEUS_ENDPOINT): set observability.enabled",
     ),
     "autoscaling on a release whose Planner is not rendered": (
         lambda e: (autoscaled(e, maxReplicas=1), on_release(e, "1.2.1")),
@@ -251,6 +251,17 @@ BROKEN = {
         (
             "pool gpu (1 x p6-b200.48xlarge, 8 GPUs each, 8 in all) cannot place a 1-GPU prefill worker",
             "need 12 GPUs with every autoscaled role at its maxReplicas as [4, 4, 1, 1, 1, 1]",
+        ),
+    ),
+    "a split of the Planner's GPU budget the pool cannot place": (
+        # Both roles at their maxima fit: the decode workers fill one node, the prefill ones the other. But the
+        # Planner bounds the total (16 GPUs), not each role: three decode workers beside four prefill workers
+        # take both nodes' room for them, and EFA keeps prefill off a decode worker's node.
+        lambda e: (disaggregated(e, prefill={"maxReplicas": 8}, decode={"maxReplicas": 2}), pool(e).update(nodes=2)),
+        "deployments.gpt-oss.autoscaling.prefill.maxReplicas",
+        (
+            "pool gpu (2 x p6-b200.48xlarge, 8 GPUs each, 16 in all) cannot place a 1-GPU prefill worker",
+            "with gpt-oss's Planner running TrtllmPrefillWorker 4, TrtllmDecodeWorker 3 within its GPU budget",
         ),
     ),
     "a deployment name Kubernetes refuses": (

@@ -2,7 +2,9 @@
 .venv-trial): its command line and config as the Planner's start-up reads them (dynamo.planner.__main__,
 PlannerConfig), and the graph beside what the release's profiler makes of the same graph with the same
 PlannerConfig (dynamo.profiler.utils.dgd_generation: enable_planner_worker_scaling_adapters,
-add_planner_to_config), field by field, each difference named and why."""
+add_planner_to_config): which components are scaled, the Planner's image, command, working directory,
+arguments and mount, each difference named and why. Upstream's layer keeps the config it is given, so
+the config's values are pinned apart, for the example stack."""
 
 from __future__ import annotations
 
@@ -146,6 +148,39 @@ def test_every_autoscaled_deployment_is_what_the_release_itself_renders(catalog,
         result = checked(serving, tmp_path)
         assert result["upstream"]["config"]["profile_results_dir"] != result["read"]["profile_results_dir"]
         assert differences(serving, result) == [], serving.deployment.name
+
+
+def test_the_example_stacks_planners_are_told_their_deployments_bounds(catalog):
+    """Upstream's layer keeps the PlannerConfig it is given, so the comparison above cannot check the values
+    themselves: these are the example stack's (configs/examples/Pulumi.autoscaling.yaml), from its bounds."""
+    settings = {s.deployment.name: json.loads(s.planner_config["data"][CONFIG_FILE]) for s in autoscaled(catalog)}
+    common = {
+        "environment": "kubernetes",
+        "backend": "trtllm",
+        "optimization_target": "sla",
+        "pre_deployment_sweeping_mode": "none",
+        "enable_load_scaling": True,
+        "enable_throughput_scaling": False,
+        "model_name": "openai/gpt-oss-120b",
+    }
+    assert settings["chat"] == common | {
+        "mode": "agg",
+        "ttft_ms": 300.0,
+        "itl_ms": 10.0,
+        "min_endpoint": 1,
+        "decode_engine_num_gpu": 4,
+        "max_gpu_budget": 16,  # 4 workers of 4 GPUs
+    }
+    assert settings["long-prompts"] == common | {
+        "mode": "disagg",
+        "ttft_ms": 1000.0,
+        "itl_ms": 10.0,
+        "prefill_min_endpoint": 1,
+        "decode_min_endpoint": 1,
+        "prefill_engine_num_gpu": 1,
+        "decode_engine_num_gpu": 4,
+        "max_gpu_budget": 12,  # 4 prefill workers of 1 GPU, 2 decode workers of 4
+    }
 
 
 def test_a_planner_rendered_apart_from_upstream_is_caught(catalog, tmp_path):

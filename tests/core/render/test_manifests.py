@@ -65,6 +65,14 @@ def test_the_router_is_kv_wherever_a_role_can_have_more_than_one_worker(dev_raw,
     assert ("--publish-kv-events" in components["TrtllmWorker"].main["args"]) == (router == "kv")
 
 
+def test_a_recipe_without_kv_block_reuse_keeps_round_robin(dev_raw, catalog):
+    """b200-disagg-1p4d turns block reuse off: its workers publish no reuse events for a KV router to read."""
+    dev_raw["nodePools"]["gpu"] |= {"hardware": "b200", "nodes": 2}
+    dev_raw["deployments"]["gpt-oss"] = {"recipe": "b200-disagg-1p4d", "nodePool": "gpu", "replicas": 2}
+    graph = build_stack(dev_raw, catalog, with_hf_token=False).serving[0].graph
+    assert components_by_name(graph)["Frontend"].main["args"][:2] == ["--router-mode", "round-robin"]
+
+
 def test_an_autoscaled_graph_gets_the_planner_and_leaves_its_workers_replicas_to_it(dev_raw, catalog):
     dev_raw["deployments"]["gpt-oss"] |= {"gpus": 4, "autoscaling": {"ttftMs": 500, "itlMs": 20, "maxReplicas": 2}}
     dev_raw["observability"] = {"enabled": True, "namespace": "metrics"}
@@ -78,6 +86,8 @@ def test_an_autoscaled_graph_gets_the_planner_and_leaves_its_workers_replicas_to
             "value": "http://kube-prometheus-stack-prometheus.metrics.svc.cluster.local:9090",
         }
     ]
+    # The Planner's load-based scaling reads the workers' forward-pass metrics, whatever observability says.
+    assert "--publish-metrics" in components["TrtllmWorker"].main["args"]
     settings = json.loads(serving.planner_config["data"]["planner_config.json"])
     assert settings["mode"] == "agg" and settings["min_endpoint"] == 1 and settings["decode_engine_num_gpu"] == 4
     assert settings["max_gpu_budget"] == 8  # two 4-GPU workers

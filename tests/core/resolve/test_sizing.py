@@ -11,6 +11,7 @@ from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Recipe
 from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.resolve.sizing import budget_splits
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, refused
 
@@ -121,3 +122,14 @@ def test_a_config_that_cannot_load_is_refused(dev_raw, catalog):
     (problem,) = refused(dev_raw, catalog).problems
     assert problem.key == "gpt-oss-infra:deployments.gpt-oss.gpus"
     assert "leave no KV cache" in problem.message
+
+
+def test_the_planner_may_split_a_disaggregated_graphs_budget_any_way(catalog):
+    """long-prompts (configs/examples/Pulumi.autoscaling.yaml): prefill 1..4 workers of 1 GPU, decode 1..2 of 4,
+    a budget of 12 GPUs. The Planner bounds the total only: the full splits are both maxima, and eight prefill
+    workers beside one decode worker."""
+    built = build_stack(namespace_config(example_entries("autoscaling")), catalog, with_hf_token=False)
+    (long_prompts,) = [s.deployment for s in built.serving if s.deployment.name == "long-prompts"]
+    assert [sorted(split.values()) for split in budget_splits(long_prompts)] == [[2, 4], [1, 8]]
+    (chat,) = [s.deployment for s in built.serving if s.deployment.name == "chat"]
+    assert budget_splits(chat) == []  # one scaled role: its maximum is the budget

@@ -1,0 +1,91 @@
+"""How long a worker the Planner scales down may take to stop, so that it finishes every request it holds.
+
+What Dynamo 1.6.1 does on SIGTERM (dynamo/common/utils/graceful_shutdown.py, and seen here: a mocker
+worker stopped 2 s into a 6,000-token answer streamed it to the end, tests/tools/test_drain.py):
+it unregisters its endpoints from discovery, so the router sends it nothing new; waits
+DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS (default 5 s); runs the engine's cleanup (capped at 30 s);
+and its runtime waits for the requests in flight before the process exits. Kubernetes kills it at
+the pod's terminationGracePeriodSeconds, which Dynamo's operator sets to 60 s: shorter than one long
+answer. So a scaled worker's pod gets room for the longest request its engine admits (max_seq_len, or the
+model's context) at the recipe's modelled time per output token, plus those two waits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.resolve import modelled
+from gpt_oss_infra.core.resolve.autoscaling import Drain
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
+
+DISCOVERY_GRACE_SECONDS = 5  # _DEFAULT_GRACE_PERIOD_SECS: after unregistering, before stopping endpoints
+CLEANUP_SECONDS = 30  # _DEFAULT_CLEANUP_TIMEOUT_SECS: the engine's cleanup before the runtime stops
+
+
+def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | None, list[Problem]]:
+    """A scaled deployment's drain, from its modelled point; None without autoscaling, or refused where no
+    modelled time per token sizes it."""
+    if deployment.config.autoscaling is None:
+        return None, []
+    pace, why_not = _modelled_pace(deployment, catalog)
+    if pace is None:
+        return None, [
+            Problem(
+                f"{KEY_PREFIX}deployments.{deployment.name}.autoscaling",
+                "a worker the Planner stops must have time to finish its longest request, sized at the recipe's "
+                f"modelled time per output token, and this deployment has none ({why_not})",
+            )
+        ]
+    ttft_ms, tpot_ms, basis = pace
+    context = catalog.model.max_position_embeddings
+    longest = max(
+        deployment.backend.view(worker.engine).max_seq_len or context
+        for worker in deployment.workers
+        if worker.scaling is not None
+    )
+    request_seconds = math.ceil((ttft_ms + longest * tpot_ms) / 1000)
+    return Drain(
+        longest_tokens=longest,
+        tpot_ms=tpot_ms,
+        ttft_ms=ttft_ms,
+        grace_seconds=DISCOVERY_GRACE_SECONDS + request_seconds + CLEANUP_SECONDS,
+        basis=basis,
+    ), []
+
+
+def _modelled_pace(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[tuple[float, float, str] | None, str]:
+    """TTFT and time per output token at the recipe's point (ms), and what they are: AIConfigurator's figures
+    at the point (configs/estimates.yaml), else the timing tables it modelled for the recipe's workers
+    (configs/mocker-timing/), read at the recipe's traffic; or why there are none."""
+    point, why_not = modelled.modelled_point(catalog, deployment)
+    if point is not None and point.figures is not None:
+        basis = f"modelled: {catalog.estimates.tool}, {point.system}, at the recipe's point (configs/estimates.yaml)"
+        return (point.figures.ttft_ms, point.figures.tpot_ms, basis), ""
+    for profile, tables in modelled.timing_tables(catalog).items():
+        if tables["recipe"] == deployment.recipe_name and _same_gpus(tables, deployment):
+            traffic, sequence = deployment.recipe.traffic, deployment.recipe.traffic.input_tokens
+            sequence += traffic.output_tokens
+            decode, prefill = tables["decode"], tables["prefill"]
+            active = _at_or_above(decode["activeKvTokens"], deployment.concurrency * sequence)
+            itl = decode["itlMs"][active][_at_or_above(decode["contextTokens"], sequence)]
+            ttft = prefill["ttftMs"][_at_or_above(prefill["islTokens"], traffic.input_tokens)]
+            basis = (
+                f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml), "
+                "at the recipe's traffic, rounded up to their grid"
+            )
+            return (ttft, itl, basis), ""
+    return None, why_not or (point.not_modelled if point is not None and point.not_modelled else "not modelled")
+
+
+def _same_gpus(tables: dict[str, Any], deployment: ResolvedDeployment) -> bool:
+    gpus = {worker.role: worker.gpus for worker in deployment.workers}
+    return all(gpus.get(tables[side]["role"]) == tables[side]["gpus"] for side in ("prefill", "decode"))
+
+
+def _at_or_above(grid: list[int], value: int) -> int:
+    """The index of the first grid point at or above `value` (the last if none): a pace no better than there."""
+    return next((index for index, point in enumerate(grid) if point >= value), len(grid) - 1)
