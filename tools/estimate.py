@@ -96,7 +96,11 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
     searched = {name: modelled.search_experiments(catalog, name) for name in names if search}
     figures = catalog.performance.max_load if calibrate else []
     jobs = [{"kind": "support", "system": system} for system in systems.values()]
-    jobs += [{"kind": "estimate", "system": r.system, "inputs": r.inputs} for r in asked.values()]
+    jobs += [
+        {"kind": "estimate", "system": r.system, "inputs": inputs}
+        for r in asked.values()
+        for inputs in (r.inputs, modelled.alone(r.inputs))
+    ]
     jobs += [{"kind": "search", "inputs": found, "top": settings.search_top} for found in searched.values()]
     jobs += [
         {
@@ -120,8 +124,11 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
 
     recipes = {name: dict(points) for name, points in kept("recipes", names).items()}
     for (name, gpus), request in requests.items():
-        answer = next(answers) if (name, gpus) in asked else {"notModelled": request.not_modelled}
-        recipes.setdefault(name, {})[gpus] = _point(request, answer)
+        if (name, gpus) in asked:
+            answer, alone = next(answers), next(answers)
+        else:
+            answer, alone = {"notModelled": request.not_modelled}, {}
+        recipes.setdefault(name, {})[gpus] = _point(request, answer, alone)
     searches = kept("searches", searched)
     for name, experiments in searched.items():
         searches[name] = _search(catalog, name, experiments, next(answers))
@@ -137,15 +144,20 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
     }
 
 
-def _point(request: modelled.ModelledRequest, answer: dict[str, Any]) -> dict[str, Any]:
+def _point(request: modelled.ModelledRequest, answer: dict[str, Any], alone: dict[str, Any]) -> dict[str, Any]:
+    """A stored point: its figures, and those of one request alone at the same point where AIConfigurator
+    gave them (modelled.alone)."""
     point: dict[str, Any] = {"system": request.system, "inputs": request.inputs}
     if request.not_inputs:
         point["notInputs"] = request.not_inputs
     if "notModelled" in answer:
         return point | {"notModelled": answer["notModelled"]}
-    answer = dict(answer)
-    database = answer.pop("database")
-    return point | {"database": database, "figures": {key: value for key, value in answer.items() if value is not None}}
+    point |= {"database": answer["database"], "figures": _figures(answer)}
+    return point | ({"alone": _figures(alone)} if "notModelled" not in alone else {})
+
+
+def _figures(answer: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in answer.items() if value is not None and key != "database"}
 
 
 def _search(catalog: Catalog, name: str, experiments: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class ModelledPoint(StrictModel):
     database: str | None = None  # the kernel database version that answered
     figures: ModelledFigures | None = None
     not_modelled: str | None = None  # AIConfigurator's reason (no kernel data for the layout)
+    # The same point with one request alone (core/resolve/modelled.alone): its TTFT and TPOT are the
+    # fastest these workers answer, the floor of any latency target.
+    alone: ModelledFigures | None = None
 
 
 class SearchRow(StrictModel):

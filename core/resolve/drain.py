@@ -13,7 +13,6 @@ model's context) at the recipe's modelled time per output token, plus those two 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
@@ -65,27 +64,13 @@ def _modelled_pace(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[tu
     if point is not None and point.figures is not None:
         basis = f"modelled: {catalog.estimates.tool}, {point.system}, at the recipe's point (configs/estimates.yaml)"
         return (point.figures.ttft_ms, point.figures.tpot_ms, basis), ""
-    for profile, tables in modelled.timing_tables(catalog).items():
-        if tables["recipe"] == deployment.recipe_name and _same_gpus(tables, deployment):
-            traffic, sequence = deployment.recipe.traffic, deployment.recipe.traffic.input_tokens
-            sequence += traffic.output_tokens
-            decode, prefill = tables["decode"], tables["prefill"]
-            active = _at_or_above(decode["activeKvTokens"], deployment.concurrency * sequence)
-            itl = decode["itlMs"][active][_at_or_above(decode["contextTokens"], sequence)]
-            ttft = prefill["ttftMs"][_at_or_above(prefill["islTokens"], traffic.input_tokens)]
-            basis = (
-                f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml), "
-                "at the recipe's traffic, rounded up to their grid"
-            )
-            return (ttft, itl, basis), ""
+    found = modelled.timing_tables_for(catalog, deployment)
+    if found is not None:
+        profile, tables = found
+        ttft, itl = modelled.table_pace(tables, deployment.recipe.traffic, deployment.concurrency)
+        basis = (
+            f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml), "
+            "at the recipe's traffic, rounded up to their grid"
+        )
+        return (ttft, itl, basis), ""
     return None, why_not or (point.not_modelled if point is not None and point.not_modelled else "not modelled")
-
-
-def _same_gpus(tables: dict[str, Any], deployment: ResolvedDeployment) -> bool:
-    gpus = {worker.role: worker.gpus for worker in deployment.workers}
-    return all(gpus.get(tables[side]["role"]) == tables[side]["gpus"] for side in ("prefill", "decode"))
-
-
-def _at_or_above(grid: list[int], value: int) -> int:
-    """The index of the first grid point at or above `value` (the last if none): a pace no better than there."""
-    return next((index for index, point in enumerate(grid) if point >= value), len(grid) - 1)

@@ -117,6 +117,13 @@ def estimate_inputs(traffic: Traffic, workers: list[WorkerPoint], quant: dict[st
     }
 
 
+def alone(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A point's inputs with one request alone (a batch of one per decode rank; a prefill worker already
+    takes one prompt at a time): the fastest its workers answer, which no number of them beats."""
+    batch = "batch_size" if inputs["mode"] == AGGREGATED else "decode_batch_size"
+    return inputs | {batch: 1}
+
+
 def _decode_batch(worker: WorkerPoint, concurrency: int) -> int:
     """Sequences per rank: the concurrency over the workers' attention ranks, up to max_batch_size."""
     ranks = worker.count * layout(worker.view)["dp"]
@@ -267,3 +274,28 @@ def timing_tables(catalog: Catalog) -> dict[str, dict[str, Any]]:
     if not isinstance(mocker, MockerBackend):
         return {}
     return {profile: tables for profile, tables in mocker.timing.items() if tables is not None}
+
+
+def timing_tables_for(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[str, dict[str, Any]] | None:
+    """The timing tables modelled for this deployment's recipe at its workers' GPUs, and their profile."""
+    gpus = {worker.role: worker.gpus for worker in deployment.workers}
+    for profile, tables in timing_tables(catalog).items():
+        sides = (tables["prefill"], tables["decode"])
+        if tables["recipe"] == deployment.recipe_name and all(gpus.get(s["role"]) == s["gpus"] for s in sides):
+            return profile, tables
+    return None
+
+
+def table_pace(tables: dict[str, Any], traffic: Traffic, concurrency: int) -> tuple[float, float]:
+    """TTFT and inter-token latency (ms) from timing tables, `concurrency` sequences of the traffic's shape
+    in the KV cache (1: one request alone), each grid rounded up: no faster than the grid point above."""
+    sequence = traffic.input_tokens + traffic.output_tokens
+    decode, prefill = tables["decode"], tables["prefill"]
+    active = _at_or_above(decode["activeKvTokens"], concurrency * sequence)
+    itl = decode["itlMs"][active][_at_or_above(decode["contextTokens"], sequence)]
+    return prefill["ttftMs"][_at_or_above(prefill["islTokens"], traffic.input_tokens)], itl
+
+
+def _at_or_above(grid: list[int], value: int) -> int:
+    """The index of the first grid point at or above `value` (the last if none)."""
+    return next((index for index, point in enumerate(grid) if point >= value), len(grid) - 1)

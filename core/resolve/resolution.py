@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, StackConfig
-from gpt_oss_infra.core.resolve import drain, efa, sizing
+from gpt_oss_infra.core.resolve import drain, efa, sizing, targets
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
 
@@ -37,6 +37,7 @@ def resolve_stack(config: StackConfig, catalog: Catalog) -> Resolution:
         raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
     problems += [problem for _, found in drains.values() for problem in found]
+    problems += [problem for d in deployments for problem in targets.target_problems(d, catalog)]
     fits: dict[str, list[sizing.WorkerFit]] = {}
     for deployment in deployments:
         if deployment.pool is None:  # a CPU recipe: no GPU memory to fit

@@ -116,7 +116,8 @@ def placement_problems(deployments: list[ResolvedDeployment], pools: dict[str, N
     for pool_name, pool in pools.items():
         on_pool = [d for d in deployments if d.pool and d.pool.name == pool_name]
         most = {(d.name, w.role): w.most_replicas for d in on_pool for w in d.workers}
-        splits = [({}, None)] + [({**most, **split}, d) for d in on_pool for split in budget_splits(d)]
+        splits: list[tuple[dict[tuple[str, str], int], ResolvedDeployment | None]] = [({}, None)]
+        splits += [({**most, **split}, d) for d in on_pool for split in budget_splits(d)]
         for counts, split_of in splits:
             problem = _unplaced(pool, on_pool, most | counts, split_of)
             if problem is not None:

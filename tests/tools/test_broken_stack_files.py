@@ -264,6 +264,21 @@ BROKEN = {
             "with gpt-oss's Planner running TrtllmPrefillWorker 4, TrtllmDecodeWorker 3 within its GPU budget",
         ),
     ),
+    "a TTFT target no number of workers meets": (
+        lambda e: (autoscaled(e, maxReplicas=1), deployment(e)["autoscaling"].update(ttftMs=10)),
+        "deployments.gpt-oss.autoscaling.ttftMs",
+        "10 ms is below the time to first token of one request alone on these workers, 44.888 ms (modelled: "
+        "NVIDIA AIConfigurator 0.12.0, batch of one, 1024 in / 1024 out): no number of workers meets it",
+    ),
+    "an ITL target no number of workers meets, from the recipe's timing tables": (
+        lambda e: (
+            disaggregated(e, prefill={"maxReplicas": 1}, decode={"maxReplicas": 1}),
+            deployment(e)["autoscaling"].update(itlMs=1),
+        ),
+        "deployments.gpt-oss.autoscaling.itlMs",
+        "1 ms is below the time per output token of one request alone on these workers, 2.27 ms (modelled: "
+        "NVIDIA AIConfigurator 0.12.0 timing tables (configs/mocker-timing/b200-disagg-1p4d.yaml), 8192 in / 1024 out)",
+    ),
     "a deployment name Kubernetes refuses": (
         lambda e: e["gpt-oss-infra:deployments"].update(Chat=e["gpt-oss-infra:deployments"].pop("gpt-oss")),
         "deployments.Chat",

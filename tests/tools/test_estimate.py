@@ -28,13 +28,16 @@ def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog):
         catalog, "h200", catalog.recipes["h200-agg-low-latency"].traffic,
         modelled.recipe_workers(catalog, "h200-agg-low-latency", 1),
     )  # fmt: skip
-    version, (answer,) = estimate.ask(
-        [{"kind": "estimate", "system": request.system, "inputs": request.inputs}], catalog, estimate.AIC_PYTHON
-    )
+    jobs = [
+        {"kind": "estimate", "system": request.system, "inputs": inputs}
+        for inputs in (request.inputs, modelled.alone(request.inputs))
+    ]
+    version, (answer, alone) = estimate.ask(jobs, catalog, estimate.AIC_PYTHON)
     stored = catalog.estimates.recipes["h200-agg-low-latency"][1]
     assert f"NVIDIA AIConfigurator {version}" == catalog.estimates.tool
-    point = estimate._point(request, answer)
+    point = estimate._point(request, answer, alone)
     assert point["figures"] == stored.figures.model_dump(by_alias=True, exclude_none=True)
+    assert point["alone"] == stored.alone.model_dump(by_alias=True, exclude_none=True)
     assert point["database"] == stored.database
 
 
