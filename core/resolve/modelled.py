@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.backends import EngineView
-from gpt_oss_infra.core.backends.mocker import MockerBackend
+from gpt_oss_infra.core.backends.mocker import TIMING_FLAG, MockerBackend
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, Traffic
 from gpt_oss_infra.core.inputs.estimates import ModelledPoint
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, recipe_engine
@@ -277,9 +277,14 @@ def timing_tables(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 
 def timing_tables_for(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[str, dict[str, Any]] | None:
-    """The timing tables modelled for this deployment's recipe at its workers' GPUs, and their profile."""
+    """The timing tables modelled for this deployment's recipe at its workers' GPUs, and their profile; a
+    mocker worker's are the profile it runs (its `planner_profile_data`)."""
+    tables_by_profile = timing_tables(catalog)
+    own = {worker.engine.get(TIMING_FLAG) for worker in deployment.workers} - {None}
+    if deployment.backend.name == "mocker" and len(own) == 1 and (profile := own.pop()) in tables_by_profile:
+        return profile, tables_by_profile[profile]
     gpus = {worker.role: worker.gpus for worker in deployment.workers}
-    for profile, tables in timing_tables(catalog).items():
+    for profile, tables in tables_by_profile.items():
         sides = (tables["prefill"], tables["decode"])
         if tables["recipe"] == deployment.recipe_name and all(gpus.get(s["role"]) == s["gpus"] for s in sides):
             return profile, tables
