@@ -27,6 +27,7 @@ from gpt_oss_infra.core.render.labels import (
     common_labels,
     worker_labels,
 )
+from gpt_oss_infra.core.resolve.drain import GRACE_PERIOD_VARIABLE
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
 
 MODEL_CACHE_PVC = "model-cache"
@@ -236,6 +237,8 @@ def _worker(
         recipe_args=[*worker.args, *publishing],
     )
     env = {"HF_HOME": MODEL_CACHE_MOUNT, "HF_HUB_OFFLINE": "1"} | worker.env
+    if worker.scaling is not None and deployment.drain is not None:  # it finishes its requests before it stops
+        env[GRACE_PERIOD_VARIABLE] = str(deployment.drain.request_seconds)
     image = worker.efa.image if worker.efa else release.runtime_image
     main: dict[str, Any] = {
         "image": image,
@@ -257,7 +260,8 @@ def _worker(
         else {"affinity": SYSTEM_POOL_AFFINITY}
     )
     volumes = [{"name": "engine-config", "configMap": {"name": engine_config_name(deployment)}}] if files else []
-    # A worker the Planner stops finishes the requests it holds first (core/resolve/drain.py).
+    # A worker the Planner stops finishes the requests it holds first (core/resolve/drain.py): its pod has
+    # the time its grace period (GRACE_PERIOD_VARIABLE) and the release's own waits take.
     draining = (
         {"terminationGracePeriodSeconds": deployment.drain.grace_seconds}
         if worker.scaling is not None and deployment.drain is not None

@@ -187,6 +187,7 @@ def _autoscaling_report(deployment: ResolvedDeployment, planner_config: dict[str
         "plannerConfig": planner_config["metadata"]["name"],
         "drain": {
             "seconds": deployment.drain.grace_seconds,
+            "graceSeconds": deployment.drain.request_seconds,
             "longestTokens": deployment.drain.longest_tokens,
             "tpotMs": deployment.drain.tpot_ms,
             "basis": deployment.drain.basis,
@@ -479,9 +480,10 @@ def _autoscaling_lines(autoscaling: dict[str, Any] | None) -> list[str]:
         f"- autoscaling: Dynamo's SLA Planner keeps TTFT within {autoscaling['ttftMs']:g} ms and ITL within "
         f"{autoscaling['itlMs']:g} ms with {bounds} workers (starting with {autoscaling['startsWith']} each), "
         f"at most {autoscaling['maxGpuBudget']} GPUs (its config: ConfigMap {autoscaling['plannerConfig']})",
-        f"- scale-down: a worker the Planner stops finishes its requests first, within {drain['seconds']} s "
-        f"(terminationGracePeriodSeconds: the longest answer, {drain['longestTokens']:,} tokens, at "
-        f"{drain['tpotMs']:g} ms each, {drain['basis']}; plus Dynamo's 5 s discovery grace and 30 s engine cleanup)",
+        f"- scale-down: a worker the Planner stops finishes its requests first: its grace period is "
+        f"{drain['graceSeconds']} s, the longest answer ({drain['longestTokens']:,} tokens at {drain['tpotMs']:g} ms "
+        f"each, {drain['basis']}), and its pod's terminationGracePeriodSeconds {drain['seconds']} s (with "
+        "the prefill drain's 30 s and a 30 s margin)",
     ]
 
 

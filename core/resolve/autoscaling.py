@@ -28,6 +28,7 @@ class Drain:
     longest_tokens: int  # the longest answer its engine admits
     tpot_ms: float  # modelled time per output token, at the recipe's point
     ttft_ms: float  # modelled time to first token, at the recipe's point
+    request_seconds: int  # the longest request's time: the worker's grace period after SIGTERM
     grace_seconds: int  # the pod's terminationGracePeriodSeconds
     basis: str  # what the figures are, and from what
 

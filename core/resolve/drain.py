@@ -1,13 +1,16 @@
 """How long a worker the Planner scales down may take to stop, so that it finishes every request it holds.
 
-What Dynamo 1.6.1 does on SIGTERM (dynamo/common/utils/graceful_shutdown.py, and seen here: a mocker
-worker stopped 2 s into a 6,000-token answer streamed it to the end, tests/tools/test_drain.py):
-it unregisters its endpoints from discovery, so the router sends it nothing new; waits
-DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS (default 5 s); runs the engine's cleanup (capped at 30 s);
-and its runtime waits for the requests in flight before the process exits. Kubernetes kills it at
-the pod's terminationGracePeriodSeconds, which Dynamo's operator sets to 60 s: shorter than one long
-answer. So a scaled worker's pod gets room for the longest request its engine admits (max_seq_len, or the
-model's context) at the recipe's modelled time per output token, plus those two waits.
+What Dynamo 1.6.1's TensorRT-LLM worker does on SIGTERM (dynamo/common/utils/graceful_shutdown.py, wired
+by dynamo/trtllm/main.py): it unregisters its endpoints from discovery, so the router sends it nothing
+new; sleeps DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS (default 5 s), while the requests it holds go on; a
+prefill worker then waits for its KV transfers (at most 30 s); then it sets its shutdown event, which
+aborts every generation still running (handler_base.py: "Engine was shut down during generation").
+Kubernetes kills the pod at its terminationGracePeriodSeconds (Dynamo's operator sets 60 s).
+
+So a scaled worker gets a grace period as long as the longest request its engine admits (max_seq_len,
+or the model's context) at the recipe's modelled time per output token, and its pod that grace, the
+prefill drain's 30 s and a margin of ours for the engine and runtime to stop. Every scale-down then holds
+the worker's GPUs that long: the price of dropping nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.resolve.autoscaling import Drain
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
-DISCOVERY_GRACE_SECONDS = 5  # _DEFAULT_GRACE_PERIOD_SECS: after unregistering, before stopping endpoints
-CLEANUP_SECONDS = 30  # _DEFAULT_CLEANUP_TIMEOUT_SECS: the engine's cleanup before the runtime stops
+GRACE_PERIOD_VARIABLE = "DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS"  # graceful_shutdown.py's _GRACE_PERIOD_ENV
+PREFILL_DRAIN_SECONDS = 30  # dynamo/trtllm/main.py _DRAIN_TIMEOUT_S: a prefill worker's KV transfers
+STOP_MARGIN_SECONDS = 30  # ours, not a published figure: the engine and the runtime stopping after the event
 
 
 def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | None, list[Problem]]:
@@ -51,7 +55,8 @@ def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | Non
         longest_tokens=longest,
         tpot_ms=tpot_ms,
         ttft_ms=ttft_ms,
-        grace_seconds=DISCOVERY_GRACE_SECONDS + request_seconds + CLEANUP_SECONDS,
+        request_seconds=request_seconds,
+        grace_seconds=request_seconds + PREFILL_DRAIN_SECONDS + STOP_MARGIN_SECONDS,
         basis=basis,
     ), []
 

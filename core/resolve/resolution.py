@@ -37,7 +37,10 @@ def resolve_stack(config: StackConfig, catalog: Catalog) -> Resolution:
         raise ConfigError(unsizable)
     problems = sizing.placement_problems(deployments, pools)
     problems += [problem for _, found in drains.values() for problem in found]
-    problems += [problem for d in deployments for problem in targets.target_problems(d, catalog)]
+    for deployment in deployments:
+        found, warned = targets.target_problems(deployment, catalog)
+        problems += found
+        warnings += warned
     fits: dict[str, list[sizing.WorkerFit]] = {}
     for deployment in deployments:
         if deployment.pool is None:  # a CPU recipe: no GPU memory to fit

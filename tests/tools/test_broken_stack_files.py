@@ -264,10 +264,10 @@ BROKEN = {
             "with gpt-oss's Planner running TrtllmPrefillWorker 4, TrtllmDecodeWorker 3 within its GPU budget",
         ),
     ),
-    "a TTFT target no number of workers meets": (
-        lambda e: (autoscaled(e, maxReplicas=1), deployment(e)["autoscaling"].update(ttftMs=10)),
-        "deployments.gpt-oss.autoscaling.ttftMs",
-        "10 ms is below the time to first token of one request alone on these workers, 44.888 ms (modelled: "
+    "an ITL target no number of workers meets": (
+        lambda e: (autoscaled(e, maxReplicas=1), deployment(e)["autoscaling"].update(itlMs=2)),
+        "deployments.gpt-oss.autoscaling.itlMs",
+        "2 ms is below the time per output token of one request alone on these workers, 4.178 ms (modelled: "
         "NVIDIA AIConfigurator 0.12.0, batch of one, 1024 in / 1024 out): no number of workers meets it",
     ),
     "an ITL target no number of workers meets, from the recipe's timing tables": (
@@ -505,6 +505,22 @@ def test_an_internal_nlb_open_to_everything_routed_to_the_vpc_is_warned_about(tm
         "gpt-oss-infra:deployments.gpt-oss.endpoint.allowedCidrs: NOT SET, so the internal NLB admits 0.0.0.0/0" in err
     )
     assert "ANYTHING ROUTED TO THIS EXISTING CLUSTER'S VPC reaches it (peered VPCs, Transit Gateway, VPN" in err
+
+
+def test_a_ttft_target_below_one_request_alone_is_warned_about_not_refused(tmp_path, capsys):
+    """KV cache hits and shorter prompts can answer faster than the recipe's prompt from scratch."""
+
+    def fast(entries):
+        autoscaled(entries, maxReplicas=1)
+        deployment(entries)["autoscaling"]["ttftMs"] = 10
+
+    code, err = planned(tmp_path, capsys, dev_with(fast))
+    assert code == 0, err
+    assert (
+        "gpt-oss-infra:deployments.gpt-oss.autoscaling.ttftMs: 10 ms is below the time to first token of one "
+        "request alone on these workers, 44.888 ms (modelled: NVIDIA AIConfigurator 0.12.0, batch of one, "
+        "1024 in / 1024 out): only KV cache hits or shorter prompts meet it"
+    ) in " ".join(err.split())
 
 
 def test_a_gateway_without_an_nlb_is_not_called_one(tmp_path, capsys):

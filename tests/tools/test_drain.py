@@ -1,7 +1,13 @@
-"""Scale-down drops no request: a Dynamo 1.6.1 worker sent SIGTERM (what the kubelet sends when the Planner
-removes it) finishes the answer it is streaming and only then exits, while the router sends new requests
-to the other worker; and the pod of an autoscaled worker gets the time its longest answer needs
-(core/resolve/drain.py), where the operator's default 60 s would cut it."""
+"""Scale-down drops no request. Two sides, each on real Dynamo 1.6.1 here:
+- a worker sent SIGTERM (what the kubelet sends when the Planner removes it) leaves discovery, so the router
+  sends new requests to the other worker, and its runtime lets the requests it holds finish: the mocker
+  (whose SIGTERM goes straight to the runtime) streams a long answer to the end and only then exits;
+- a TensorRT-LLM worker's shutdown (dynamo/common/utils/graceful_shutdown.py, which dynamo/trtllm/main.py
+  installs) aborts its generations when it sets its shutdown event (handler_base.py), which it does only
+  after DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS: that upstream function, run here, waits exactly that long.
+An autoscaled worker gets that grace period for its longest answer, and its pod the time around it
+(core/resolve/drain.py), where the release's 5 s and the operator's 60 s would cut it.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ import pytest
 
 from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.inputs.config import namespace_config
-from gpt_oss_infra.core.resolve.drain import CLEANUP_SECONDS, DISCOVERY_GRACE_SECONDS
+from gpt_oss_infra.core.resolve.drain import GRACE_PERIOD_VARIABLE, PREFILL_DRAIN_SECONDS, STOP_MARGIN_SECONDS
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.trial import PRIVATE_NETWORK, VENV
 from tests.support import example_entries
@@ -41,11 +47,46 @@ def test_a_stopped_worker_finishes_its_answer_and_the_other_takes_new_requests()
     for key in ("first", "second"):
         assert answers[key] == answers[key] | {"tokens": result["answerTokens"], "finishReason": "length"}, result
     assert answers["after"]["finishReason"] == "length" and answers["after"]["tokens"] == 50, result
-    # The stopped worker outlived the SIGTERM by the answer it held (more than the release's 5 s grace),
-    # exited cleanly, and left the other worker serving.
-    held = result["stoppedWorkerExitedAfter"] - result["sigtermAfter"]
-    assert held > DISCOVERY_GRACE_SECONDS and result["stoppedWorkerExitCode"] == 0, result
+    # The stopped worker outlived the SIGTERM until its answer ended, exited cleanly, and left the other serving.
+    latest_answer = max(answers["first"]["endedAfter"], answers["second"]["endedAfter"])
+    assert result["stoppedWorkerExitedAfter"] >= latest_answer - 1 and result["stoppedWorkerExitCode"] == 0, result
     assert result["otherWorkerRunning"], result
+
+
+GRACE_PROBE = """
+import asyncio, json, os, time
+os.environ["DYN_GRACEFUL_SHUTDOWN_GRACE_PERIOD_SECS"] = "2"
+from dynamo.common.utils.graceful_shutdown import graceful_shutdown_with_discovery
+seen = {}
+class Endpoint:
+    async def unregister_endpoint_instance(self):
+        seen["unregistered"] = time.monotonic()
+class Runtime:
+    def shutdown(self):
+        seen["runtime stopped"] = time.monotonic()
+async def main():
+    event, start = asyncio.Event(), time.monotonic()
+    async def generation():  # what handler_base.py's monitor does: abort when the event is set
+        await event.wait()
+        seen["generations aborted"] = time.monotonic()
+    running = asyncio.create_task(generation())
+    await graceful_shutdown_with_discovery(Runtime(), [Endpoint()], shutdown_event=event)
+    await running
+    print(json.dumps({name: round(at - start, 2) for name, at in seen.items()}))
+asyncio.run(main())
+"""
+
+
+@pytest.mark.end_to_end
+def test_a_trtllm_workers_generations_run_for_its_grace_period_after_sigterm():
+    """Dynamo 1.6.1's own shutdown function: out of discovery at once, generations aborted only after the
+    grace period the environment sets (2 s here), then the runtime stopped."""
+    done = subprocess.run(
+        [str(VENV / "bin" / "python"), "-c", GRACE_PROBE], capture_output=True, text=True, timeout=120, check=True
+    )
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["unregistered"] < 0.5 <= 2.0 <= seen["generations aborted"] < 3.0, seen
+    assert seen["runtime stopped"] >= seen["generations aborted"], seen
 
 
 def test_an_autoscaled_workers_pod_has_time_for_its_longest_answer(catalog):
@@ -55,9 +96,10 @@ def test_an_autoscaled_workers_pod_has_time_for_its_longest_answer(catalog):
     # b200-agg-low-latency at 4 GPUs: TensorRT-LLM's default max_seq_len is the model's 131,072-token context,
     # at AIConfigurator's 2.878 ms per output token (configs/estimates.yaml): 378 s, beyond the operator's 60 s.
     assert (drain.longest_tokens, drain.tpot_ms) == (131072, 2.878)
-    request_seconds = -(-(drain.ttft_ms + 131072 * 2.878) // 1000)
-    assert drain.grace_seconds == DISCOVERY_GRACE_SECONDS + request_seconds + CLEANUP_SECONDS == 413
+    assert drain.request_seconds == -(-(drain.ttft_ms + 131072 * 2.878) // 1000) == 378
+    assert drain.grace_seconds == 378 + PREFILL_DRAIN_SECONDS + STOP_MARGIN_SECONDS == 438
     worker = components_by_name(chat.graph)["TrtllmWorker"]
-    assert worker.pod["terminationGracePeriodSeconds"] == 413
+    assert worker.pod["terminationGracePeriodSeconds"] == 438
+    assert {"name": GRACE_PERIOD_VARIABLE, "value": "378"} in worker.main["env"]  # its generations run that long
     # Only the workers the Planner stops: the frontend and the Planner keep the operator's default.
     assert "terminationGracePeriodSeconds" not in components_by_name(chat.graph)["Frontend"].pod

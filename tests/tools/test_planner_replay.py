@@ -1,8 +1,9 @@
 """One replay with the Planner: the rendered Planner config and mocker worker of an autoscaled trial deployment,
 replayed by Dynamo 1.6.1's own offline replay (tools/replay_driver.py in .venv-trial) on a burst that rises
 and falls. The Planner scales the workers up with the load and back down, within the deployment's bounds,
-and serves the burst on fewer worker-hours than the static size that meets the same targets. Every figure
-here is simulated (dynamo.replay's virtual clock, the mocker's modelled timing tables)."""
+and serves the burst nearly as well as the static size that meets the same targets, on fewer
+worker-hours. Every figure here is simulated (dynamo.replay's virtual clock, the mocker's modelled timing
+tables)."""
 
 from __future__ import annotations
 
@@ -90,9 +91,15 @@ def test_the_planner_follows_a_burst_up_and_down_on_fewer_worker_hours(dev_raw, 
     assert one["goodput_completed_requests"] < planner["goodput_completed_requests"]
     assert planner["goodput_completed_requests"] >= 0.95 * most["goodput_completed_requests"]
     assert planner["gpu_hours"] < most["gpu_hours"]
-    # The replay is deterministic: docs/autoscaling.md's table quotes this run.
-    assert (requests, one["goodput_completed_requests"], planner["goodput_completed_requests"]) == (3125, 1437, 3125)
-    assert [event["at_s"] for event in events] == [155.0, 160.0, 165.0, 530.0, 535.0, 540.0]
-    # Its worker-hours varied in the fourth digit over three runs here (0.4834-0.4841); the static ones did not.
-    assert round(most["gpu_hours"], 3) == 0.671 and round(planner["gpu_hours"], 2) == 0.48
-    print(json.dumps({"requests": requests, "static": result["static"], "planner": planner}, indent=1))
+    # The Planner's run is not deterministic (its decisions depend on when its ticks see the engines' metrics):
+    # docs/autoscaling.md quotes the range of several runs, each of which met these.
+    figures = (
+        "goodput_completed_requests",
+        "median_ttft_ms",
+        "p99_ttft_ms",
+        "median_itl_ms",
+        "p99_itl_ms",
+        "gpu_hours",
+    )
+    for name, run in (("1", one), (str(MAX_WORKERS), most), ("planner", planner)):
+        print("REPLAY", name, json.dumps({figure: run[figure] for figure in figures}), [e["at_s"] for e in events])
