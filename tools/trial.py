@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from gpt_oss_infra.core.checks.validation import DGD_KIND
-from gpt_oss_infra.core.dynamo_graph import graph_components
+from gpt_oss_infra.core.dynamo_graph import GraphComponent, graph_components
 from gpt_oss_infra.core.inputs.catalog import ModelSpec, load_catalog
 from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
 from gpt_oss_infra.core.render.model_cache import SCRATCH_MOUNT
@@ -119,6 +119,19 @@ class Places:
     discovery: Path
     port: int
 
+    @classmethod
+    def under(cls, directory: Path, tokenizer: Path, port: int) -> Places:
+        """A deployment's places in one directory of its own, with .venv-trial's Python."""
+        return cls(
+            python=str(VENV / "bin" / "python"),
+            tokenizer=tokenizer,
+            config_dir=directory / "config",
+            scripts=directory / "scripts",
+            scratch=directory / "scratch",
+            discovery=directory / "discovery",
+            port=port,
+        )
+
     def path(self, value: str) -> str:
         """An in-cluster path on this machine (model snapshot, mounts); anything else unchanged."""
         if value.startswith(f"{MODEL_CACHE_MOUNT}/hub/"):
@@ -148,6 +161,14 @@ def local_command(argv: list[str], places: Places, frontend: bool) -> list[str]:
         else:
             local.append(places.path(token))
     return local + DISCOVERY_FLAGS + (["--http-host", "127.0.0.1"] if frontend else [])
+
+
+def local_process(component: GraphComponent, places: Places) -> tuple[list[str], dict[str, str]]:
+    """A rendered component's command line and environment as its process runs here."""
+    main = component.main
+    argv = local_command(main["command"] + main.get("args", []), places, component.type == "frontend")
+    env = {item["name"]: item["value"] for item in main.get("env", []) if "value" in item}
+    return argv, os.environ | local_env(env, places)
 
 
 def local_env(env: dict[str, str], places: Places) -> dict[str, str]:
@@ -459,10 +480,7 @@ def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> d
     started = time.monotonic()
     try:
         for component in graph_components(deployment.graph):
-            main = component.main
-            argv = local_command(main["command"] + main.get("args", []), places, component.type == "frontend")
-            env = {item["name"]: item["value"] for item in main.get("env", []) if "value" in item}
-            env = os.environ | local_env(env, places)
+            argv, env = local_process(component, places)
             for replica in range(component.replicas):
                 serving.append(f"{deployment.name}-{component.name}-{replica}")
                 processes.start(serving[-1], argv, env)
@@ -575,15 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         path_dir = base_python_bin(work / "bin")
         results = {}
         for deployment in deployments:
-            places = Places(
-                python=str(python),
-                tokenizer=tokenizer,
-                config_dir=work / deployment.name / "config",
-                scripts=work / deployment.name / "scripts",
-                scratch=work / deployment.name / "scratch",
-                discovery=work / deployment.name / "discovery",
-                port=free_port(),
-            )
+            places = Places.under(work / deployment.name, tokenizer, free_port())
             count = len(graph_components(deployment.graph))
             print(f"==> {deployment.name}: {count} components on 127.0.0.1:{places.port}")
             try:

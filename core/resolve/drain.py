@@ -34,8 +34,8 @@ def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | Non
     modelled time per token sizes it."""
     if deployment.config.autoscaling is None:
         return None, []
-    pace, why_not = _modelled_pace(deployment, catalog)
-    if pace is None:
+    found, why_not = modelled.pace(catalog, deployment)
+    if found is None:
         return None, [
             Problem(
                 f"{KEY_PREFIX}deployments.{deployment.name}.autoscaling",
@@ -43,7 +43,7 @@ def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | Non
                 f"modelled time per output token, and this deployment has none ({why_not})",
             )
         ]
-    ttft_ms, tpot_ms, basis = pace
+    ttft_ms, tpot_ms, basis = found
     context = catalog.model.max_position_embeddings
     longest = max(
         deployment.backend.view(worker.engine).max_seq_len or context
@@ -59,23 +59,3 @@ def drain(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[Drain | Non
         grace_seconds=request_seconds + PREFILL_DRAIN_SECONDS + STOP_MARGIN_SECONDS,
         basis=basis,
     ), []
-
-
-def _modelled_pace(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[tuple[float, float, str] | None, str]:
-    """TTFT and time per output token at the recipe's point (ms), and what they are: AIConfigurator's figures
-    at the point (configs/estimates.yaml), else the timing tables it modelled for the recipe's workers
-    (configs/mocker-timing/), read at the recipe's traffic; or why there are none."""
-    point, why_not = modelled.modelled_point(catalog, deployment)
-    if point is not None and point.figures is not None:
-        basis = f"modelled: {catalog.estimates.tool}, {point.system}, at the recipe's point (configs/estimates.yaml)"
-        return (point.figures.ttft_ms, point.figures.tpot_ms, basis), ""
-    found = modelled.timing_tables_for(catalog, deployment)
-    if found is not None:
-        profile, tables = found
-        ttft, itl = modelled.table_pace(tables, deployment.recipe.traffic, deployment.concurrency)
-        basis = (
-            f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml), "
-            "at the recipe's traffic, rounded up to their grid"
-        )
-        return (ttft, itl, basis), ""
-    return None, why_not or (point.not_modelled if point is not None and point.not_modelled else "not modelled")

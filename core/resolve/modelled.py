@@ -304,3 +304,24 @@ def table_pace(tables: dict[str, Any], traffic: Traffic, concurrency: int) -> tu
 def _at_or_above(grid: list[int], value: int) -> int:
     """The index of the first grid point at or above `value` (the last if none)."""
     return next((index for index, point in enumerate(grid) if point >= value), len(grid) - 1)
+
+
+def pace(
+    catalog: Catalog, deployment: ResolvedDeployment, alone: bool = False
+) -> tuple[tuple[float, float, str] | None, str]:
+    """TTFT and time per output token (ms) of the deployment's workers, and what they are: at the recipe's
+    point, or (`alone`) with one request alone. AIConfigurator's figures at the point (configs/estimates.yaml),
+    else the timing tables it modelled for the recipe's workers (configs/mocker-timing/), read at the recipe's
+    traffic (or at their lightest load); or None and why there are none."""
+    point, why_not = modelled_point(catalog, deployment)
+    figures = None if point is None else point.alone if alone else point.figures
+    if point is not None and figures is not None:
+        at = "batch of one" if alone else f"{point.system}, at the recipe's point (configs/estimates.yaml)"
+        return (figures.ttft_ms, figures.tpot_ms, f"modelled: {catalog.estimates.tool}, {at}"), ""
+    found = timing_tables_for(catalog, deployment)
+    if found is not None:
+        profile, tables = found
+        ttft, itl = table_pace(tables, deployment.recipe.traffic, 1 if alone else deployment.concurrency)
+        basis = f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml)"
+        return (ttft, itl, basis if alone else f"{basis}, at the recipe's traffic, rounded up to their grid"), ""
+    return None, why_not or (point.not_modelled if point is not None and point.not_modelled else "not modelled")

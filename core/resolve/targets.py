@@ -18,7 +18,7 @@ def target_problems(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[l
     decoding. A TTFT target below it is warned about only: KV cache hits (the KV router's point) and shorter
     prompts can answer faster than the recipe's prompt from scratch."""
     autoscaling = deployment.config.autoscaling
-    floor = _floor(deployment, catalog) if autoscaling is not None else None
+    floor = modelled.pace(catalog, deployment, alone=True)[0] if autoscaling is not None else None
     if autoscaling is None or floor is None:  # nothing modelled: the drain's sizing refuses it (drain.py)
         return [], []
     ttft, itl, basis = floor
@@ -38,15 +38,3 @@ def target_problems(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[l
         "will likely hold every worker it may"
     ]
     return (problems if autoscaling.itl_ms < itl else []), (warnings if autoscaling.ttft_ms < ttft else [])
-
-
-def _floor(deployment: ResolvedDeployment, catalog: Catalog) -> tuple[float, float, str] | None:
-    point, _ = modelled.modelled_point(catalog, deployment)
-    if point is not None and point.alone is not None:
-        return point.alone.ttft_ms, point.alone.tpot_ms, f"modelled: {catalog.estimates.tool}, batch of one"
-    found = modelled.timing_tables_for(catalog, deployment)
-    if found is None:
-        return None
-    profile, tables = found
-    ttft, itl = modelled.table_pace(tables, deployment.recipe.traffic, 1)
-    return ttft, itl, f"modelled: {tables['modelledBy']['tool']} timing tables (configs/mocker-timing/{profile}.yaml)"

@@ -49,15 +49,7 @@ def main() -> int:
     deployment = next(d for d in trial.rendered_deployments(trial.plan_manifests("trial-local")) if d.name == "agg")
     with tempfile.TemporaryDirectory(prefix="drain-probe-") as scratch:
         work = Path(scratch)
-        places = trial.Places(
-            python=str(trial.VENV / "bin" / "python"),
-            tokenizer=work / "tokenizer",
-            config_dir=work / "config",
-            scripts=work / "scripts",
-            scratch=work / "scratch",
-            discovery=work / "discovery",
-            port=trial.free_port(),
-        )
+        places = trial.Places.under(work, work / "tokenizer", trial.free_port())
         trial.write_tokenizer(places.tokenizer, load_catalog().model)
         trial.write_config_map(deployment.config_map, places.config_dir)
         places.discovery.mkdir(parents=True)
@@ -65,10 +57,7 @@ def main() -> int:
         workers = []
         try:
             for component in graph_components(deployment.graph):
-                main = component.main
-                argv = trial.local_command(main["command"] + main.get("args", []), places, component.type == "frontend")
-                env = {item["name"]: item["value"] for item in main.get("env", []) if "value" in item}
-                env = os.environ | trial.local_env(env, places)
+                argv, env = trial.local_process(component, places)
                 for replica in range(1 if component.type == "frontend" else 2):  # two workers: one stops
                     process = processes.start(f"{component.name}-{replica}", argv, env)
                     if component.type != "frontend":

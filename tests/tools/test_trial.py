@@ -25,15 +25,7 @@ def deployments():
 
 @pytest.fixture
 def places(tmp_path):
-    return Places(
-        python=str(trial.VENV / "bin" / "python"),
-        tokenizer=tmp_path / "tokenizer",
-        config_dir=tmp_path / "config",
-        scripts=tmp_path / "scripts",
-        scratch=tmp_path / "scratch",
-        discovery=tmp_path / "discovery",
-        port=18000,
-    )
+    return Places.under(tmp_path, tmp_path / "tokenizer", 18000)
 
 
 def test_the_trial_stack_renders_both_modes_with_their_jobs(deployments):
