@@ -75,4 +75,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.nodeid != LONGEST_TEST)
 
 
-LONGEST_TEST = "tests/tools/test_trial.py::test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures"
+LONGEST_TEST = "tests/tools/test_trial.py::test_the_trial_serves_every_deployment_and_reports_simulated_figures"

@@ -46,7 +46,9 @@ from gpt_oss_infra.core.dynamo_graph import GraphComponent, graph_components
 from gpt_oss_infra.core.inputs.catalog import ModelSpec, load_catalog
 from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT, MODEL_CACHE_MOUNT
 from gpt_oss_infra.core.render.model_cache import SCRATCH_MOUNT
+from gpt_oss_infra.core.render.planner import CONFIG_FILE, planner_config_name
 from gpt_oss_infra.core.render.scripts import SCRIPT_MOUNT
+from gpt_oss_infra.tools import trial_planner
 from gpt_oss_infra.tools.plan import ROOT, plan_files
 
 VENV = ROOT / ".venv-trial"
@@ -81,6 +83,7 @@ SUBSTITUTIONS = [
     "the gateway: none here (Envoy Gateway, the NLB): the smoke test's gateway settings (GATEWAY_*, API_KEY_FILE, "
     "SERVICE_ACCOUNT_DIR) are dropped, so it checks the frontend only; tests/jobs checks its gateway "
     "part against stand-ins",
+    *trial_planner.SUBSTITUTIONS,
 ]
 GATEWAY_ENV = ("GATEWAY_", "API_KEY_FILE", "SERVICE_ACCOUNT_DIR")
 DISCOVERY_FLAGS = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
@@ -164,11 +167,12 @@ def local_command(argv: list[str], places: Places, frontend: bool) -> list[str]:
 
 
 def local_process(component: GraphComponent, places: Places) -> tuple[list[str], dict[str, str]]:
-    """A rendered component's command line and environment as its process runs here."""
+    """A rendered component's command line and environment as its process runs here (the environment its
+    pod would have, moved here; its process gets this one's too)."""
     main = component.main
     argv = local_command(main["command"] + main.get("args", []), places, component.type == "frontend")
     env = {item["name"]: item["value"] for item in main.get("env", []) if "value" in item}
-    return argv, os.environ | local_env(env, places)
+    return argv, local_env(env, places)
 
 
 def local_env(env: dict[str, str], places: Places) -> dict[str, str]:
@@ -361,6 +365,7 @@ class Rendered:
     name: str
     graph: dict[str, Any]
     config_map: dict[str, Any] | None
+    planner_config: dict[str, Any] | None  # the Planner's ConfigMap (a graph with autoscaling)
     smoke_test: dict[str, Any]  # Job
     benchmark: dict[str, Any] | None  # Job
     scripts: dict[str, str]  # file name -> text, from the Jobs' script ConfigMaps
@@ -388,6 +393,7 @@ def rendered_deployments(manifests: list[dict[str, Any]]) -> list[Rendered]:
                 name=name,
                 graph=graph,
                 config_map=by_kind_name.get(("ConfigMap", f"{name}-engine-config")),
+                planner_config=by_kind_name.get(("ConfigMap", planner_config_name(name))),
                 smoke_test=component["smoke-test"],
                 benchmark=component.get("benchmark"),
                 scripts=scripts,
@@ -479,11 +485,18 @@ def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> d
     serving = []  # the graph's processes (the Jobs' end by themselves)
     started = time.monotonic()
     try:
-        for component in graph_components(deployment.graph):
-            argv, env = local_process(component, places)
+        components = graph_components(deployment.graph)
+        planner = trial_planner.planner_component(components)
+        local = {c.name: local_process(c, places) for c in components if c is not planner}
+        for component in components:
+            if component is planner or (planner and component.scaling_adapter):
+                continue  # the Planner, and the workers it scales, start below
+            argv, env = local[component.name]
             for replica in range(component.replicas):
                 serving.append(f"{deployment.name}-{component.name}-{replica}")
-                processes.start(serving[-1], argv, env)
+                processes.start(serving[-1], argv, os.environ | env)
+        if planner is not None:
+            serving += start_planner(deployment, planner, components, local, places, processes)
         ready = wait_until_listed(processes, places.port, str(places.tokenizer))
         smoke = run_job(deployment.smoke_test, places, path_dir, processes, f"{deployment.name}-smoke-test", 180)
         result: dict[str, Any] = {"listedAfterSeconds": round(ready, 1), "smokeTest": smoke.strip().splitlines()[-1]}
@@ -493,6 +506,8 @@ def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> d
             if not figures["requests"] or not figures["outputTokensPerSecond"]:
                 raise TrialError(f"the benchmark measured nothing: {figures}")
             result["benchmark"] = figures
+        if planner is not None:
+            result["planner"] = planner_burst(deployment.name, places, processes)
         exited = [p.name for p in processes.failed() if p.name in serving]
         if exited:
             raise TrialError(f"{', '.join(exited)} exited during the trial")
@@ -504,6 +519,55 @@ def serve(deployment: Rendered, places: Places, work: Path, path_dir: Path) -> d
     if left:
         raise TrialError(f"{deployment.name}: still running after SIGKILL: {', '.join(left)}")
     return result
+
+
+def start_planner(
+    deployment: Rendered,
+    planner: GraphComponent,
+    components: list[GraphComponent],
+    local: dict[str, tuple[list[str], dict[str, str]]],
+    places: Places,
+    processes: Processes,
+) -> list[str]:
+    """etcd, the Planner (virtual) and the scaler that starts its workers (tools/trial_planner.py); their names."""
+    if deployment.planner_config is None:
+        raise TrialError(f"{deployment.name}'s graph has a Planner but the plan has no ConfigMap for it")
+    work = places.scratch / "planner"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        etcd = trial_planner.etcd_command(work / "etcd", free_port(), free_port())
+    except trial_planner.PlannerError as error:
+        raise TrialError(str(error)) from None
+    coordination = {"ETCD_ENDPOINTS": etcd[etcd.index("--listen-client-urls") + 1]}
+    config = work / CONFIG_FILE
+    config.write_text(json.dumps(trial_planner.local_config(deployment.planner_config, str(places.tokenizer))))
+    main = planner.main
+    argv = [places.python if token == "python3" else token for token in main["command"] + main.get("args", [])]
+    argv[argv.index("--config") + 1] = str(config)
+    env = local_env({item["name"]: item["value"] for item in main.get("env", []) if "value" in item}, places)
+    discovery = {"DYN_DISCOVERY_BACKEND": "file", "DYN_REQUEST_PLANE": "tcp"}
+    workers = work / "workers.json"
+    workers.write_text(json.dumps(trial_planner.scaled_workers(components, local)))
+    names = [f"{deployment.name}-{suffix}" for suffix in ("etcd", "scaler", "planner")]
+    processes.start(names[0], etcd, dict(os.environ))
+    scaler = [places.python, str(trial_planner.SCALER), str(workers), str(processes.log_dir)]
+    processes.start(names[1], scaler, os.environ | LOOPBACK_ENV | {"DYN_FILE_KV": str(places.discovery)} | coordination)
+    processes.start(names[2], argv, os.environ | env | discovery | coordination)
+    return names
+
+
+def planner_burst(name: str, places: Places, processes: Processes) -> dict[str, Any]:
+    """The burst on the frontend, and the Planner's decisions through it: it must scale up, then back down."""
+    load = trial_planner.burst(places.port, str(places.tokenizer))
+    made = trial_planner.decisions(processes.log_dir / f"{name}-scaler.log")
+    counts: dict[str, list[int]] = {}  # each role's worker count after each decision
+    for decision in made:
+        for role, change in decision.items():
+            if role != "atSeconds":
+                counts.setdefault(role, []).append(change["to"])
+    if not any(max(seen) > 1 and seen[-1] < max(seen) for seen in counts.values()):
+        raise TrialError(f"the Planner did not scale up and back down under the burst: its decisions {made}")
+    return {"burst": load, "decisions": made}
 
 
 def rerun_in_private_network(argv: list[str]) -> int | None:
@@ -616,6 +680,16 @@ def print_result(name: str, result: dict[str, Any]) -> None:
             f"  benchmark (simulated): {figures['requests']:.0f} requests, {figures['outputTokensPerSecond']:,.0f} "
             f"output tokens/s; TTFT p50/p90/p99 {_ms(ttft)} ms; ITL p50/p90/p99 {_ms(itl)} ms"
         )
+    planner = result.get("planner")
+    if planner:
+        burst = planner["burst"]
+        phases = ", then ".join(f"{clients} clients for {seconds} s" for clients, seconds in trial_planner.BURST)
+        print(f"  burst: {phases}: {burst['answered']} requests answered, {burst['failed']} failed")
+        for decision in planner["decisions"]:
+            changes = ", ".join(
+                f"{role} {change['from']} -> {change['to']}" for role, change in decision.items() if role != "atSeconds"
+            )
+            print(f"  the Planner's decision at {decision['atSeconds']} s: {changes}")
     print(f"  {name} done in {result['seconds']} s, every process stopped")
 
 

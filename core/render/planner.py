@@ -53,8 +53,8 @@ PROMETHEUS_SERVICE = "kube-prometheus-stack-prometheus"
 PROMETHEUS_PORT = 9090
 
 
-def planner_config_name(deployment: ResolvedDeployment) -> str:
-    return f"{deployment.name}-planner-config"
+def planner_config_name(deployment_name: str) -> str:
+    return f"{deployment_name}-planner-config"
 
 
 def prometheus_url(monitoring_namespace: str) -> str:
@@ -92,7 +92,7 @@ def planner_config_map(deployment: ResolvedDeployment, release: Release, namespa
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": planner_config_name(deployment),
+            "name": planner_config_name(deployment.name),
             "namespace": namespace_name,
             "labels": common_labels("planner-config") | {DEPLOYMENT_LABEL: deployment.name},
         },
@@ -113,7 +113,7 @@ def planner_component(
     pull_secrets: dict[str, Any],
 ) -> GraphComponent:
     """The graph's Planner: on the system nodes, like the frontend; `prometheus`: the URL it queries."""
-    volume = planner_config_name(deployment)
+    volume = planner_config_name(deployment.name)
     main = {
         "securityContext": pod_security.GRAPH_CONTAINER,
         "image": planner.image,

@@ -52,7 +52,7 @@ def test_nothing_requests_a_gpu_or_goes_to_gpu_nodes(trial_stack):
 def test_the_mocker_workers_get_their_recipes_resources_and_the_system_nodes(trial_stack, catalog):
     for serving in trial_stack.serving:
         recipe = catalog.recipes[serving.deployment.recipe_name]
-        workers = [c for c in graph_components(serving.graph) if c.type != "frontend"]
+        workers = [c for c in graph_components(serving.graph) if c.type not in ("frontend", "planner")]
         assert {c.type for c in workers} == set(recipe.workers)
         for component in workers:
             assert component.main["resources"] == recipe.workers[component.type].resources
@@ -68,7 +68,7 @@ def test_the_timing_tables_are_mounted_as_the_npz_the_workers_read(trial_stack):
         (name,) = serving.engine_config["binaryData"]
         assert name.endswith(".npz") and base64.b64decode(serving.engine_config["binaryData"][name])[:2] == b"PK"
         for component in graph_components(serving.graph):
-            if component.type != "frontend":
+            if component.type not in ("frontend", "planner"):
                 args = component.main["args"]
                 assert args[args.index("--planner-profile-data") + 1] == f"/opt/dynamo/configs/{name}"
 
@@ -107,7 +107,7 @@ def test_dashboards_and_alerts_keep_no_gpu_panel_nor_gpu_alert(catalog):
         if o["metadata"]["name"].startswith("grafana-dashboard-")
         for text in o["data"].values()
     ]
-    assert len(dashboards) == 2
+    assert len(dashboards) == 3  # agg, disagg, elastic
     for dashboard in dashboards:
         titles = [panel["title"] for panel in dashboard["panels"]]
         assert not any(title.startswith("GPU") for title in titles)
@@ -168,5 +168,7 @@ def test_the_mocker_runs_on_1_6_1_only_and_says_why_elsewhere(catalog):
     assert [p.key for p in problems] == [
         "gpt-oss-infra:deployments.agg.recipe",
         "gpt-oss-infra:deployments.disagg.recipe",
+        "gpt-oss-infra:deployments.elastic.recipe",
+        "gpt-oss-infra:deployments.elastic.autoscaling",  # and no Planner rendered for 1.5.1
     ]
     assert problems[0].message.startswith("recipe trial-mocker-agg does not run on Dynamo 1.5.1: the trial recipes run")

@@ -59,7 +59,7 @@ def main() -> int:
             for component in graph_components(deployment.graph):
                 argv, env = trial.local_process(component, places)
                 for replica in range(1 if component.type == "frontend" else 2):  # two workers: one stops
-                    process = processes.start(f"{component.name}-{replica}", argv, env)
+                    process = processes.start(f"{component.name}-{replica}", argv, os.environ | env)
                     if component.type != "frontend":
                         workers.append(process)
             trial.wait_until_listed(processes, places.port, str(places.tokenizer))

@@ -1,6 +1,7 @@
 """`make trial` (tools/trial.py): the trial stack's rendered graphs served by real Dynamo 1.6.1 on
 loopback. The substitutions keep every rendered flag; a flag the real mocker refuses fails the trial
-with the worker's own log; and the whole trial (agg and disagg: smoke test and benchmark) passes."""
+with the worker's own log; and the whole trial (agg and disagg: smoke test and benchmark; elastic: the real
+Planner scaling its workers up and down under a burst) passes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from gpt_oss_infra.core.dynamo_graph import graph_components, render_graph
 from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PORT
-from gpt_oss_infra.tools import trial
+from gpt_oss_infra.tools import trial, trial_planner
 from gpt_oss_infra.tools.trial import DISCOVERY_FLAGS, Places, TrialError, local_command, local_env, local_job_env
 
 
@@ -28,11 +29,14 @@ def places(tmp_path):
     return Places.under(tmp_path, tmp_path / "tokenizer", 18000)
 
 
-def test_the_trial_stack_renders_both_modes_with_their_jobs(deployments):
-    assert sorted(deployments) == ["agg", "disagg"]
+def test_the_trial_stack_renders_both_modes_with_their_jobs_and_an_elastic_graph(deployments):
+    assert sorted(deployments) == ["agg", "disagg", "elastic"]
     for deployment in deployments.values():
-        assert deployment.smoke_test and deployment.benchmark and deployment.config_map
+        assert deployment.smoke_test and deployment.config_map
         assert {"smoke_test.py", "benchmark.sh"} <= set(deployment.scripts)
+    assert deployments["agg"].benchmark and deployments["disagg"].benchmark
+    assert deployments["elastic"].planner_config and not deployments["agg"].planner_config
+    assert [c.name for c in graph_components(deployments["elastic"].graph) if c.scaling_adapter] == ["MockerWorker"]
 
 
 def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deployments, places):
@@ -42,6 +46,8 @@ def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deploymen
     changed = set()
     for deployment in deployments.values():
         for component in graph_components(deployment.graph):
+            if component.type == "planner":
+                continue  # its own line: test_the_planner_runs_its_rendered_line_with_the_listed_changes
             rendered = component.main["command"] + component.main["args"]
             frontend = component.type == "frontend"
             local = local_command(rendered, places, frontend)
@@ -63,6 +69,42 @@ def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deploymen
         f"{ENGINE_CONFIG_MOUNT}/h200-agg-low-latency-1gpu.npz",
         f"{ENGINE_CONFIG_MOUNT}/b200-disagg-1p4d.npz",
     }
+
+
+def test_the_planner_runs_its_rendered_config_with_the_listed_changes_only(deployments):
+    rendered = json.loads(deployments["elastic"].planner_config["data"]["planner_config.json"])
+    local = trial_planner.local_config(deployments["elastic"].planner_config, "/tmp/tokenizer")
+    assert rendered["environment"] == "kubernetes" and rendered["model_name"] == "openai/gpt-oss-120b"
+    differ = {key for key in rendered if local[key] != rendered[key]}
+    assert differ == {"environment", "model_name"} and set(local) == set(rendered) | {"live_dashboard_port"}
+    assert (local["environment"], local["model_name"], local["live_dashboard_port"]) == ("virtual", "/tmp/tokenizer", 0)
+
+
+def test_the_scaler_gets_the_scaled_workers_local_lines(deployments, places):
+    components = graph_components(deployments["elastic"].graph)
+    local = {c.name: trial.local_process(c, places) for c in components if c.type != "planner"}
+    scaled = trial_planner.scaled_workers(components, local)
+    assert list(scaled) == ["decode"]  # an aggregated worker is the Planner's decode role
+    assert scaled["decode"]["argv"] == local["MockerWorker"][0] and scaled["decode"]["start"] == 1
+
+
+def test_a_planner_that_does_not_scale_fails_the_trial_with_its_decisions(tmp_path, places, monkeypatch):
+    (tmp_path / "elastic-scaler.log").write_text('some log line\n{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n')
+    processes = trial.Processes(tmp_path)
+    monkeypatch.setattr(trial_planner, "burst", lambda port, model: {"answered": 9, "failed": 0})
+    with pytest.raises(TrialError, match="did not scale up and back down under the burst"):
+        trial.planner_burst("elastic", places, processes)
+    (tmp_path / "elastic-scaler.log").write_text(
+        '{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n{"atSeconds": 90.0, "decode": {"from": 2, "to": 1}}\n'
+    )
+    found = trial.planner_burst("elastic", places, processes)
+    assert [d["decode"]["to"] for d in found["decisions"]] == [2, 1] and found["burst"]["answered"] == 9
+
+
+def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(trial_planner.shutil, "which", lambda name: None)
+    with pytest.raises(trial_planner.PlannerError, match="apt-get install etcd-server"):
+        trial_planner.etcd_command(tmp_path, 1, 2)
 
 
 def test_the_jobs_environment_changes_only_as_listed(deployments, places):
@@ -131,16 +173,19 @@ def _ours_running(work) -> list[str]:
 
 
 @pytest.mark.end_to_end
-def test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures(capsys, tmp_path):
+def test_the_trial_serves_every_deployment_and_reports_simulated_figures(capsys, tmp_path):
     """The whole of `make trial`: the output it promises, and nothing left running."""
     assert trial.main(["--keep", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for line in trial.SUBSTITUTIONS:
         assert line in out
     assert trial.TOKENIZER_NOTE in out
-    for name in ("agg", "disagg"):
+    for name in ("agg", "disagg", "elastic"):
         assert f"==> {name}: " in out and f"  {name} done in " in out
-    assert out.count("  smoke test: ok: ") == 2
+    assert out.count("  smoke test: ok: ") == 3
+    # The real Planner scaled the elastic graph's workers up under the burst and back down (planner_burst checks
+    # the order; its decisions, printed):
+    assert "  the Planner's decision at " in out and "decode 1 -> " in out and "-> 1\n" in out
     assert out.count("  benchmark (simulated): ") == 2 and "TTFT p50/p90/p99" in out and "ITL p50/p90/p99" in out
     assert "==> trial passed in " in out
     assert not _ours_running(tmp_path)
@@ -158,5 +203,5 @@ def test_the_run_starts_with_the_trial_by_its_id():
     """tests/conftest.py starts the run with the trial's test, by its id: renamed, that order is lost."""
     from tests.conftest import LONGEST_TEST
 
-    trial = test_the_trial_serves_agg_and_disagg_and_reports_simulated_figures
+    trial = test_the_trial_serves_every_deployment_and_reports_simulated_figures
     assert f"tests/tools/test_trial.py::{trial.__name__}" == LONGEST_TEST
