@@ -16,7 +16,7 @@ STACK ?= dev
 BASE ?= origin/main
 
 .DEFAULT_GOAL := help
-.PHONY: help docs plan plan-all plan-diff promote check-upgrade preflight test trial mocker-timing estimate recommend lint format bench check-versions vendor-json clean
+.PHONY: help docs plan plan-all plan-diff promote check-upgrade preflight test trial simulate mocker-timing estimate recommend lint format bench check-versions vendor-json clean
 
 help:  ## list the targets (the default)
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -81,6 +81,9 @@ docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from t
 
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
 	$(PY) -m gpt_oss_infra trial
+
+simulate: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## replay every shipped deployment's traffic, static, with the Planner and the oracle (Dynamo 1.6.1's dynamo.replay): configs/simulated.yaml [STACK=name]
+	$(PY) -m gpt_oss_infra simulate $(if $(filter command line,$(origin STACK)),--stack $(STACK))
 
 mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
 	$(PY) -m gpt_oss_infra mocker-timing --aic-python $(VENV_AIC)/bin/python

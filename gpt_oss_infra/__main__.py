@@ -23,6 +23,7 @@ COMMANDS = {
     "recommend": ("recommend", "a recipe from AIConfigurator's best configuration"),
     "trial": ("trial", "the trial stack's graphs served by real Dynamo here, no GPU"),
     "mocker-timing": ("mocker_timing", "model the trial recipes' timing tables"),
+    "simulate": ("simulate", "replay every shipped deployment's traffic with and without the Planner (dynamo.replay)"),
     "dynamo-parsers": ("dynamo_parsers", "install or run each Dynamo release's own argument parsers"),
     "vendor-json": ("vendor_json", "write the JSON twins the program reads the vendored CRDs from"),
     "config-reference": (

@@ -78,6 +78,11 @@ GptOssStackArgs.api_clients
 SupportEntry.aggregated
 SupportEntry.disaggregated
 
+# Each replay's traces' SHA-256 (configs/simulated.yaml): provenance recorded for readers, read by no code.
+from gpt_oss_infra.core.inputs.simulated import SimulatedDeployment  # noqa: E402
+
+SimulatedDeployment.trace_sha256
+
 # pytest reads a test module's `pytestmark` (tests/tools/test_estimate.py: skipped without .venv-aic).
 from tests.tools import test_estimate  # noqa: E402
 

@@ -16,6 +16,7 @@ from gpt_oss_infra.core.dynamo import DynamoVersion, DynamoVersionSpec
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
 from gpt_oss_infra.core.inputs.estimates import AiconfiguratorSettings, Estimates, Goal, MaxLoadFigure
+from gpt_oss_infra.core.inputs.simulated import Simulated
 from gpt_oss_infra.core.mappings import deep_merge
 from gpt_oss_infra.core.paths import CONFIG_DIR, JOB_SCRIPTS_DIR, VENDOR_DIR
 from gpt_oss_infra.core.schema import StrictModel, problems_from
@@ -349,6 +350,7 @@ class Catalog:
     performance: Performance
     aiconfigurator: AiconfiguratorSettings  # how AIConfigurator is asked (configs/aiconfigurator.yaml)
     estimates: Estimates  # what it answered (configs/estimates.yaml, written by make estimate)
+    simulated: Simulated  # what replays found (configs/simulated.yaml, written by make simulate)
     prices: Prices
     benchmark: BenchmarkSettings
     dynamo_versions: dict[str, DynamoVersion]  # release.dynamo -> what that release needs
@@ -424,6 +426,7 @@ def _load_catalog(config_dir: Path) -> Catalog:
             f"{config_dir / 'aiconfigurator.yaml'}: ",
         ),
         estimates=_parse(Estimates, _read_yaml(config_dir / "estimates.yaml"), f"{config_dir / 'estimates.yaml'}: "),
+        simulated=_parse(Simulated, _read_yaml(config_dir / "simulated.yaml"), f"{config_dir / 'simulated.yaml'}: "),
         prices=_parse(Prices, _read_yaml(config_dir / "prices.yaml"), f"{config_dir / 'prices.yaml'}: "),
         benchmark=_parse(
             BenchmarkSettings, _read_yaml(config_dir / "benchmark.yaml"), f"{config_dir / 'benchmark.yaml'}: "

@@ -20,6 +20,7 @@ from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.report import figures
+from gpt_oss_infra.core.report.simulated import simulated_report
 from gpt_oss_infra.core.resolve import cost
 from gpt_oss_infra.core.resolve.efa import crosses_nodes
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
@@ -163,6 +164,9 @@ def _deployment_report(
     }
     if deployment.config.autoscaling is not None:
         report["autoscaling"] = _autoscaling_report(deployment, serving.planner_config)
+    simulated = simulated_report(catalog, deployment)
+    if simulated is not None:
+        report["simulated"] = simulated
     if serving.gateway is not None:
         report["gateway"] = _gateway_report(
             serving.gateway, deployment.config.endpoint, has_load_balancer_controller(config)
@@ -413,6 +417,7 @@ def _deployment_lines(name: str, deployment: dict[str, Any]) -> list[str]:
         *([] if on_cpu else _figure_lines(estimate)),
         f"- endpoint: {deployment['endpoint']} (router {deployment['routerMode']})",
         *_autoscaling_lines(deployment.get("autoscaling")),
+        *_simulated_lines(deployment.get("simulated")),
         f"- `pulumi up` waits for the graph to be Ready, then for smoke-test Job {deployment['smokeTestJob']} "
         + (
             "to get a chat completion's tokens (a simulated engine's answer may have no text)"
@@ -485,6 +490,56 @@ def _autoscaling_lines(autoscaling: dict[str, Any] | None) -> list[str]:
         f"each, {drain['basis']}), and its pod's terminationGracePeriodSeconds {drain['seconds']} s (with "
         "the prefill drain's 30 s and a 30 s margin)",
     ]
+
+
+def _simulated_lines(simulated: dict[str, Any] | None) -> list[str]:
+    """The replayed comparison (make simulate): GPU-hours and dollars a day, and the share of requests within
+    the SLA, static at the peak size against the Planner and the oracle; then KV routing on shared prefixes."""
+    if simulated is None:
+        return []
+    day, steady, shared = simulated["day"], simulated["steady"], simulated["sharedPrefixes"]
+
+    def cost(run: dict[str, Any], static: dict[str, Any] = day["static"]) -> str:
+        """GPU-hours (and dollars) of a run, against static at the peak size on the same trace."""
+        percent = round(100 * (run["gpuHours"] / static["gpuHours"] - 1)) if static["gpuHours"] else 0
+        saved = f", {abs(percent)}% {'more' if percent > 0 else 'less'} than static" if percent else ""
+        money = f" ({_money(run['usd'])})" if run["usd"] is not None else ""
+        return f"{_number(run['gpuHours'])} GPU-hours{money}{saved}, {run['withinSla']:g}% within the SLA"
+
+    sla, planner, configured = simulated["sla"], day["planner"], day.get("configured")
+    as_configured = f"as configured {cost(configured)}; " if configured else ""
+    return [
+        f"- simulated day ({simulated['basis']}; {simulated['scaling']}; SLA TTFT {sla['ttftMs']:g} ms, ITL "
+        f"{sla['itlMs']:g} ms; the peak size serves {simulated['servesPerSecond']:g} requests/s within it, found by "
+        f"replay from {simulated['modelledRate']}; the day's shape is assumed, configs/simulation.yaml, its peak at "
+        f"80% of that): {as_configured}static at the peak size {cost(day['static'])}; Planner "
+        f"({planner['scalingEvents']} scaling decisions) {cost(planner)}, TTFT p50/p99 {_ms(planner['ttftP50Ms'])}/"
+        f"{_ms(planner['ttftP99Ms'])} ms, each request's mean ITL p50/p99 {_ms(planner['itlP50Ms'])}/"
+        f"{_ms(planner['itlP99Ms'])} ms; Planner with new workers serving after {simulated['startDelayMinutes']:g} min "
+        f"{cost(day['planner-delayed'])}{_kept(day)}; oracle (instant starts) {cost(day['oracle'])}",
+        "- simulated steady traffic at the peak, an hour: "
+        + "; ".join(
+            f"{label} {cost(steady[name], steady['static'])}, TTFT p50/p99 {_ms(steady[name]['ttftP50Ms'])}/"
+            f"{_ms(steady[name]['ttftP99Ms'])} ms"
+            for label, name in (("static", "static"), ("Planner", "planner"), ("oracle", "oracle"))
+        ),
+        f"- simulated shared prompt prefixes at the peak size: KV-aware routing p50/p99 TTFT "
+        f"{_ms(shared['kv']['ttftP50Ms'])}/{_ms(shared['kv']['ttftP99Ms'])} ms ({shared['kv']['withinSla']:g}% "
+        f"within the SLA), round-robin {_ms(shared['round-robin']['ttftP50Ms'])}/"
+        f"{_ms(shared['round-robin']['ttftP99Ms'])} ms ({shared['round-robin']['withinSla']:g}%)",
+    ]
+
+
+def _kept(day: dict[str, Any]) -> str:
+    """How much of the Planner's saving on the day survives its new workers' start delay."""
+    static, planner, delayed = (day[name]["gpuHours"] for name in ("static", "planner", "planner-delayed"))
+    if planner is None or static is None or delayed is None or planner >= static:
+        return ""
+    return f" (keeps {100 * (static - delayed) / (static - planner):.0f}% of the Planner's saving)"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def _gateway_lines(gateway: dict[str, Any] | None) -> list[str]:

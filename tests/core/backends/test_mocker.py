@@ -78,7 +78,7 @@ def test_settings_are_checked_with_the_closest_name_and_the_allowed_values(mocke
         ("engine_type", "'tensorrt' is not one of vllm, sglang, trtllm"),
         ("max_num_seqs", "'64': the mocker takes int here"),
         ("enable_prefix_caching", "1: the mocker takes bool here"),
-        (TIMING_FLAG, "'x' is not one of h200-agg-low-latency-1gpu, b200-disagg-1p4d"),
+        (TIMING_FLAG, f"'x' is not one of {', '.join(read_yaml(CONFIG_DIR / 'mocker-timing' / 'profiles.yaml'))}"),
     ]
     assert mocker.check({"block_size": 32, TIMING_FLAG: "b200-disagg-1p4d"}, "k") == []
 

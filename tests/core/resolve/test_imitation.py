@@ -17,12 +17,21 @@ PROFILES = read_yaml(TIMING_DIR / "profiles.yaml")
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_trial_recipes_carry_the_imitated_workers_limits(catalog, name):
+    """A profile times a trial recipe (whose limits must be the imitated worker's), or a shipped deployment's
+    workers in make simulate (which takes the limits from the imitated worker itself)."""
     users = [
         r
         for r in catalog.recipes.values()
         if any(w.engine.get("planner_profile_data") == name for w in r.workers.values())
     ]
-    assert users, f"no recipe is timed by {name}"
+    spec = PROFILES[name]
+    simulated = [
+        entry
+        for entry in catalog.simulated.deployments.values()
+        if entry.match.recipe == spec["recipe"]
+        and all(entry.match.gpus.get(spec[side]["role"]) == spec[side]["gpus"] for side in ("prefill", "decode"))
+    ]
+    assert users or simulated, f"no recipe is timed by {name}, and make simulate replays no deployment with it"
     assert limit_problems(catalog, name, PROFILES[name]) == []
 
 
