@@ -650,8 +650,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     results["notSimulated"] = (dict(stored.get("notSimulated") or {}) if partial else {}) | skipped
     RESULTS.write_text(HEADER + yaml.safe_dump(results, sort_keys=False, default_flow_style=None, width=120))
-    write_page(Simulated.model_validate(results))
-    print(f"wrote {RESULTS.relative_to(ROOT)} and the table of {PAGE.relative_to(ROOT)}", file=sys.stderr)
+    written = Simulated.model_validate(results)
+    write_page(written)
+    print(f"Simulated ({TOOL}); GPU-hours and dollars per day, as if nodes followed the workers:\n")
+    print(page_table(written))
+    print(f"\nwrote {RESULTS.relative_to(ROOT)} and the table of {PAGE.relative_to(ROOT)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
