@@ -42,6 +42,7 @@ from gpt_oss_infra.core.inputs.simulated import Simulated, SimulatedMatch, Simul
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
+from gpt_oss_infra.core.report.simulated import deployment_match
 from gpt_oss_infra.core.resolve import cost, modelled
 from gpt_oss_infra.core.resolve.imitation import imitated_worker
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
@@ -132,7 +133,7 @@ def cases(catalog: Catalog, stack_filter: str | None = None) -> tuple[list[Case]
                 continue
             if serving.planner_config is not None:
                 planner = json.loads(serving.planner_config["data"][CONFIG_FILE])
-                most = {w.role: w.scaling.max_replicas if w.scaling else w.replicas for w in deployment.workers}
+                most = {worker.role: worker.most_replicas for worker in deployment.workers}
                 found.append(Case(stack, deployment.name, deployment, planner, False, place, most))
                 continue
             scaled, refusal = _what_if_serving(stack_input, deployment, catalog)
@@ -212,10 +213,10 @@ def workers(catalog: Catalog, deployment: ResolvedDeployment) -> dict[str, dict[
     profile, _ = found
     mocker = catalog.backends["mocker"]
     assert isinstance(mocker, MockerBackend)
+    by_role = {worker.role: worker for worker in deployment.workers}
     out = {}
-    for worker in deployment.workers:
-        spec = deployment.recipe.workers
-        role = next(role for role in spec if role == worker.role)  # the recipe's own role name (its type)
+    for role in deployment.recipe.workers:
+        worker = by_role[role]
         imitated = imitated_worker(catalog, deployment.recipe_name, role, worker.gpus)
         engine: dict[str, Any] = {"engine_type": "trtllm", TIMING_FLAG: profile} | imitated.mocker_limits()
         args = mocker.worker_args("/models/gpt-oss-120b", "openai/gpt-oss-120b", engine, worker.role, TABLES_IN_POD, [])
@@ -231,7 +232,7 @@ def workers(catalog: Catalog, deployment: ResolvedDeployment) -> dict[str, dict[
 
 def peak_sets(deployment: ResolvedDeployment) -> int:
     """How many workers (aggregated) or prefill-and-decode pairs the maxima allow."""
-    return min(worker.scaling.max_replicas if worker.scaling else worker.replicas for worker in deployment.workers)
+    return min(worker.most_replicas for worker in deployment.workers)
 
 
 def rate_per_set(catalog: Catalog, deployment: ResolvedDeployment, length_floor: float) -> tuple[float, str]:
@@ -301,7 +302,7 @@ def setup(case: Case, catalog: Catalog, settings: dict[str, Any]) -> Setup:
         shape=traces.TraceShape(
             traffic.input_tokens, traffic.output_tokens, settings["lengthFloor"], settings["traceBlockSize"]
         ),
-        most={w.role: w.scaling.max_replicas if w.scaling else w.replicas for w in deployment.workers},
+        most={worker.role: worker.most_replicas for worker in deployment.workers},
         router=ROUTERS[deployment.router_mode],
     )
 
@@ -352,7 +353,7 @@ def request(case: Case, settings: dict[str, Any], shared: Setup, capacity: float
     }
     router, most = shared.router, shared.most
     fleets = sizes(case.deployment, shared.gpus)
-    delay_s = start_delay_minutes() * 60 / day["compression"]
+    delay_s = start_delay_minutes(settings) * 60 / day["compression"]
     # A what-if deployment's own fixed size, when smaller than the peak size: what it serves of the day as it is.
     as_configured = [{"name": "day/configured", "trace": "day", "router": router, "workers": case.configured}]
     runs = (as_configured if case.configured != most else []) + [
@@ -396,8 +397,8 @@ def _oracle(interval_s: float, settings: dict[str, Any], fleets: list[dict[str, 
     return {"intervalMs": interval_s * 1000, "goal": settings["slaGoal"], "sizes": fleets}
 
 
-def start_delay_minutes() -> float:
-    phase = read_yaml(SETTINGS)["startDelayPhase"]
+def start_delay_minutes(settings: dict[str, Any]) -> float:
+    phase = settings["startDelayPhase"]
     (found,) = [entry for entry in load_phases() if entry.phase == phase]
     assert found.minutes is not None, f"configs/durations.yaml: {phase} has no figure"
     return found.minutes
@@ -435,10 +436,11 @@ def replay(replay_request: dict[str, Any], what: str) -> dict[str, Any]:
     return result
 
 
-def summary(case: Case, replay_request: dict[str, Any], result: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+def summary(
+    case: Case, replay_request: dict[str, Any], result: dict[str, Any], catalog: Catalog, settings: dict[str, Any]
+) -> dict[str, Any]:
     """What configs/simulated.yaml records for a case: each run's figures with GPU-hours and dollars per
     (real) day or per hour of steady traffic."""
-    settings = read_yaml(SETTINGS)
     deployment = case.deployment
     gpus = {worker.role: worker.gpus for worker in deployment.workers}
     gpu_price = _gpu_price(case, catalog)
@@ -462,13 +464,13 @@ def summary(case: Case, replay_request: dict[str, Any], result: dict[str, Any], 
             run["sizes"] = [_fleet_text(size) for size in figures["sizes"]]
         runs[name] = run
     return {
-        "match": match(case),
+        "match": match(case).model_dump(by_alias=True, mode="json"),
         "whatIf": case.what_if,
         "bounds": {w.role: [w.scaling.min_replicas, w.scaling.max_replicas] for w in deployment.workers if w.scaling},
         "router": deployment.router_mode,
         "sla": replay_request["sla"],
         "usdPerGpuHour": gpu_price,
-        "startDelayMinutes": start_delay_minutes(),
+        "startDelayMinutes": start_delay_minutes(settings),
         "requests": {name: len(rows) for name, rows in replay_request["traces"].items()},
         "traceSha256": {name: traces.digest(rows) for name, rows in replay_request["traces"].items()},
         "fingerprint": fingerprint(replay_request),
@@ -486,27 +488,12 @@ def _gpu_price(case: Case, catalog: Catalog) -> float | None:
     return None if usd is None else round(usd / pool.total_gpus, 3)
 
 
-def match(case: Case) -> dict[str, Any]:
-    """What the replay stands in for (core/inputs/simulated.py: SimulatedMatch): the plan quotes the entry for
-    a deployment of the same recipe, GPUs, pool and autoscaling."""
-    deployment = case.deployment
-    pool = deployment.gpu_pool
-    autoscaling = None
-    if not case.what_if:
-        autoscaling = {
-            "ttftMs": case.planner["ttft_ms"],
-            "itlMs": case.planner["itl_ms"],
-            "bounds": {
-                w.role: [w.scaling.min_replicas, w.scaling.max_replicas] for w in deployment.workers if w.scaling
-            },
-        }
-    return {
-        "recipe": deployment.recipe_name,
-        "gpus": {worker.role: worker.gpus for worker in deployment.workers},
-        "instanceType": pool.instance_type,
-        "nodes": pool.config.nodes,
-        "autoscaling": autoscaling,
-    }
+def match(case: Case) -> SimulatedMatch:
+    """What the replay stands in for: the plan quotes the entry for a deployment of the same recipe, GPUs, pool
+    and autoscaling (core/report/simulated.py); a what-if stands in for the deployment without autoscaling."""
+    found = deployment_match(case.deployment)
+    assert found is not None, "cases() leaves out deployments without GPUs"
+    return found.model_copy(update={"autoscaling": None}) if case.what_if else found
 
 
 def _rounded(value: Any) -> Any:
@@ -589,10 +576,10 @@ def stale_entries(catalog: Catalog, simulated: Simulated) -> list[str]:
         capacity = entry.capacity.of_modelled_rate * modelled_rate(catalog, case, settings)[0]
         if fingerprint(request(case, settings, setup(case, catalog, settings), capacity)) != entry.fingerprint:
             problems.append(f"{key}: replayed from other inputs than today's (run make simulate)")
-        if SimulatedMatch.model_validate(match(case)) != entry.match:
+        if match(case) != entry.match:
             problems.append(f"{key}: replayed for another deployment than today's (run make simulate)")
-        if _gpu_price(case, catalog) != entry.usd_per_gpu_hour:
-            problems.append(f"{key}: priced at {entry.usd_per_gpu_hour} $/GPU-hour, today {_gpu_price(case, catalog)}")
+        if (price := _gpu_price(case, catalog)) != entry.usd_per_gpu_hour:
+            problems.append(f"{key}: priced at {entry.usd_per_gpu_hour} $/GPU-hour, today {price}")
     return problems
 
 
@@ -644,7 +631,7 @@ def main(argv: list[str] | None = None) -> None:
         if inputs_key not in done:
             done[inputs_key] = replay(replay_request, key)
         calibrated = {"requestsPerSecond": round(capacity, 3), "ofModelledRate": factor, "modelledRate": basis}
-        entry = summary(case, replay_request, done[inputs_key], catalog)
+        entry = summary(case, replay_request, done[inputs_key], catalog, settings)
         results["deployments"][key] = entry | {"capacity": calibrated}
     if args.write_traces:
         return
