@@ -411,6 +411,21 @@ def fingerprint(replay: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
+def run_driver(replay_request: dict[str, Any], folder: Path, **run: Any) -> dict[str, Any]:
+    """tools/replay_driver.py's result for the request, run in .venv-trial with `folder` for its files, quiet
+    (the router logs every request otherwise); `run`: more of subprocess.run's options."""
+    (folder / "request.json").write_text(json.dumps(replay_request))
+    subprocess.run(
+        [str(REPLAY_PYTHON), str(DRIVER), str(folder / "request.json"), str(folder / "result.json")],
+        cwd=folder,
+        env={"RUST_LOG": "error", "DYN_LOG": "error", "PATH": "/usr/bin:/bin"},
+        check=True,
+        **run,
+    )
+    result: dict[str, Any] = json.loads((folder / "result.json").read_text())
+    return result
+
+
 def replay(replay_request: dict[str, Any], what: str) -> dict[str, Any]:
     """The driver's result for the request: from build/simulate/<fingerprint>.json when the same inputs were
     replayed before (the report can then change without replaying), else replayed now and kept there."""
@@ -422,15 +437,7 @@ def replay(replay_request: dict[str, Any], what: str) -> dict[str, Any]:
     requests = sum(map(len, replay_request["traces"].values()))
     print(f"{what}: replaying {requests} requests", file=sys.stderr)
     with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(scratch)
-        (folder / "request.json").write_text(json.dumps(replay_request))
-        subprocess.run(
-            [str(REPLAY_PYTHON), str(DRIVER), str(folder / "request.json"), str(folder / "result.json")],
-            cwd=folder,
-            env={"RUST_LOG": "error", "DYN_LOG": "error", "PATH": "/usr/bin:/bin"},
-            check=True,
-        )
-        result: dict[str, Any] = json.loads((folder / "result.json").read_text())
+        result = run_driver(replay_request, Path(scratch))
     CACHE.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result))
     return result

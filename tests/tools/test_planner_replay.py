@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,12 +17,10 @@ from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.simulate import run_driver
 
 pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = ROOT / ".venv-trial" / "bin" / "python"
-DRIVER = ROOT / "tools" / "replay_driver.py"
 MAX_WORKERS = 4
 
 
@@ -91,16 +87,7 @@ def test_the_planner_follows_a_burst_up_and_down_on_fewer_worker_hours(dev_raw, 
             },
         ],
     }
-    (tmp_path / "request.json").write_text(json.dumps(request))
-    subprocess.run(
-        [str(PYTHON), str(DRIVER), str(tmp_path / "request.json"), str(tmp_path / "result.json")],
-        cwd=tmp_path,
-        env={"RUST_LOG": "error", "DYN_LOG": "error", "PATH": "/usr/bin:/bin"},
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    result = json.loads((tmp_path / "result.json").read_text())
+    result = run_driver(request, tmp_path, capture_output=True, timeout=600)
     one, most, planner, oracle = (result[name] for name in ("one", "most", "planner", "oracle"))
     # The capacity search: four workers meet the targets at the burst's own rate (they did above) and faster,
     # up to the factor found, which met them, while some faster factor tried did not.
