@@ -42,7 +42,7 @@ from gpt_oss_infra.core.inputs.simulated import Simulated, SimulatedMatch, Simul
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
-from gpt_oss_infra.core.report.simulated import deployment_match
+from gpt_oss_infra.core.report.simulated import change, deployment_match, kept
 from gpt_oss_infra.core.resolve import cost, modelled
 from gpt_oss_infra.core.resolve.imitation import imitated_worker
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
@@ -539,19 +539,11 @@ def _day_cell(runs: dict[str, SimulatedRun], name: str) -> str:
     """A day run's GPU-hours (and dollars), what it saves against static at the peak size, and its SLA share."""
     run, static = runs[f"day/{name}"], runs["day/static"]
     assert run.gpu_hours is not None and static.gpu_hours is not None  # the day's runs have them
-    saved = "" if name == "static" else f", {_change(run.gpu_hours, static.gpu_hours)}"
-    planner = runs["day/planner"].gpu_hours
-    if name == "planner-delayed" and planner is not None and planner < static.gpu_hours:
-        kept = (static.gpu_hours - run.gpu_hours) / (static.gpu_hours - planner)
-        saved += f" (keeps {100 * kept:.0f}% of the Planner's saving)"
+    saved = "" if name == "static" else f", {change(run.gpu_hours, static.gpu_hours) or 'the same'}"
+    if name == "planner-delayed":
+        saved += kept(static.gpu_hours, runs["day/planner"].gpu_hours, run.gpu_hours)
     money = f" (${run.usd:,.0f})" if run.usd is not None else ""
     return f"{run.gpu_hours:,.0f} GPU-h{money}{saved}; {100 * run.within_sla / run.requests:.1f}% in SLA"
-
-
-def _change(value: float, against: float) -> str:
-    """`value` against `against` in words: "30% less", "12% more" or "the same"."""
-    percent = round(100 * (value / against - 1))
-    return "the same" if percent == 0 else f"{abs(percent)}% {'more' if percent > 0 else 'less'}"
 
 
 def write_page(simulated: Simulated) -> None:

@@ -74,3 +74,17 @@ def _run(run: SimulatedRun) -> dict[str, Any]:
         "usd": run.usd,
         "scalingEvents": run.scaling_events,
     }
+
+
+def change(value: float, against: float) -> str:
+    """`value` against `against` in words: "30% less", "12% more", or "" when they round to the same."""
+    percent = round(100 * (value / against - 1))
+    return "" if percent == 0 else f"{abs(percent)}% {'more' if percent > 0 else 'less'}"
+
+
+def kept(static: float | None, planner: float | None, delayed: float | None) -> str:
+    """How much of the Planner's saving against static (GPU-hours) survives its new workers' start delay, in
+    words; "" when there is no saving to keep."""
+    if static is None or planner is None or delayed is None or planner >= static:
+        return ""
+    return f" (keeps {100 * (static - delayed) / (static - planner):.0f}% of the Planner's saving)"

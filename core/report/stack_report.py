@@ -20,7 +20,7 @@ from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.report import figures
-from gpt_oss_infra.core.report.simulated import simulated_report
+from gpt_oss_infra.core.report.simulated import change, kept, simulated_report
 from gpt_oss_infra.core.resolve import cost
 from gpt_oss_infra.core.resolve.efa import crosses_nodes
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
@@ -501,13 +501,14 @@ def _simulated_lines(simulated: dict[str, Any] | None) -> list[str]:
 
     def cost(run: dict[str, Any], static: dict[str, Any] = day["static"]) -> str:
         """GPU-hours (and dollars) of a run, against static at the peak size on the same trace."""
-        percent = round(100 * (run["gpuHours"] / static["gpuHours"] - 1)) if static["gpuHours"] else 0
-        saved = f", {abs(percent)}% {'more' if percent > 0 else 'less'} than static" if percent else ""
+        difference = change(run["gpuHours"], static["gpuHours"]) if static["gpuHours"] else ""
+        saved = f", {difference} than static" if difference else ""
         money = f" ({_money(run['usd'])})" if run["usd"] is not None else ""
         return f"{_number(run['gpuHours'])} GPU-hours{money}{saved}, {run['withinSla']:g}% within the SLA"
 
     sla, planner, configured = simulated["sla"], day["planner"], day.get("configured")
     as_configured = f"as configured {cost(configured)}; " if configured else ""
+    delay_kept = kept(day["static"]["gpuHours"], planner["gpuHours"], day["planner-delayed"]["gpuHours"])
     return [
         f"- simulated day ({simulated['basis']}; {simulated['scaling']}; SLA TTFT {sla['ttftMs']:g} ms, ITL "
         f"{sla['itlMs']:g} ms; the peak size serves {simulated['servesPerSecond']:g} requests/s within it, found by "
@@ -516,7 +517,7 @@ def _simulated_lines(simulated: dict[str, Any] | None) -> list[str]:
         f"({planner['scalingEvents']} scaling decisions) {cost(planner)}, TTFT p50/p99 {_ms(planner['ttftP50Ms'])}/"
         f"{_ms(planner['ttftP99Ms'])} ms, each request's mean ITL p50/p99 {_ms(planner['itlP50Ms'])}/"
         f"{_ms(planner['itlP99Ms'])} ms; Planner with new workers serving after {simulated['startDelayMinutes']:g} min "
-        f"{cost(day['planner-delayed'])}{_kept(day)}; oracle (instant starts) {cost(day['oracle'])}",
+        f"{cost(day['planner-delayed'])}{delay_kept}; oracle (instant starts) {cost(day['oracle'])}",
         "- simulated steady traffic at the peak, an hour: "
         + "; ".join(
             f"{label} {cost(steady[name], steady['static'])}, TTFT p50/p99 {_ms(steady[name]['ttftP50Ms'])}/"
@@ -528,14 +529,6 @@ def _simulated_lines(simulated: dict[str, Any] | None) -> list[str]:
         f"within the SLA), round-robin {_ms(shared['round-robin']['ttftP50Ms'])}/"
         f"{_ms(shared['round-robin']['ttftP99Ms'])} ms ({shared['round-robin']['withinSla']:g}%)",
     ]
-
-
-def _kept(day: dict[str, Any]) -> str:
-    """How much of the Planner's saving on the day survives its new workers' start delay."""
-    static, planner, delayed = (day[name]["gpuHours"] for name in ("static", "planner", "planner-delayed"))
-    if planner is None or static is None or delayed is None or planner >= static:
-        return ""
-    return f" (keeps {100 * (static - delayed) / (static - planner):.0f}% of the Planner's saving)"
 
 
 def _ms(value: float | None) -> str:
