@@ -25,6 +25,7 @@ from gpt_oss_infra.core.inputs.config import (
     ExistingClusterConfig,
     StackConfig,
 )
+from gpt_oss_infra.tools.generated_blocks import with_block
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "config.md"
@@ -201,9 +202,7 @@ def _cell(text: str) -> str:
 
 def page_text(text: str) -> str:
     """The page with its generated block replaced by the models' table."""
-    before, _, rest = text.partition(BEGIN)
-    _, _, after = rest.partition(END)
-    return f"{before}{BEGIN}\n{table()}\n{END}{after}"
+    return with_block(text, BEGIN, END, table())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,7 @@ from gpt_oss_infra.core.inputs.estimates import MaxLoadFigure, SearchRow
 from gpt_oss_infra.core.report import figures
 from gpt_oss_infra.core.resolve import modelled
 from gpt_oss_infra.core.yaml_files import read_yaml
+from gpt_oss_infra.tools.generated_blocks import write_block
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATES = CONFIG_DIR / "estimates.yaml"
@@ -326,10 +327,7 @@ def page_tables(catalog: Catalog) -> str:
 
 def write_recipes_page(catalog: Catalog) -> None:
     """docs/recipes.md's block between the markers, from the stored estimates."""
-    text = RECIPES_PAGE.read_text()
-    before, _, rest = text.partition(PAGE_BEGIN)
-    _, _, after = rest.partition(PAGE_END)
-    RECIPES_PAGE.write_text(f"{before}{PAGE_BEGIN}\n{page_tables(catalog)}\n{PAGE_END}{after}")
+    write_block(RECIPES_PAGE, PAGE_BEGIN, PAGE_END, page_tables(catalog))
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import read_yaml
 from gpt_oss_infra.tools import traces
 from gpt_oss_infra.tools.critical_path import load_phases
+from gpt_oss_infra.tools.generated_blocks import write_block
 from gpt_oss_infra.tools.plan import ROOT, find_program, stack_config_entries
 
 SETTINGS = CONFIG_DIR / "simulation.yaml"
@@ -546,13 +547,6 @@ def _day_cell(runs: dict[str, SimulatedRun], name: str) -> str:
     return f"{run.gpu_hours:,.0f} GPU-h{money}{saved}; {100 * run.within_sla / run.requests:.1f}% in SLA"
 
 
-def write_page(simulated: Simulated) -> None:
-    text = PAGE.read_text()
-    before, _, rest = text.partition(PAGE_BEGIN)
-    _, _, after = rest.partition(PAGE_END)
-    PAGE.write_text(f"{before}{PAGE_BEGIN}\n{page_table(simulated)}\n{PAGE_END}{after}")
-
-
 def stale_entries(catalog: Catalog, simulated: Simulated) -> list[str]:
     """Where configs/simulated.yaml is not what make simulate would replay today (no replay is run): a shipped
     deployment missing or gone, another reason not to simulate, other inputs (workers, Planner config, SLA,
@@ -637,7 +631,7 @@ def main(argv: list[str] | None = None) -> None:
     results["notSimulated"] = (dict(stored.get("notSimulated") or {}) if partial else {}) | skipped
     RESULTS.write_text(HEADER + yaml.safe_dump(results, sort_keys=False, default_flow_style=None, width=120))
     written = Simulated.model_validate(results)
-    write_page(written)
+    write_block(PAGE, PAGE_BEGIN, PAGE_END, page_table(written))
     print(f"Simulated ({TOOL}); GPU-hours and dollars per day, as if nodes followed the workers:\n")
     print(page_table(written))
     print(f"\nwrote {RESULTS.relative_to(ROOT)} and the table of {PAGE.relative_to(ROOT)}", file=sys.stderr)
