@@ -23,6 +23,7 @@ result:  {run name: figures}, each run's figures from its requests: how many, ho
 
 import argparse
 import base64
+import copy
 import json
 import os
 import sys
@@ -95,6 +96,16 @@ class Replayer:
         self.traces = {}
         for name, rows in request["traces"].items():
             self.traces[name] = self.write(name, rows)
+        self.built = {}  # start time -> each role's engine config: parsed and written once, not per replay
+
+    def engines(self, startup_time_s):
+        """Each role's engine config with this start time (a copy: the replay gets its own)."""
+        if startup_time_s not in self.built:
+            self.built[startup_time_s] = {
+                role: engine_args(worker, self.scratch, startup_time_s)
+                for role, worker in self.request["workers"].items()
+            }
+        return copy.deepcopy(self.built[startup_time_s])
 
     def write(self, name, rows):
         path = os.path.join(self.scratch, f"{name}.jsonl")
@@ -103,9 +114,7 @@ class Replayer:
         return path
 
     def replay(self, trace_path, router, sizes, startup_time_s=None, planner=None):
-        engines = {
-            role: engine_args(worker, self.scratch, startup_time_s) for role, worker in self.request["workers"].items()
-        }
+        engines = self.engines(startup_time_s)
         if self.disaggregated:
             shape = {"prefill_engine_args": engines["prefill"], "decode_engine_args": engines["decode"]}
             counts = {"num_prefill_workers": sizes["prefill"], "num_decode_workers": sizes["decode"]}
