@@ -442,6 +442,10 @@ def run_job(
     env = local_job_env({item["name"]: item["value"] for item in container["env"]}, places)
     env["PATH"] = f"{path_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     env["TERMINATION_LOG"] = str(processes.log_dir / f"{name}.termination")
+    # A pod's /tmp goes with the pod; here the Job's temporary files (aiperf's shared-memory directories) go with
+    # the trial's scratch directory, not into this machine's /tmp.
+    env["TMPDIR"] = str(places.scratch / "tmp" / name)
+    Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
     argv = [places.path(token) for token in container["command"] + container.get("args", [])]
     process = processes.start(name, argv, env)
     try:
@@ -558,14 +562,14 @@ def start_planner(
 
 def planner_burst(name: str, places: Places, processes: Processes) -> dict[str, Any]:
     """The burst on the frontend, and the Planner's decisions through it: it must scale up, then back down."""
-    load = trial_planner.burst(places.port, str(places.tokenizer))
-    made = trial_planner.decisions(processes.log_dir / f"{name}-scaler.log")
-    counts: dict[str, list[int]] = {}  # each role's worker count after each decision
-    for decision in made:
-        for role, change in decision.items():
-            if role != "atSeconds":
-                counts.setdefault(role, []).append(change["to"])
-    if not any(max(seen) > 1 and seen[-1] < max(seen) for seen in counts.values()):
+    scaler_log = processes.log_dir / f"{name}-scaler.log"
+    load = trial_planner.burst(
+        places.port,
+        str(places.tokenizer),
+        lambda direction: trial_planner.scaled(trial_planner.decisions(scaler_log), direction),
+    )
+    made = trial_planner.decisions(scaler_log)
+    if not trial_planner.scaled(made, trial_planner.SCALED_DOWN):
         raise TrialError(f"the Planner did not scale up and back down under the burst: its decisions {made}")
     return {"burst": load, "decisions": made}
 
@@ -683,7 +687,10 @@ def print_result(name: str, result: dict[str, Any]) -> None:
     planner = result.get("planner")
     if planner:
         burst = planner["burst"]
-        phases = ", then ".join(f"{clients} clients for {seconds} s" for clients, seconds in trial_planner.BURST)
+        phases = ", then ".join(
+            f"{phase.clients} clients until the Planner {phase.until} ({seconds} s; at most {phase.most_seconds} s)"
+            for phase, seconds in zip(trial_planner.BURST, burst["phaseSeconds"], strict=True)
+        )
         print(f"  burst: {phases}: {burst['answered']} requests answered, {burst['failed']} failed")
         for decision in planner["decisions"]:
             changes = ", ".join(

@@ -16,15 +16,28 @@ import shutil
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpt_oss_infra.core.dynamo_graph import GraphComponent
 from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_ROLE
 
-# The burst: (concurrent clients, seconds) one after the other, each client sending one request after another.
+
+# The burst: phases one after the other, each client sending one request after another. A phase ends when the
+# Planner has made the decision it waits for, or after its most seconds: the Planner decides from five or more
+# observations of its workers, and how long it takes to gather them depends on how busy this machine is.
 # The first phase is more than one worker serves within the trial's elastic targets, the second far less.
-BURST = ((96, 60), (2, 90))
+@dataclass(frozen=True)
+class Phase:
+    clients: int
+    until: str  # the decision that ends it: SCALED_UP or SCALED_DOWN
+    most_seconds: int
+
+
+SCALED_UP, SCALED_DOWN = "scaled up", "scaled back down"
+BURST = (Phase(96, SCALED_UP, 240), Phase(2, SCALED_DOWN, 240))
 PROMPT_WORDS = 500  # about as many tokens with the stand-in tokenizer (a token per character is the most)
 ANSWER_TOKENS = 800
 REQUEST_SECONDS = 120
@@ -95,16 +108,17 @@ def scaled_workers(
     }
 
 
-def burst(port: int, model: str, phases: tuple[tuple[int, int], ...] = BURST) -> dict[str, int]:
-    """The phases' load on the frontend (completions, not streamed); how many requests were answered and failed."""
+def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[Phase, ...] = BURST) -> dict[str, Any]:
+    """The phases' load on the frontend (completions, not streamed), each until `made(phase.until)` or its most
+    seconds; how many requests were answered and failed, and how long each phase lasted."""
     counts = {"answered": 0, "failed": 0}
     lock = threading.Lock()
     body = json.dumps(
         {"model": model, "prompt": "hello " * PROMPT_WORDS, "max_tokens": ANSWER_TOKENS, "stream": False}
     ).encode()
 
-    def client(until: float) -> None:
-        while time.monotonic() < until:
+    def client(ended: threading.Event) -> None:
+        while not ended.is_set():
             request = urllib.request.Request(
                 f"http://127.0.0.1:{port}/v1/completions", body, {"Content-Type": "application/json"}
             )
@@ -117,20 +131,39 @@ def burst(port: int, model: str, phases: tuple[tuple[int, int], ...] = BURST) ->
             with lock:
                 counts[outcome] += 1
 
-    for clients, seconds in phases:
-        until = time.monotonic() + seconds
-        threads = [threading.Thread(target=client, args=(until,), daemon=True) for _ in range(clients)]
+    lasted, every_client = [], []
+    for phase in phases:
+        started = time.monotonic()
+        ended = threading.Event()
+        threads = [threading.Thread(target=client, args=(ended,), daemon=True) for _ in range(phase.clients)]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join(REQUEST_SECONDS + seconds)
-    return counts
+        every_client += threads
+        while time.monotonic() - started < phase.most_seconds and not made(phase.until):
+            time.sleep(1)
+        lasted.append(round(time.monotonic() - started))
+        ended.set()  # requests in flight finish; the next phase's clients start beside them
+    for thread in every_client:
+        thread.join(REQUEST_SECONDS)
+    return {**counts, "phaseSeconds": lasted}
+
+
+def scaled(made: list[dict[str, Any]], direction: str) -> bool:
+    """Whether the decisions `made` (the scaler's, in order) include a scale-up of some role, and for SCALED_DOWN
+    also a later scale-down of that role."""
+    for role in {role for decision in made for role in decision if role != "atSeconds"}:
+        changes = [decision[role] for decision in made if role in decision]
+        peak = max(change["to"] for change in changes)
+        if peak > changes[0]["from"] and (direction == SCALED_UP or changes[-1]["to"] < peak):
+            return True
+    return False
 
 
 def decisions(scaler_log: Path) -> list[dict[str, Any]]:
-    """The scaler's record of the Planner's decisions, one JSON line each (its log's other lines skipped)."""
+    """The scaler's record of the Planner's decisions, one JSON line each (its log's other lines skipped, and a
+    last line the scaler is still writing)."""
     found = []
-    for line in scaler_log.read_text(errors="replace").splitlines():
+    for line in scaler_log.read_text(errors="replace").split("\n")[:-1]:
         if line.startswith('{"atSeconds"'):
             found.append(json.loads(line))
     return found

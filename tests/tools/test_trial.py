@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def test_the_scaler_gets_the_scaled_workers_local_lines(deployments, places):
 def test_a_planner_that_does_not_scale_fails_the_trial_with_its_decisions(tmp_path, places, monkeypatch):
     (tmp_path / "elastic-scaler.log").write_text('some log line\n{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n')
     processes = trial.Processes(tmp_path)
-    monkeypatch.setattr(trial_planner, "burst", lambda port, model: {"answered": 9, "failed": 0})
+    monkeypatch.setattr(trial_planner, "burst", lambda port, model, made: {"answered": 9, "failed": 0})
     with pytest.raises(TrialError, match="did not scale up and back down under the burst"):
         trial.planner_burst("elastic", places, processes)
     (tmp_path / "elastic-scaler.log").write_text(
@@ -99,6 +100,63 @@ def test_a_planner_that_does_not_scale_fails_the_trial_with_its_decisions(tmp_pa
     )
     found = trial.planner_burst("elastic", places, processes)
     assert [d["decode"]["to"] for d in found["decisions"]] == [2, 1] and found["burst"]["answered"] == 9
+
+
+def test_a_decision_is_read_only_once_the_scaler_has_written_its_whole_line(tmp_path):
+    log = tmp_path / "elastic-scaler.log"
+    log.write_text('{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n{"atSeconds": 90.0, "deco')
+    assert trial_planner.decisions(log) == [{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}]
+
+
+def test_scaled_up_and_back_down_follow_each_role_from_where_it_started():
+    up = {"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}
+    higher = {"atSeconds": 50.0, "decode": {"from": 2, "to": 3}}
+    down = {"atSeconds": 90.0, "decode": {"from": 3, "to": 2}}
+    prefill_down = {"atSeconds": 95.0, "prefill": {"from": 2, "to": 1}}
+    cases = [
+        ([], (False, False)),
+        ([up], (True, False)),
+        ([up, higher], (True, False)),
+        ([up, higher, down], (True, True)),
+        ([prefill_down], (False, False)),  # down from where it started is not back down
+        ([up, prefill_down], (True, False)),  # decode went up, prefill down: no role did both
+    ]
+    for made, expected in cases:
+        found = tuple(trial_planner.scaled(made, way) for way in (trial_planner.SCALED_UP, trial_planner.SCALED_DOWN))
+        assert found == expected, made
+
+
+def test_each_burst_phase_ends_at_the_decision_it_waits_for(monkeypatch):
+    """A phase ends once the Planner has made its decision (here at once), not after its most seconds."""
+    served = []
+
+    class Answer:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self):
+            return b"{}"
+
+    def answer(request, timeout):
+        served.append(request.full_url)
+        time.sleep(0.01)
+        return Answer()
+
+    monkeypatch.setattr(trial_planner.urllib.request, "urlopen", answer)
+    asked = []
+    phases = (
+        trial_planner.Phase(3, trial_planner.SCALED_UP, 60),
+        trial_planner.Phase(1, trial_planner.SCALED_DOWN, 60),
+    )
+    started = time.monotonic()
+    load = trial_planner.burst(18000, "m", lambda direction: asked.append(direction) or True, phases)
+    assert time.monotonic() - started < 30 and load["phaseSeconds"] == [0, 0]
+    assert asked == [trial_planner.SCALED_UP, trial_planner.SCALED_DOWN]
+    assert load["answered"] == len(served) >= 4 and load["failed"] == 0
+    assert set(served) == {"http://127.0.0.1:18000/v1/completions"}
 
 
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
@@ -197,6 +255,8 @@ def test_the_trial_serves_every_deployment_and_reports_simulated_figures(capsys,
     for inputs in benchmark_inputs:
         prompts = [json.dumps(item) for item in json.loads(inputs.read_text())["data"]]
         assert len(set(prompts)) == len(prompts) >= 4
+    # Each benchmark's temporary files (aiperf's) stay in the trial's scratch directory, removed with it.
+    assert len(sorted(tmp_path.rglob("aiperf_mmap_*"))) == 2
 
 
 def test_the_run_starts_with_the_trial_by_its_id():
