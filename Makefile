@@ -6,11 +6,9 @@ PY := $(VENV)/bin/python
 VENV_CHECKOV ?= .venv-checkov
 # Dynamo's own argument parsers, one small venv per release of configs/dynamo/versions.yaml.
 VENV_DYNAMO ?= .venv-dynamo
-# Dynamo 1.6.1's frontend and mocker, which `make trial` runs (tools/trial.py).
+# Dynamo 1.6.1's frontend, mocker and Planner, which `make trial` runs (tools/trial.py), and NVIDIA AISimulate,
+# which make simulate, make estimate, make recommend and make mocker-timing run (requirements-trial.txt).
 VENV_TRIAL ?= .venv-trial
-# NVIDIA AIConfigurator (about 850 MB): make estimate, make recommend, make mocker-timing, and the tests
-# that run it for real (requirements-aic.txt).
-VENV_AIC ?= .venv-aic
 STACK ?= dev
 
 BASE ?= origin/main
@@ -48,12 +46,6 @@ $(VENV_TRIAL)/.installed: requirements-trial.txt
 	$(VENV_TRIAL)/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements-trial.txt
 	@touch $@
 
-$(VENV_AIC)/.installed: requirements-aic.txt
-	@echo "==> $(VENV_AIC): NVIDIA AIConfigurator (requirements-aic.txt, about 850 MB with its kernel databases)"
-	@test -x $(VENV_AIC)/bin/python || $(PYTHON) -m venv $(VENV_AIC)
-	$(VENV_AIC)/bin/python -m pip install --disable-pip-version-check -r requirements-aic.txt
-	@touch $@
-
 plan: $(VENV)/.installed  ## make plan [STACK=dev]: write build/plan/<STACK>/ and print its summary
 	$(PY) -m gpt_oss_infra plan --stack $(STACK)
 
@@ -72,7 +64,7 @@ promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STE
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
 	$(PY) -m gpt_oss_infra promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
-test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed $(VENV_AIC)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, AIConfigurator)
+test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, the replay, AISimulate)
 	$(PY) -m pytest -n 2
 
 docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from the config models, build the site into build/site
@@ -85,14 +77,14 @@ trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs 
 simulate: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## replay every shipped deployment's traffic, static, with the Planner and the oracle (Dynamo 1.6.1's dynamo.replay): configs/simulated.yaml [STACK=name]
 	$(PY) -m gpt_oss_infra simulate $(if $(filter command line,$(origin STACK)),--stack $(STACK))
 
-mocker-timing: $(VENV)/.installed $(VENV_AIC)/.installed  ## model the trial recipes' timing tables with NVIDIA AIConfigurator (configs/mocker-timing/)
-	$(PY) -m gpt_oss_infra mocker-timing --aic-python $(VENV_AIC)/bin/python
+mocker-timing: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## model the mocker's timing tables with NVIDIA AISimulate (configs/mocker-timing/)
+	$(PY) -m gpt_oss_infra mocker-timing --simulator-python $(VENV_TRIAL)/bin/python
 
-estimate: $(VENV)/.installed $(VENV_AIC)/.installed  ## model every recipe with NVIDIA AIConfigurator into configs/estimates.yaml [RECIPE=name]
-	$(PY) -m gpt_oss_infra estimate $(if $(RECIPE),--recipe $(RECIPE))
+estimate: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## model every recipe with NVIDIA AISimulate into configs/estimates.yaml [RECIPE=name]
+	$(PY) -m gpt_oss_infra estimate --simulator-python $(VENV_TRIAL)/bin/python $(if $(RECIPE),--recipe $(RECIPE))
 
-recommend: $(VENV)/.installed $(VENV_AIC)/.installed  ## make recommend HARDWARE=h200 GPUS=8 TTFT_MS=1000 TPOT_MS=10 ISL=1024 OSL=1024 [NAME=]: a recipe from AIConfigurator's best configuration
-	$(PY) -m gpt_oss_infra recommend --hardware $(HARDWARE) --gpus $(GPUS) --ttft-ms $(TTFT_MS) --tpot-ms $(TPOT_MS) --isl $(ISL) --osl $(OSL) $(if $(NAME),--name $(NAME))
+recommend: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## make recommend HARDWARE=h200 GPUS=8 TTFT_MS=1000 TPOT_MS=10 ISL=1024 OSL=1024 [NAME=]: a recipe from AISimulate's best configuration
+	$(PY) -m gpt_oss_infra recommend --simulator-python $(VENV_TRIAL)/bin/python --hardware $(HARDWARE) --gpus $(GPUS) --ttft-ms $(TTFT_MS) --tpot-ms $(TPOT_MS) --isl $(ISL) --osl $(OSL) $(if $(NAME),--name $(NAME))
 
 preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of the real AWS account (and an existing cluster) before `pulumi up`
 	$(PY) -m gpt_oss_infra preflight --stack $(STACK)
@@ -100,7 +92,7 @@ preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
 	$(PY) -m gpt_oss_infra check-versions
 
-bench: $(VENV)/.installed $(VENV_AIC)/.installed  ## time make plan (against a bare SDK import; 20 vs 1 deployments), the unit and program tests, make estimate
+bench: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## time make plan (against a bare SDK import; 20 vs 1 deployments), the unit and program tests, make estimate
 	$(PY) -m gpt_oss_infra bench
 
 vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD: write the JSON twin the program reads it from

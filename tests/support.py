@@ -181,6 +181,8 @@ class _Made:
 # A folder the test workers of one session share (tests/conftest.py sets it under pytest-xdist): a run
 # one worker made, the other reads instead of making it again.
 SHARED_RUNS = "GPT_OSS_INFRA_SHARED_RUNS"
+# The simulator every modelled figure names (configs/estimates.yaml `tool`, configs/mocker-timing/*.yaml).
+MODELLED_BY = "NVIDIA AISimulate 0.13.0.dev202610270000000085"
 
 
 @functools.cache

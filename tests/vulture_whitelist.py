@@ -73,7 +73,7 @@ GptOssDeploymentArgs.uses_hf_token
 ModelCacheArgs.file_system_id
 GptOssStackArgs.api_clients
 
-# What AIConfigurator supports per hardware type (configs/estimates.yaml `support`): recorded for readers
+# What AISimulate supports per hardware type (configs/estimates.yaml `support`): recorded for readers
 # (docs/recipes.md), read by no code.
 SupportEntry.aggregated
 SupportEntry.disaggregated
@@ -83,7 +83,7 @@ from gpt_oss_infra.core.inputs.simulated import SimulatedDeployment  # noqa: E40
 
 SimulatedDeployment.trace_sha256
 
-# pytest reads a test module's `pytestmark` (tests/tools/test_estimate.py: skipped without .venv-aic).
+# pytest reads a test module's `pytestmark` (tests/tools/test_estimate.py: skipped without .venv-trial).
 from tests.tools import test_estimate  # noqa: E402
 
 test_estimate.pytestmark

@@ -10,7 +10,7 @@
    command, reading the stack file, exiting).
 3. A 20-deployment stack vs a 1-deployment stack: how plan time grows with deployments.
 4. The unit and program tests (`pytest -n 2 -m "not end_to_end"`), once. Target: 90 s.
-5. `make estimate` of every recipe's points with NVIDIA AIConfigurator (written to a scratch file;
+5. `make estimate` of every recipe's points with NVIDIA AISimulate (written to a scratch file;
    once, not repeated: it takes tens of seconds). Its searches and calibration are timed by
    `make estimate` itself.
 Each plan command runs in a fresh interpreter, REPEATS times; the median is reported.
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  make plan, 20 deployments            {twenty:6.2f} s   ratio to 1 deployment {twenty / one:5.2f}x")
     outcome = f"one run, {tests_outcome}; target {FAST_TESTS_TARGET} s"
     print(f"  unit and program tests (-n 2)        {fast_tests:6.2f} s   ({outcome})")
-    print(f"  make estimate, every recipe's points {estimate:6.2f} s   (one run; AIConfigurator, modelled)")
+    print(f"  make estimate, every recipe's points {estimate:6.2f} s   (one run; AISimulate, modelled)")
     return 0
 
 

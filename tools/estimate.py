@@ -1,9 +1,9 @@
-"""`make estimate`: NVIDIA AIConfigurator's modelled figures for every recipe, into configs/estimates.yaml.
+"""`make estimate`: NVIDIA AISimulate's modelled figures for every recipe, into configs/estimates.yaml.
 
 For each GPU recipe and each worker GPU count it allows, the recipe's own point
 (core/resolve/modelled.py: layout, batch, lengths, KV cache fraction, quantization) is sent to
-AIConfigurator (tools/aiconfigurator_driver.py, in .venv-aic) and its TTFT, TPOT, throughput per GPU
-and per user and GPU memory are stored beside those exact inputs. Also: what AIConfigurator supports
+AISimulate's AIConfigurator API (tools/aisimulate_driver.py, in .venv-trial) and its TTFT, TPOT, throughput
+per GPU and per user and GPU memory are stored beside those exact inputs. Also: what it supports
 per hardware type, the best configurations at each recipe's default GPUs, lengths and its goal's
 latency targets (configs/aiconfigurator.yaml), and the calibration against NVIDIA's published
 max-load figures (configs/performance.yaml `maxLoad`). The plan reads the stored file only.
@@ -32,26 +32,27 @@ from gpt_oss_infra.tools.generated_blocks import write_block
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATES = CONFIG_DIR / "estimates.yaml"
-DRIVER = ROOT / "tools" / "aiconfigurator_driver.py"
-AIC_PYTHON = ROOT / ".venv-aic" / "bin" / "python"
+DRIVER = ROOT / "tools" / "aisimulate_driver.py"
+# AISimulate is installed with the Dynamo release the trial and the replay run (requirements-trial.txt).
+SIMULATOR_PYTHON = ROOT / ".venv-trial" / "bin" / "python"
 HEADER = (
-    "# Modelled, not measured: NVIDIA AIConfigurator's figures, each beside the exact inputs it was modelled\n"
+    "# Modelled, not measured: NVIDIA AISimulate's figures, each beside the exact inputs it was modelled\n"
     "# at (configs/aiconfigurator.yaml says how it is asked). Written by make estimate (tools/estimate.py):\n"
     "# do not edit by hand. A recipe whose point changes fails make test until make estimate runs again.\n"
 )
 
 
-def ask(jobs: list[dict[str, Any]], catalog: Catalog, aic_python: Path) -> tuple[str, list[dict[str, Any]]]:
-    """AIConfigurator's answers to `jobs`, in one run of its venv's Python (its databases load once)."""
+def ask(jobs: list[dict[str, Any]], catalog: Catalog, simulator_python: Path) -> tuple[str, list[dict[str, Any]]]:
+    """AISimulate's answers to `jobs`, in one run of its venv's Python (its databases load once)."""
     settings = catalog.aiconfigurator
     request = {"model": settings.model, "backend": settings.backend, "jobs": jobs}
     done = subprocess.run(
-        [str(aic_python), str(DRIVER)], input=json.dumps(request), capture_output=True, text=True, check=False
+        [str(simulator_python), str(DRIVER)], input=json.dumps(request), capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise SystemExit(f"AIConfigurator failed:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"AISimulate failed:\n{done.stderr[-3000:]}")
     answer = json.loads(done.stdout)
-    return answer["aiconfigurator"], answer["answers"]
+    return answer["aisimulate"], answer["answers"]
 
 
 def recipe_requests(catalog: Catalog, names: list[str]) -> dict[tuple[str, int], modelled.ModelledRequest]:
@@ -68,7 +69,7 @@ def recipe_requests(catalog: Catalog, names: list[str]) -> dict[tuple[str, int],
 
 
 def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int | None = None) -> dict[str, Any]:
-    """AIConfigurator's inputs at a published max-load layout (and a batch per rank, where given)."""
+    """AISimulate's inputs at a published max-load layout (and a batch per rank, where given)."""
     sizes = modelled.parallel_layout(figure.gpus, figure.gpus, figure.attention_data_parallel)  # EP over every GPU
     moe_mode, _ = modelled.moe_quant_mode(catalog, figure.hardware, figure.moe_backend, {})
     inputs = {
@@ -86,7 +87,9 @@ def calibration_inputs(catalog: Catalog, figure: MaxLoadFigure, batch: int | Non
     return inputs | ({"kvcache_quant_mode": "fp8"} if figure.kv_cache_dtype == "fp8" else {})
 
 
-def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, aic_python: Path) -> dict[str, Any]:
+def estimate(
+    catalog: Catalog, names: list[str], search: bool, calibrate: bool, simulator_python: Path
+) -> dict[str, Any]:
     """The estimates file's content for `names`, and what is kept of the current file for the other
     recipes that still exist."""
     settings = catalog.aiconfigurator
@@ -112,7 +115,7 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
         }
         for f in figures
     ]
-    version, answers = ask(jobs, catalog, aic_python)
+    version, answers = ask(jobs, catalog, simulator_python)
     answers = iter(answers)
     support = {hardware: {"system": system, **next(answers)} for hardware, system in systems.items()}
 
@@ -137,7 +140,7 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
     for figure in figures:
         calibration.append(_calibration(catalog, figure, systems[figure.hardware], next(answers)))
     return {
-        "tool": f"NVIDIA AIConfigurator {version}",
+        "tool": f"NVIDIA AISimulate {version}",
         "support": support,
         "recipes": {name: recipes[name] for name in sorted(recipes)},
         "searches": {name: searches[name] for name in sorted(searches)},
@@ -146,7 +149,7 @@ def estimate(catalog: Catalog, names: list[str], search: bool, calibrate: bool, 
 
 
 def _point(request: modelled.ModelledRequest, answer: dict[str, Any], alone: dict[str, Any]) -> dict[str, Any]:
-    """A stored point: its figures, and those of one request alone at the same point where AIConfigurator
+    """A stored point: its figures, and those of one request alone at the same point where AISimulate
     gave them (modelled.alone)."""
     point: dict[str, Any] = {"system": request.system, "inputs": request.inputs}
     if request.not_inputs:
@@ -179,7 +182,7 @@ def _search(catalog: Catalog, name: str, experiments: dict[str, Any], answer: di
 
 
 def _calibration(catalog: Catalog, figure: MaxLoadFigure, system: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """The published figure beside AIConfigurator's at the largest batch that fits the GPU's memory."""
+    """The published figure beside AISimulate's at the largest batch that fits the GPU's memory."""
     point = {
         "hardware": figure.hardware,
         "layout": figure.layout,
@@ -208,7 +211,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recipe", action="append", help="only this recipe (repeat for more; default: every one)")
     parser.add_argument("--skip-search", action="store_true", help="keep the stored best-configuration searches")
     parser.add_argument("--skip-calibration", action="store_true", help="keep the stored calibration")
-    parser.add_argument("--aic-python", type=Path, default=AIC_PYTHON, help="the Python that has aiconfigurator")
+    parser.add_argument(
+        "--simulator-python",
+        type=Path,
+        default=SIMULATOR_PYTHON,
+        help="the Python that has aisimulate (default: the one make test installs)",
+    )
     parser.add_argument("--out", type=Path, default=ESTIMATES, help="where to write (default: configs/estimates.yaml)")
     args = parser.parse_args(argv)
     catalog = load_catalog(cached=False)  # make recommend may have just written a recipe
@@ -218,7 +226,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"no GPU recipe {', '.join(unknown)}; GPU recipes: {', '.join(known)}")
     start = time.perf_counter()
-    content = estimate(catalog, names, not args.skip_search, not args.skip_calibration, args.aic_python)
+    content = estimate(catalog, names, not args.skip_search, not args.skip_calibration, args.simulator_python)
     write(content, args.out)
     if args.out == ESTIMATES:
         write_recipes_page(load_catalog(cached=False))  # with the estimates just written
@@ -273,7 +281,7 @@ def page_tables(catalog: Catalog) -> str:
     lines += [
         "",
         "**Calibration** against NVIDIA's published max-load figures ([trtllm-perf-overview], trtllm-bench, "
-        "every request queued at once): AIConfigurator at the same layout, MoE backend and KV cache dtype, "
+        "every request queued at once): AISimulate at the same layout, MoE backend and KV cache dtype, "
         f"with the largest batch per rank up to {catalog.aiconfigurator.calibration.largest_batch} that it "
         "finds fits the GPU's memory (no OOM, no KV cache warning; doubling, then bisecting) at KV cache "
         f"fraction {catalog.aiconfigurator.calibration.kv_cache_fraction}:",
@@ -294,7 +302,7 @@ def page_tables(catalog: Catalog) -> str:
         )
     lines += [
         "",
-        "**Against the best configuration** AIConfigurator finds at each recipe's default GPUs, lengths, "
+        "**Against the best configuration** AISimulate finds at each recipe's default GPUs, lengths, "
         "quantization, KV cache fraction and its goal's latency targets (configs/aiconfigurator.yaml), "
         "aggregated or disaggregated, at any concurrency (its aggregated search tries up to 512 sequences per rank):",
         "",

@@ -1,16 +1,15 @@
-"""Model the trial recipes' timing tables with NVIDIA AIConfigurator.
+"""Model the mocker's timing tables with NVIDIA AISimulate (its AIConfigurator API).
 
 Writes configs/mocker-timing/<profile>.yaml, the tables Dynamo's mocker reads.
 
 For each profile of configs/mocker-timing/profiles.yaml (what it imitates: a real recipe's prefill and
-decode workers at a GPU count), asks AIConfigurator (tools/aiconfigurator_driver.py, in its own venv)
-for prefill TTFT at doubling prompt lengths up to the prefill worker's context length, and for the
-decode step's latency on a grid of active KV tokens (doubling, up to the decode worker's estimated KV
-capacity) by context length (doubling, up to its context length), the batch being their ratio as
-the mocker derives it. Run by `make mocker-timing`, which installs aiconfigurator (about 850 MB) into
-.venv-aic; the .yaml files are committed, so nothing else needs it.
+decode workers at a GPU count), asks AISimulate (tools/aisimulate_driver.py, in .venv-trial) for prefill
+TTFT at doubling prompt lengths up to the prefill worker's context length, and for the decode step's
+latency on a grid of active KV tokens (doubling, up to the decode worker's estimated KV capacity) by
+context length (doubling, up to its context length), the batch being their ratio as the mocker derives
+it. Run by `make mocker-timing`; the .yaml files are committed, so the plan and the trial need no simulator.
 
-    python -m gpt_oss_infra mocker-timing [--profile NAME] [--aic-python .venv-aic/bin/python]
+    python -m gpt_oss_infra mocker-timing [--profile NAME] [--simulator-python .venv-trial/bin/python]
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
 from gpt_oss_infra.core.resolve.imitation import ImitatedWorker, imitated_worker
 from gpt_oss_infra.core.resolve.modelled import WorkerPoint, quantization
 from gpt_oss_infra.core.yaml_files import read_yaml
-from gpt_oss_infra.tools.estimate import AIC_PYTHON, ask
+from gpt_oss_infra.tools.estimate import SIMULATOR_PYTHON, ask
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING_DIR = CONFIG_DIR / "mocker-timing"
@@ -47,10 +46,8 @@ def doubling(start: int, stop: int) -> list[int]:
     return [*values, stop]
 
 
-def layout(worker: ImitatedWorker, modelled: dict[str, int] | None) -> dict[str, int]:
-    """AIConfigurator's parallel layout for the worker: the recipe's, or the profile's modelledLayout."""
-    if modelled:
-        return dict(modelled)
+def layout(worker: ImitatedWorker) -> dict[str, int]:
+    """The worker's parallel layout in AISimulate's terms (tp; moeTp x moeEp = tp: MoE tensor and expert parallel)."""
     if worker.view.attention_data_parallel or worker.view.pipeline_parallel != 1:
         raise SystemExit(f"{worker.recipe} {worker.role}: attention DP and pipeline parallel are not imitated")
     tensor, expert = worker.view.tensor_parallel, worker.view.expert_parallel or 1
@@ -68,13 +65,13 @@ def decode_cells(worker: ImitatedWorker) -> tuple[list[int], list[int], list[lis
     return active, context, cells
 
 
-def model_profile(name: str, spec: dict[str, Any], aic_python: Path) -> dict[str, Any]:
+def model_profile(name: str, spec: dict[str, Any], simulator_python: Path) -> dict[str, Any]:
     catalog = load_catalog()
     workers = {
         phase: imitated_worker(catalog, spec["recipe"], spec[phase]["role"], spec[phase]["gpus"])
         for phase in ("prefill", "decode")
     }
-    layouts = {phase: layout(workers[phase], spec[phase].get("modelledLayout")) for phase in workers}
+    layouts = {phase: layout(worker) for phase, worker in workers.items()}
     hardware = catalog.recipes[spec["recipe"]].hardware
     quants = {
         phase: quantization(catalog, hardware, WorkerPoint(worker.role, worker.gpus, 1, worker.view, worker.env))[0]
@@ -100,20 +97,19 @@ def model_profile(name: str, spec: dict[str, Any], aic_python: Path) -> dict[str
         for mode, isl, batch, phase in points
     ]
     print(f"{name}: {len(jobs)} points on {system}", file=sys.stderr)
-    version, results = ask(jobs, catalog, aic_python)
+    version, results = ask(jobs, catalog, simulator_python)
     database = results[0]["database"]
     ttft = [round(r["ttftMs"], DIGITS) for r in results[: len(prefill_isl)]]
     itl_by_cell = dict(zip(distinct, (round(r["tpotMs"], DIGITS) for r in results[len(prefill_isl) :]), strict=True))
 
     def described(phase: str) -> dict[str, Any]:
         worker = workers[phase]
-        described = {"role": worker.role, "gpus": worker.gpus, "layout": layouts[phase], "quantization": quants[phase]}
-        return described | ({"why": " ".join(spec[phase]["why"].split())} if "why" in spec[phase] else {})
+        return {"role": worker.role, "gpus": worker.gpus, "layout": layouts[phase], "quantization": quants[phase]}
 
     return {
         "recipe": spec["recipe"],
         "modelledBy": {
-            "tool": f"NVIDIA AIConfigurator {version}",
+            "tool": f"NVIDIA AISimulate {version}",
             "database": f"{catalog.aiconfigurator.backend} {database}",
             "system": system,
             "model": catalog.aiconfigurator.model,
@@ -152,10 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="one profile of configs/mocker-timing/profiles.yaml (default: all)")
     parser.add_argument(
-        "--aic-python",
+        "--simulator-python",
         type=Path,
-        default=AIC_PYTHON,
-        help="the Python that has aiconfigurator (default: the one make mocker-timing installs)",
+        default=SIMULATOR_PYTHON,
+        help="the Python that has aisimulate (default: the one make test installs)",
     )
     args = parser.parse_args(argv)
     profiles = read_yaml(TIMING_DIR / "profiles.yaml")
@@ -164,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
             stale = limit_problems(load_catalog(), name, spec)
             if stale:
                 raise SystemExit("\n".join(stale))
-            profile = model_profile(name, spec, args.aic_python)
+            profile = model_profile(name, spec, args.simulator_python)
             header = HEADER
             body = yaml.safe_dump(profile, sort_keys=False, default_flow_style=None, width=120)
             (TIMING_DIR / f"{name}.yaml").write_text(header + body)

@@ -1,8 +1,8 @@
-"""`make recommend`: a new recipe from NVIDIA AIConfigurator's best configuration for a GPU count,
+"""`make recommend`: a new recipe from NVIDIA AISimulate's best configuration for a GPU count,
 prompt and answer lengths and latency targets.
 
-AIConfigurator searches aggregated and disaggregated layouts (tools/aiconfigurator_driver.py, in
-.venv-aic); the best one a recipe can express becomes configs/recipes/<name>.yaml: its layout, batch
+AISimulate searches aggregated and disaggregated layouts (tools/aisimulate_driver.py, in
+.venv-trial); the best one a recipe can express becomes configs/recipes/<name>.yaml: its layout, batch
 and concurrency from the search, the engine settings TensorRT-LLM's gpt-oss guide gives for the
 hardware and goal, the Dynamo flags every recipe has, and sources naming the model. The file is then
 checked like every recipe (engine fields, the GPUs it fits on) and modelled at its own point
@@ -31,7 +31,7 @@ from gpt_oss_infra.core.report.figures import describe
 from gpt_oss_infra.core.resolve.modelled import AGGREGATED, DISAGGREGATED, experiments, moe_quant_mode
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import estimate
-from gpt_oss_infra.tools.estimate import AIC_PYTHON, ask
+from gpt_oss_infra.tools.estimate import SIMULATOR_PYTHON, ask
 
 # What TensorRT-LLM's gpt-oss guide says per architecture and goal ([trtllm-gptoss-readme]): TRITON on
 # Hopper for latency and throughput; on Blackwell TRTLLM for latency and CUTLASS for throughput.
@@ -65,7 +65,7 @@ def moe_backend(catalog: Catalog, args: argparse.Namespace) -> str:
 
 def expressible(row: SearchRow, backend: str) -> str | None:
     """Why a recipe cannot express this configuration, or None: TensorRT-LLM's attention data parallel
-    spans all of a worker's ranks (AIConfigurator's tp 1), TRITON has no MoE tensor parallel, and a
+    spans all of a worker's ranks (AISimulate's tp 1), TRITON has no MoE tensor parallel, and a
     recipe's roles have one worker each per replica (equal worker counts become replicas)."""
     for role, worker in row.workers.items():
         if worker["tp"] > 1 and worker["dp"] > 1:
@@ -114,9 +114,9 @@ def recipe(catalog: Catalog, row: SearchRow, args: argparse.Namespace, version: 
     targets = catalog.aiconfigurator.goals[goal]
     decisions = [
         f"moe_config.backend {backend}: [trtllm-gptoss-readme] for {entry.architecture} and "
-        f"{'latency' if latency else 'throughput'} (AIConfigurator takes no MoE backend input)",
+        f"{'latency' if latency else 'throughput'} (AISimulate takes no MoE backend input)",
         f"kv_cache_config.free_gpu_memory_fraction {KV_CACHE_FRACTION}: TensorRT-LLM's default, as searched",
-        "max_batch_size and the CUDA-graph batch: AIConfigurator's batch per rank",
+        "max_batch_size and the CUDA-graph batch: AISimulate's batch per rank",
         "--dyn-reasoning-parser / --dyn-tool-call-parser: as every recipe here, from [dynamo-gptoss-trtllm]",
         f"goal {goal}: recommended for TTFT <= {args.ttft_ms:g} ms and TPOT <= {args.tpot_ms:g} ms; make estimate "
         f"compares it with the best configuration at its goal's targets (TTFT <= {targets.ttft_ms:g} ms, "
@@ -130,7 +130,7 @@ def recipe(catalog: Catalog, row: SearchRow, args: argparse.Namespace, version: 
         )
     decisions += [f"not the search's better-ranked {reason}" for reason in skipped]
     return {
-        "description": f"AIConfigurator's best configuration for {entry.gpu} on {args.gpus} GPUs at "
+        "description": f"AISimulate's best configuration for {entry.gpu} on {args.gpus} GPUs at "
         f"{args.isl}/{args.osl} tokens, TTFT <= {args.ttft_ms:g} ms and TPOT <= {args.tpot_ms:g} ms: "
         f"{describe(row, args.gpus)}. Modelled, not measured.",
         "hardware": args.hardware,
@@ -206,16 +206,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", help="the recipe's name (default: <hardware>-recommended-<mode>-<isl>-<osl>)")
     parser.add_argument("--out-dir", type=Path, default=CONFIG_DIR / "recipes", help="where the recipe is written")
     parser.add_argument("--no-estimate", action="store_true", help="do not model it with make estimate afterwards")
-    parser.add_argument("--aic-python", type=Path, default=AIC_PYTHON, help="the Python that has aiconfigurator")
+    parser.add_argument(
+        "--simulator-python",
+        type=Path,
+        default=SIMULATOR_PYTHON,
+        help="the Python that has aisimulate (default: the one make test installs)",
+    )
     args = parser.parse_args(argv)
     catalog = load_catalog()
     if args.hardware not in catalog.hardware:
         raise SystemExit(f"unknown hardware {args.hardware}; known: {', '.join(catalog.hardware)}")
     search = search_inputs(catalog, args)
     job = {"kind": "search", "inputs": search, "top": catalog.aiconfigurator.search_top}
-    version, (answer,) = ask([job], catalog, args.aic_python)
+    version, (answer,) = ask([job], catalog, args.simulator_python)
     if "notModelled" in answer:
-        raise SystemExit(f"AIConfigurator found no configuration: {answer['notModelled']}")
+        raise SystemExit(f"AISimulate found no configuration: {answer['notModelled']}")
     rows = sorted(
         (SearchRow.model_validate(row) for rows in answer["modes"].values() for row in rows),
         key=lambda row: -row.tokens_per_second_per_gpu,
@@ -228,13 +233,13 @@ def main(argv: list[str] | None = None) -> None:
             break
         skipped.append(f"{describe(row, args.gpus)} ({reason})")
     else:
-        raise SystemExit("no configuration AIConfigurator found is one a recipe can express:\n" + "\n".join(skipped))
+        raise SystemExit("no configuration AISimulate found is one a recipe can express:\n" + "\n".join(skipped))
     mode = "agg" if row.mode == AGGREGATED else "disagg"
     name = args.name or f"{args.hardware}-recommended-{mode}-{args.isl}-{args.osl}"
     content = recipe(catalog, row, args, version, skipped)
     checked(name, content, args.hardware)
     path = args.out_dir / f"{name}.yaml"
-    header = "# Written by `make recommend` (tools/recommend.py) from NVIDIA AIConfigurator's best configuration.\n"
+    header = "# Written by `make recommend` (tools/recommend.py) from NVIDIA AISimulate's best configuration.\n"
     path.write_text(header + yaml.safe_dump(content, sort_keys=False, width=110))
     print(f"wrote {path}: {describe(row, args.gpus)}", file=sys.stderr)
     if args.no_estimate:
@@ -242,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out_dir.resolve() != (CONFIG_DIR / "recipes").resolve():
         print(f"not modelled: make estimate models the recipes of {CONFIG_DIR / 'recipes'} only", file=sys.stderr)
         return
-    estimate.main(["--recipe", name, "--skip-calibration", "--aic-python", str(args.aic_python)])
+    estimate.main(["--recipe", name, "--skip-calibration", "--simulator-python", str(args.simulator_python)])
 
 
 if __name__ == "__main__":

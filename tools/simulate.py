@@ -2,7 +2,7 @@
 
 For each GPU deployment of the shipped stacks (Pulumi.<stack>.yaml and configs/examples/), Dynamo 1.6.1's
 offline replay (dynamo.replay, in .venv-trial: tools/replay_driver.py) runs mocker engines with the limits of
-the deployment's workers (core/resolve/imitation.py) and the timing NVIDIA AIConfigurator modelled for them
+the deployment's workers (core/resolve/imitation.py) and the timing NVIDIA AISimulate modelled for them
 (configs/mocker-timing/), behind the deployment's router, on traces generated from configs/simulation.yaml
 (tools/traces.py):
 - a day-shaped trace: static at the peak size, the Planner with its rendered config (new workers serving at

@@ -49,7 +49,7 @@ class InstanceType(StrictModel):
 
 class Hardware(StrictModel):
     gpu: str
-    aiconfigurator_system: str  # NVIDIA AIConfigurator's name for this GPU system (tools/mocker_timing.py)
+    aiconfigurator_system: str  # NVIDIA AISimulate's name for this GPU system (tools/mocker_timing.py)
     architecture: Literal["hopper", "blackwell"]
     cpu_architecture: Literal["x86_64", "arm64"]
     ami_type: str
@@ -348,7 +348,7 @@ class Catalog:
     model_download: ModelDownload
     model: ModelSpec
     performance: Performance
-    aiconfigurator: AiconfiguratorSettings  # how AIConfigurator is asked (configs/aiconfigurator.yaml)
+    aiconfigurator: AiconfiguratorSettings  # how AISimulate is asked (configs/aiconfigurator.yaml)
     estimates: Estimates  # what it answered (configs/estimates.yaml, written by make estimate)
     simulated: Simulated  # what replays found (configs/simulated.yaml, written by make simulate)
     prices: Prices

@@ -1,4 +1,4 @@
-"""configs/aiconfigurator.yaml (how NVIDIA AIConfigurator is asked) and configs/estimates.yaml (what it
+"""configs/aiconfigurator.yaml (how NVIDIA AISimulate is asked) and configs/estimates.yaml (what it
 answered, written by `make estimate`): modelled figures, each with the exact inputs it was modelled at."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class AiconfiguratorSettings(StrictModel):
     backend: str
     # architecture -> MoE backend (or "default") -> TensorRT-LLM's quantization algorithm
     moe_quantization: dict[Literal["hopper", "blackwell"], dict[str, str]]
-    quantization_modes: dict[str, str]  # TensorRT-LLM's algorithm -> AIConfigurator's MoE quantization mode
+    quantization_modes: dict[str, str]  # TensorRT-LLM's algorithm -> AISimulate's MoE quantization mode
     goals: dict[Goal, GoalTargets]
     flag_below_fraction_of_best: float = Field(gt=0, le=1)
     search_top: PositiveInt
@@ -38,7 +38,7 @@ class AiconfiguratorSettings(StrictModel):
 
 
 class ModelledFigures(StrictModel):
-    """AIConfigurator's answer at one point: per GPU and per user, for one replica of the workers."""
+    """AISimulate's answer at one point: per GPU and per user, for one replica of the workers."""
 
     ttft_ms: float
     tpot_ms: float
@@ -47,18 +47,18 @@ class ModelledFigures(StrictModel):
     concurrency: float
     gpus: PositiveInt
     memory_gb: dict[str, float]  # per GPU, by worker role
-    warning: str | None = None  # AIConfigurator's own (a KV cache that does not hold the batch)
+    warning: str | None = None  # AISimulate's own (a KV cache that does not hold the batch)
 
 
 class ModelledPoint(StrictModel):
-    """One point asked of AIConfigurator: its exact inputs, and its figures or why it has none."""
+    """One point asked of AISimulate: its exact inputs, and its figures or why it has none."""
 
     system: str
     inputs: dict[str, Any]  # cli_estimate's keyword arguments
     not_inputs: dict[str, list[str]] = {}  # by role: settings it takes no input for, or assumes itself
     database: str | None = None  # the kernel database version that answered
     figures: ModelledFigures | None = None
-    not_modelled: str | None = None  # AIConfigurator's reason (no kernel data for the layout)
+    not_modelled: str | None = None  # AISimulate's reason (no kernel data for the layout)
     # The same point with one request alone (core/resolve/modelled.alone): its TTFT and TPOT are the
     # fastest these workers answer, the floor of any latency target.
     alone: ModelledFigures | None = None
@@ -95,7 +95,7 @@ class SupportEntry(StrictModel):
 
 
 class CalibrationPoint(StrictModel):
-    """A published max-load figure, and AIConfigurator's at the same layout and the stated batch."""
+    """A published max-load figure, and AISimulate's at the same layout and the stated batch."""
 
     hardware: str
     layout: str
@@ -113,8 +113,8 @@ class CalibrationPoint(StrictModel):
 class Estimates(StrictModel):
     """configs/estimates.yaml."""
 
-    tool: str  # "NVIDIA AIConfigurator <version>"
-    support: dict[str, SupportEntry]  # hardware -> what AIConfigurator supports for the model there
+    tool: str  # "NVIDIA AISimulate <version>"
+    support: dict[str, SupportEntry]  # hardware -> what AISimulate supports for the model there
     recipes: dict[str, dict[int, ModelledPoint]]  # recipe -> worker GPUs (aggregated) or total (disagg) -> point
     searches: dict[str, RecipeSearch]  # recipe -> the search at its default GPUs
     calibration: list[CalibrationPoint]

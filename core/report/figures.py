@@ -2,11 +2,11 @@
 
 - published: a measurement at exactly the deployment's point (configs/performance.yaml `recipes`); it
   wins where it exists. A figure measured elsewhere is never scaled to the point.
-- modelled: NVIDIA AIConfigurator's at exactly the recipe's point (configs/estimates.yaml, written by
+- modelled: NVIDIA AISimulate's at exactly the recipe's point (configs/estimates.yaml, written by
   `make estimate`), used where the deployment's workers are the recipe's own (no overrides that change
   the point); with the tool's, the database's and the GPU system's names.
 - simulated: a mocker recipe's; the trial and the benchmark Job print them, the plan prints none.
-And the best configuration AIConfigurator found at the recipe's GPUs, lengths and goal's latency
+And the best configuration AISimulate found at the recipe's GPUs, lengths and goal's latency
 targets, with the recipe's modelled throughput as a fraction of it (flagged below the threshold).
 """
 
@@ -82,7 +82,7 @@ def per_million_tokens(usd_per_hour: float | None, tokens_per_second: float) -> 
 
 
 def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: float | None) -> dict[str, Any]:
-    """AIConfigurator's figures at the deployment's point, or `basis` saying why there are none."""
+    """AISimulate's figures at the deployment's point, or `basis` saying why there are none."""
     found, why_not = modelled.modelled_point(catalog, deployment)
     if found is None:
         return {"basis": why_not}
@@ -98,20 +98,20 @@ def _modelled(catalog: Catalog, deployment: ResolvedDeployment, usd_per_hour: fl
         "tokensPerSecondPerUser": figures.tokens_per_second_per_user,
         "ttftMs": figures.ttft_ms,
         "tpotMs": figures.tpot_ms,
-        # What AIConfigurator estimates the batch needs (weights, activations, KV cache), not what
+        # What AISimulate estimates the batch needs (weights, activations, KV cache), not what
         # TensorRT-LLM reserves (it takes its KV cache fraction of whatever is free).
         "memoryGbPerGpuNeeded": figures.memory_gb,
         "basis": f"modelled: {catalog.estimates.tool}, {found.system} {catalog.aiconfigurator.backend} "
         f"{found.database} database, at the recipe's point"
         + (f"; not its inputs: {'; '.join(assumed)}" if assumed else "")
-        + (f"; AIConfigurator warns: {figures.warning}" if figures.warning else ""),
+        + (f"; AISimulate warns: {figures.warning}" if figures.warning else ""),
     }
 
 
 def best_configuration(
     catalog: Catalog, deployment: ResolvedDeployment, figures: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """The best configuration AIConfigurator found at the recipe's default GPUs, lengths and its goal's
+    """The best configuration AISimulate found at the recipe's default GPUs, lengths and its goal's
     targets, and this deployment's modelled throughput per GPU as a fraction of it (same GPUs only)."""
     per_replica = modelled.point_gpus(modelled.deployment_workers(deployment))
     return against_best(catalog, deployment.recipe_name, per_replica, figures)

@@ -240,7 +240,7 @@ def _throughput_basis(basis: str) -> str:
 
 def _figure_lines(estimate: dict[str, Any]) -> list[str]:
     """The published and modelled figures side by side, and how the recipe compares with the best
-    configuration AIConfigurator found."""
+    configuration AISimulate found."""
     modelled = estimate["modelled"]
     lines = [f"- published: {estimate['published']}"]
     if "ttftMs" in modelled:

@@ -1,17 +1,17 @@
-"""A recipe's serving point in NVIDIA AIConfigurator's terms: the exact inputs of its modelled figures.
+"""A recipe's serving point in NVIDIA AISimulate's terms: the exact inputs of its modelled figures.
 
-AIConfigurator (configs/aiconfigurator.yaml says how it is asked) composes measured kernel timings into
+AISimulate (configs/aiconfigurator.yaml says how it is asked) composes measured kernel timings into
 TTFT, TPOT and throughput for a model, a GPU system, a parallel layout, a batch and the prompt and
 answer lengths. Here a worker's engine config becomes:
 - its layout: TensorRT-LLM's tensor and expert parallel sizes; with attention data parallel the ranks
-  serve their own sequences (AIConfigurator's tp 1 and dp = the ranks);
+  serve their own sequences (AISimulate's tp 1 and dp = the ranks);
 - its batch per attention rank: the recipe's concurrency spread over the ranks, capped by
-  max_batch_size; a prefill worker takes one prompt at a time (as AIConfigurator's own search does);
+  max_batch_size; a prefill worker takes one prompt at a time (as AISimulate's own search does);
 - the context tokens of an aggregated step besides the decoding sequences: one prompt, chunked to
   max_num_tokens (an assumption: TensorRT-LLM schedules them at run time);
 - its KV cache fraction and dtype, max_seq_len, and its MoE quantization: TensorRT-LLM's choice for
   the GPU architecture and MoE backend, or OVERRIDE_QUANT_ALGO.
-What AIConfigurator takes no input for, or assumes itself, is listed beside the inputs (`not_inputs`).
+What AISimulate takes no input for, or assumes itself, is listed beside the inputs (`not_inputs`).
 
 `make estimate` (tools/estimate.py) sends these inputs and stores them with the figures in
 configs/estimates.yaml; a recipe whose inputs here no longer equal the stored ones is stale.
@@ -28,8 +28,8 @@ from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, Traffic
 from gpt_oss_infra.core.inputs.estimates import ModelledPoint
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, recipe_engine
 
-AGGREGATED, DISAGGREGATED = "agg", "disagg"  # AIConfigurator's estimate modes
-ACTIVATION_TOKENS = 8192  # the max_num_tokens AIConfigurator sizes a worker's activations for
+AGGREGATED, DISAGGREGATED = "agg", "disagg"  # AISimulate's estimate modes
+ACTIVATION_TOKENS = 8192  # the max_num_tokens AISimulate sizes a worker's activations for
 
 
 @dataclass(frozen=True)
@@ -45,16 +45,16 @@ class WorkerPoint:
 
 @dataclass(frozen=True)
 class ModelledRequest:
-    """What AIConfigurator is asked for one serving point, or why it cannot be asked."""
+    """What AISimulate is asked for one serving point, or why it cannot be asked."""
 
     system: str
     inputs: dict[str, Any]  # cli_estimate's keyword arguments
     not_inputs: dict[str, list[str]]  # by role: settings it takes no input for, or assumes itself
-    not_modelled: str | None = None  # a setting AIConfigurator has no equivalent for
+    not_modelled: str | None = None  # a setting AISimulate has no equivalent for
 
 
 def layout(view: EngineView) -> dict[str, int]:
-    """A worker's TensorRT-LLM parallel sizes as AIConfigurator's."""
+    """A worker's TensorRT-LLM parallel sizes as AISimulate's."""
     return parallel_layout(view.tensor_parallel, view.expert_parallel or 1, view.attention_data_parallel)
 
 
@@ -75,8 +75,8 @@ def estimate_request(catalog: Catalog, hardware: str, traffic: Traffic, workers:
 
 
 def quantization(catalog: Catalog, hardware: str, worker: WorkerPoint) -> tuple[dict[str, str], str | None]:
-    """The worker's quantization in AIConfigurator's terms (its MoE's and an FP8 KV cache's), and why
-    there is none where AIConfigurator has no mode for what TensorRT-LLM runs."""
+    """The worker's quantization in AISimulate's terms (its MoE's and an FP8 KV cache's), and why
+    there is none where AISimulate has no mode for what TensorRT-LLM runs."""
     quant = {"kvcache_quant_mode": "fp8"} if worker.view.kv_cache_dtype == "fp8" else {}
     mode, unmodelled = moe_quant_mode(catalog, hardware, worker.view.moe_backend, worker.env)
     return ({"moe_quant_mode": mode} if mode else {}) | quant, unmodelled
@@ -85,14 +85,14 @@ def quantization(catalog: Catalog, hardware: str, worker: WorkerPoint) -> tuple[
 def moe_quant_mode(
     catalog: Catalog, hardware: str, moe_backend: str | None, env: dict[str, str]
 ) -> tuple[str | None, str | None]:
-    """AIConfigurator's MoE quantization mode for what TensorRT-LLM runs: OVERRIDE_QUANT_ALGO, else its
+    """AISimulate's MoE quantization mode for what TensorRT-LLM runs: OVERRIDE_QUANT_ALGO, else its
     choice for the architecture and MoE backend; or why there is none."""
     settings = catalog.aiconfigurator
     by_backend = settings.moe_quantization[catalog.hardware[hardware].architecture]
     algorithm = env.get("OVERRIDE_QUANT_ALGO") or by_backend.get(moe_backend or "", by_backend["default"])
     mode = settings.quantization_modes.get(algorithm.upper())
     if mode is None:
-        return None, f"TensorRT-LLM runs its MoE as {algorithm}, which AIConfigurator has no quantization mode for"
+        return None, f"TensorRT-LLM runs its MoE as {algorithm}, which AISimulate has no quantization mode for"
     return mode, None
 
 
@@ -148,7 +148,7 @@ def _worker(worker: WorkerPoint, prefix: str, batch: int) -> dict[str, Any]:
 
 
 def not_inputs(workers: list[WorkerPoint]) -> dict[str, list[str]]:
-    """By role: the engine settings AIConfigurator takes no input for, and what it assumes instead."""
+    """By role: the engine settings AISimulate takes no input for, and what it assumes instead."""
     found = {}
     for worker in workers:
         view, notes = worker.view, []
@@ -157,7 +157,7 @@ def not_inputs(workers: list[WorkerPoint]) -> dict[str, list[str]]:
         if view.max_num_tokens != ACTIVATION_TOKENS:
             notes.append(f"max_num_tokens {view.max_num_tokens}: activations sized for {ACTIVATION_TOKENS}")
         if view.max_seq_len is None:
-            notes.append("max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl")
+            notes.append("max_seq_len unset (TensorRT-LLM's default): AISimulate takes isl + osl")
         if notes:
             found[worker.role] = notes
     return found
@@ -268,7 +268,7 @@ def modelled_point(catalog: Catalog, deployment: ResolvedDeployment) -> tuple[Mo
 
 
 def timing_tables(catalog: Catalog) -> dict[str, dict[str, Any]]:
-    """The timing tables AIConfigurator modelled for recipes' workers, by profile (configs/mocker-timing/,
+    """The timing tables AISimulate modelled for recipes' workers, by profile (configs/mocker-timing/,
     which the mocker backend reads): prefill TTFT by prompt length, decode ITL by active KV tokens and context."""
     mocker = catalog.backends.get("mocker")
     if not isinstance(mocker, MockerBackend):
@@ -310,7 +310,7 @@ def pace(
     catalog: Catalog, deployment: ResolvedDeployment, alone: bool = False
 ) -> tuple[tuple[float, float, str] | None, str]:
     """TTFT and time per output token (ms) of the deployment's workers, and what they are: at the recipe's
-    point, or (`alone`) with one request alone. AIConfigurator's figures at the point (configs/estimates.yaml),
+    point, or (`alone`) with one request alone. AISimulate's figures at the point (configs/estimates.yaml),
     else the timing tables it modelled for the recipe's workers (configs/mocker-timing/), read at the recipe's
     traffic (or at their lightest load); or None and why there are none."""
     point, why_not = modelled_point(catalog, deployment)

@@ -1,5 +1,5 @@
 """An autoscaled deployment's latency targets against the fastest its workers answer: one request alone
-at the recipe's point (AIConfigurator's `alone` figures in configs/estimates.yaml, else the timing tables
+at the recipe's point (AISimulate's `alone` figures in configs/estimates.yaml, else the timing tables
 modelled for the recipe's workers at their lightest load, configs/mocker-timing/). A target below that is
 one no number of workers meets, for a request of the recipe's shape: the Planner would scale to its
 maximum and stay there."""

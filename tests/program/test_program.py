@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pulumi
 
-from tests.support import example_entries, run_entries, stack_entries
+from tests.support import MODELLED_BY, example_entries, run_entries, stack_entries
 
 
 def test_components_follow_the_conventions(dev_run):
@@ -79,7 +79,7 @@ def test_stack_outputs_report_the_deployment(dev_run):
     # and say so (configs/estimates.yaml).
     estimate = deployment["estimate"]
     assert estimate["published"].startswith("none at this point; nearest: ")
-    assert estimate["basis"].startswith("modelled: NVIDIA AIConfigurator 0.12.0, h200_sxm trtllm ")
+    assert estimate["basis"].startswith(f"modelled: {MODELLED_BY}, h200_sxm trtllm ")
     assert estimate["tokensPerSecond"] == estimate["modelled"]["tokensPerSecond"] > 0
     assert estimate["usdPerMillionTokens"] == round(63.296 / (estimate["tokensPerSecond"] * 3600) * 1e6, 3)
     assert deployment["tryIt"].startswith("kubectl port-forward svc/gpt-oss-frontend 8000:8000 -n gpt-oss")

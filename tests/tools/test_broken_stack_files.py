@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import MODELLED_BY
 from tests.tools.test_bad_inputs import FILE, deployment, dev_with, planned
 
 SECURE = {"secure": "v1:AAAA"}  # as `pulumi config set --secret` writes a value
@@ -268,16 +269,18 @@ BROKEN = {
         lambda e: (autoscaled(e, maxReplicas=1), deployment(e)["autoscaling"].update(itlMs=2)),
         "deployments.gpt-oss.autoscaling.itlMs",
         "2 ms is below the time per output token of one request alone on these workers, 4.178 ms (modelled: "
-        "NVIDIA AIConfigurator 0.12.0, batch of one, 1024 in / 1024 out): no number of workers meets it",
+        f"{MODELLED_BY}, batch of one, 1024 in / 1024 out): no number of workers meets it",
     ),
+    # An override that changes the modelled point leaves the recipe's timing tables as the floor's basis.
     "an ITL target no number of workers meets, from the recipe's timing tables": (
         lambda e: (
             disaggregated(e, prefill={"maxReplicas": 1}, decode={"maxReplicas": 1}),
             deployment(e)["autoscaling"].update(itlMs=1),
+            deployment(e).update(overrides={"decode": {"max_batch_size": 256}}),
         ),
         "deployments.gpt-oss.autoscaling.itlMs",
-        "1 ms is below the time per output token of one request alone on these workers, 2.27 ms (modelled: "
-        "NVIDIA AIConfigurator 0.12.0 timing tables (configs/mocker-timing/b200-disagg-1p4d.yaml), 8192 in / 1024 out)",
+        "1 ms is below the time per output token of one request alone on these workers, 2.204 ms (modelled: "
+        f"{MODELLED_BY} timing tables (configs/mocker-timing/b200-disagg-1p4d.yaml), 8192 in / 1024 out)",
     ),
     "a deployment name Kubernetes refuses": (
         lambda e: e["gpt-oss-infra:deployments"].update(Chat=e["gpt-oss-infra:deployments"].pop("gpt-oss")),
@@ -518,7 +521,7 @@ def test_a_ttft_target_below_one_request_alone_is_warned_about_not_refused(tmp_p
     assert code == 0, err
     assert (
         "gpt-oss-infra:deployments.gpt-oss.autoscaling.ttftMs: 10 ms is below the time to first token of one "
-        "request alone on these workers, 44.888 ms (modelled: NVIDIA AIConfigurator 0.12.0, batch of one, "
+        f"request alone on these workers, 44.888 ms (modelled: {MODELLED_BY}, batch of one, "
         "1024 in / 1024 out): only KV cache hits or shorter prompts meet it"
     ) in " ".join(err.split())
 

@@ -94,12 +94,12 @@ def test_an_autoscaled_workers_pod_has_time_for_its_longest_answer(catalog):
     (chat,) = [serving for serving in built.serving if serving.deployment.name == "chat"]
     drain = chat.deployment.drain
     # b200-agg-low-latency at 4 GPUs: TensorRT-LLM's default max_seq_len is the model's 131,072-token context,
-    # at AIConfigurator's 2.878 ms per output token (configs/estimates.yaml): 378 s, beyond the operator's 60 s.
-    assert (drain.longest_tokens, drain.tpot_ms) == (131072, 2.878)
-    assert drain.request_seconds == -(-(drain.ttft_ms + 131072 * 2.878) // 1000) == 378
-    assert drain.grace_seconds == 378 + PREFILL_DRAIN_SECONDS + STOP_MARGIN_SECONDS == 438
+    # at AISimulate's 2.817 ms per output token (configs/estimates.yaml): 370 s, beyond the operator's 60 s.
+    assert (drain.longest_tokens, drain.tpot_ms) == (131072, 2.817)
+    assert drain.request_seconds == -(-(drain.ttft_ms + 131072 * 2.817) // 1000) == 370
+    assert drain.grace_seconds == 370 + PREFILL_DRAIN_SECONDS + STOP_MARGIN_SECONDS == 430
     worker = components_by_name(chat.graph)["TrtllmWorker"]
-    assert worker.pod["terminationGracePeriodSeconds"] == 438
-    assert {"name": GRACE_PERIOD_VARIABLE, "value": "378"} in worker.main["env"]  # its generations run that long
+    assert worker.pod["terminationGracePeriodSeconds"] == 430
+    assert {"name": GRACE_PERIOD_VARIABLE, "value": "370"} in worker.main["env"]  # its generations run that long
     # Only the workers the Planner stops: the frontend and the Planner keep the operator's default.
     assert "terminationGracePeriodSeconds" not in components_by_name(chat.graph)["Frontend"].pod

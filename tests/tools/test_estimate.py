@@ -1,6 +1,6 @@
-"""make estimate and make recommend with the real NVIDIA AIConfigurator (.venv-aic, made by make test):
+"""make estimate and make recommend with the real NVIDIA AISimulate (.venv-trial, made by make test):
 one recipe point and one search run again give what configs/estimates.yaml stores, and a recommended
-recipe loads, fits and plans like every other. Each AIConfigurator run takes seconds."""
+recipe loads, fits and plans like every other. Each AISimulate run takes seconds."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from gpt_oss_infra.tools import estimate, recommend
 pytestmark = [
     pytest.mark.end_to_end,
     pytest.mark.skipif(
-        not estimate.AIC_PYTHON.exists(), reason="AIConfigurator is not installed: make test creates .venv-aic"
+        not estimate.SIMULATOR_PYTHON.exists(), reason="AISimulate is not installed: make test creates .venv-trial"
     ),
 ]
 
@@ -32,9 +32,9 @@ def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog):
         {"kind": "estimate", "system": request.system, "inputs": inputs}
         for inputs in (request.inputs, modelled.alone(request.inputs))
     ]
-    version, (answer, alone) = estimate.ask(jobs, catalog, estimate.AIC_PYTHON)
+    version, (answer, alone) = estimate.ask(jobs, catalog, estimate.SIMULATOR_PYTHON)
     stored = catalog.estimates.recipes["h200-agg-low-latency"][1]
-    assert f"NVIDIA AIConfigurator {version}" == catalog.estimates.tool
+    assert f"NVIDIA AISimulate {version}" == catalog.estimates.tool
     point = estimate._point(request, answer, alone)
     assert point["figures"] == stored.figures.model_dump(by_alias=True, exclude_none=True)
     assert point["alone"] == stored.alone.model_dump(by_alias=True, exclude_none=True)
@@ -45,7 +45,7 @@ def test_a_search_run_again_finds_the_stored_best_configurations(catalog):
     name = "h100-agg-long-context"  # 2 GPUs: the quickest search
     experiments = modelled.search_experiments(catalog, name)
     job = {"kind": "search", "inputs": experiments, "top": catalog.aiconfigurator.search_top}
-    _, (answer,) = estimate.ask([job], catalog, estimate.AIC_PYTHON)
+    _, (answer,) = estimate.ask([job], catalog, estimate.SIMULATOR_PYTHON)
     found = estimate._search(catalog, name, experiments, answer)
     stored = catalog.estimates.searches[name].model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
     assert found == stored

@@ -1,5 +1,5 @@
-"""tools/estimate.py without AIConfigurator: the stored calibration is at the published layouts and the
-batches the tool tries, and the point's answer is stored as AIConfigurator gave it."""
+"""tools/estimate.py without AISimulate: the stored calibration is at the published layouts and the
+batches the tool tries, and the point's answer is stored as AISimulate gave it."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def test_each_calibration_point_is_at_its_published_layout(catalog):
 
 
 def test_the_largest_batch_that_fits_is_found_by_doubling_then_bisecting(monkeypatch):
-    """The driver (tools/aiconfigurator_driver.py) with AIConfigurator's answers stood in: batches up to
+    """The driver (tools/aisimulate_driver.py) with AISimulate's answers stood in: batches up to
     900 fit, 901 and above warn; a batch past the largest asked for is never tried."""
-    from gpt_oss_infra.tools import aiconfigurator_driver as driver
+    from gpt_oss_infra.tools import aisimulate_driver as driver
 
     tried = []
 

@@ -79,8 +79,8 @@ def test_every_tool_has_help_with_a_description_and_each_options_help(tool, monk
         assert words(action.help) in words(shown)
 
 
-# Tools that run in another venv's Python (AIConfigurator's, each Dynamo release's), not as a command here.
-OTHER_VENV_DRIVERS = {"aiconfigurator_driver", "dynamo_cli_driver", "planner_driver", "replay_driver", "virtual_scaler"}
+# Tools that run in another venv's Python (AISimulate's, each Dynamo release's), not as a command here.
+OTHER_VENV_DRIVERS = {"aisimulate_driver", "dynamo_cli_driver", "planner_driver", "replay_driver", "virtual_scaler"}
 
 
 def test_every_tool_is_a_command_of_python_m_gpt_oss_infra_and_make_calls_only_that():

@@ -14,6 +14,7 @@ from gpt_oss_infra.core.backends.mocker import TIMING_FLAG
 from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR
 from gpt_oss_infra.core.yaml_files import read_yaml
 from gpt_oss_infra.tools.dynamo_parsers import python_of
+from tests.support import MODELLED_BY
 
 # Run in the 1.6.1 parser venv: the options and destinations of dynamo.mocker's own parser.
 MOCKER_OPTIONS = """
@@ -121,7 +122,7 @@ def test_the_engine_settings_become_flags_and_the_timing_a_mounted_npz(mocker):
 def test_a_mocker_says_what_it_simulates_a_real_engine_nothing(mocker, catalog):
     said = mocker.simulation({TIMING_FLAG: "h200-agg-low-latency-1gpu"})
     assert said == (
-        "Dynamo's mocker, timed as h200-agg-low-latency (1-GPU prefill, 1-GPU decode) as NVIDIA AIConfigurator 0.12.0 "
+        f"Dynamo's mocker, timed as h200-agg-low-latency (1-GPU prefill, 1-GPU decode) as {MODELLED_BY} "
         "models it (configs/mocker-timing/h200-agg-low-latency-1gpu.yaml)"
     )
     assert catalog.backends["trtllm"].simulation({}) is None

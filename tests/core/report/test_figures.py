@@ -8,6 +8,7 @@ import dataclasses
 from gpt_oss_infra.core.inputs.catalog import PublishedThroughput
 from gpt_oss_infra.core.report import figures
 from gpt_oss_infra.core.stack import build_stack
+from tests.support import MODELLED_BY
 
 
 def deployment_of(raw, catalog, name="gpt-oss"):
@@ -23,8 +24,8 @@ def test_the_dev_deployment_gets_the_modelled_figures_of_its_recipe_at_its_gpus(
     assert estimate["tokensPerSecond"] == per_second
     assert estimate["usdPerMillionTokens"] == round(63.296 / (per_second * 3600) * 1e6, 3)
     assert estimate["basis"] == (
-        f"modelled: NVIDIA AIConfigurator 0.12.0, h200_sxm trtllm {stored.database} database, at the recipe's point; "
-        "not its inputs: max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl; "
+        f"modelled: {MODELLED_BY}, h200_sxm trtllm {stored.database} database, at the recipe's point; "
+        "not its inputs: max_seq_len unset (TensorRT-LLM's default): AISimulate takes isl + osl; "
         "moe_config.backend TRITON"
     )
     modelled = estimate["modelled"]
@@ -47,7 +48,7 @@ def test_a_published_measurement_at_the_point_wins_and_the_modelled_one_stays_be
         "published: x",
         "published: x",
     )
-    assert estimate["modelled"]["basis"].startswith("modelled: NVIDIA AIConfigurator")
+    assert estimate["modelled"]["basis"].startswith("modelled: NVIDIA AISimulate")
 
 
 def test_overrides_that_change_the_point_leave_it_unmodelled(dev_raw, catalog):
@@ -70,8 +71,10 @@ def test_a_recipe_whose_stored_point_is_stale_says_so(dev_raw, catalog):
     )
 
 
-def test_a_point_aiconfigurator_has_no_kernels_for_says_its_reason(catalog):
-    reason = catalog.estimates.recipes["b200-disagg-1p4d"][5].not_modelled
+def test_a_point_the_simulator_has_no_kernels_for_says_its_reason(catalog):
+    # GB200's database has no MoE tensor-parallel kernels; B200's has them since AISimulate (docs/recipes.md).
+    assert catalog.estimates.recipes["b200-disagg-1p4d"][5].figures is not None
+    reason = catalog.estimates.recipes["gb200-disagg-1p4d"][5].not_modelled
     assert reason.startswith("PerfDataNotAvailableError: perf database error: MoE data missing")
     assert "moe_tp_size: 4, moe_ep_size: 1" in reason
 

@@ -1,6 +1,6 @@
 """The trial recipes imitate real ones (core/resolve/imitation.py): their mocker limits are the real
 workers', and their timing tables (configs/mocker-timing/) were modelled for those workers, up to
-their limits, by NVIDIA AIConfigurator."""
+their limits, by NVIDIA AISimulate."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from gpt_oss_infra.core.resolve.imitation import imitated_worker
 from gpt_oss_infra.core.yaml_files import read_yaml
 from gpt_oss_infra.tools.mocker_timing import TIMING_DIR, limit_problems
+from tests.support import MODELLED_BY
 
 PROFILES = read_yaml(TIMING_DIR / "profiles.yaml")
 
@@ -53,7 +54,7 @@ def test_the_tables_reach_the_imitated_workers_limits(catalog, name):
     spec, tables = PROFILES[name], read_yaml(TIMING_DIR / f"{name}.yaml")
     prefill = imitated_worker(catalog, spec["recipe"], spec["prefill"]["role"], spec["prefill"]["gpus"])
     decode = imitated_worker(catalog, spec["recipe"], spec["decode"]["role"], spec["decode"]["gpus"])
-    assert tables["recipe"] == spec["recipe"] and tables["modelledBy"]["tool"] == "NVIDIA AIConfigurator 0.12.0"
+    assert tables["recipe"] == spec["recipe"] and tables["modelledBy"]["tool"] == MODELLED_BY
     assert tables["prefill"]["islTokens"][-1] == prefill.max_seq_len
     assert tables["decode"]["maxKvTokens"] == tables["decode"]["activeKvTokens"][-1] == decode.kv_token_capacity
     assert tables["decode"]["contextTokens"][-1] == decode.max_seq_len

@@ -1,4 +1,4 @@
-"""core/resolve/modelled.py: each recipe's point in AIConfigurator's terms, and configs/estimates.yaml kept
+"""core/resolve/modelled.py: each recipe's point in AISimulate's terms, and configs/estimates.yaml kept
 at exactly those points (a recipe whose point changed fails here until make estimate runs again)."""
 
 from __future__ import annotations
@@ -114,10 +114,10 @@ def test_the_roles_of_a_disaggregated_recipe_agree_on_quantization(catalog):
 
 
 def test_blackwell_with_triton_moe_is_not_modelled_as_aiconfigurator_has_no_such_quantization(catalog):
-    """TensorRT-LLM runs W4A8_MXFP4_FP8 there ([trtllm-model-config]); AIConfigurator 0.12.0 has no mode for it."""
+    """TensorRT-LLM runs W4A8_MXFP4_FP8 there ([trtllm-model-config]); AISimulate 0.12.0 has no mode for it."""
     assert modelled.moe_quant_mode(catalog, "b200", "TRITON", {}) == (
         None,
-        "TensorRT-LLM runs its MoE as W4A8_MXFP4_FP8, which AIConfigurator has no quantization mode for",
+        "TensorRT-LLM runs its MoE as W4A8_MXFP4_FP8, which AISimulate has no quantization mode for",
     )
     assert modelled.moe_quant_mode(catalog, "b200", "CUTLASS", {}) == ("w4a8_mxfp4_mxfp8", None)
     assert modelled.moe_quant_mode(catalog, "h200", "TRITON", {}) == ("w4a16_mxfp4", None)
@@ -145,7 +145,7 @@ def test_engine_settings_aiconfigurator_takes_no_input_for_or_assumes_are_named(
     assert modelled.not_inputs(modelled.recipe_workers(catalog, "h200-agg-low-latency", 8)) == {
         "worker": [
             "moe_config.backend TRITON",
-            "max_seq_len unset (TensorRT-LLM's default): AIConfigurator takes isl + osl",
+            "max_seq_len unset (TensorRT-LLM's default): AISimulate takes isl + osl",
         ]
     }
     [worker] = modelled.recipe_workers(catalog, "b200-agg-max-throughput", 8)

@@ -1,8 +1,11 @@
-"""NVIDIA AIConfigurator, asked from its own venv (.venv-aic): support, estimates at a point, and searches.
+"""NVIDIA AISimulate's AIConfigurator API (`aisimulate.legacy_cli`), asked from .venv-trial: support, estimates
+at a point, and searches.
 
 Reads a JSON request on stdin, writes a JSON answer on stdout. Imports nothing of this project, so it
-runs where only aiconfigurator is installed; tools/estimate.py, tools/recommend.py and
-tools/mocker_timing.py are its callers, and build every request from the core (the exact inputs).
+runs where only AISimulate is installed; tools/estimate.py, tools/recommend.py and tools/mocker_timing.py
+are its callers, and build every request from the core (the exact inputs). AISimulate replaced the
+deprecated AIConfigurator and keeps its API and system names; the offline replay (tools/replay_driver.py)
+needs the same wheel, so one venv holds the one simulator.
 
 Request: {"model": ..., "backend": ..., "jobs": [job, ...]}, each job one of
   {"kind": "support", "system": ...}
@@ -10,14 +13,14 @@ Request: {"model": ..., "backend": ..., "jobs": [job, ...]}, each job one of
   {"kind": "search", "inputs": {"agg": {<experiment>}, "disagg": {<experiment>}}, "top": n}: cli_exp's
       experiments (its flat task config: serving_mode, system_name, total_gpus, isl, osl, ttft, tpot, quant)
   {"kind": "largest-batch", "system": ..., "inputs": {<cli_estimate arguments but batch_size>}, "largest": n}
-Answer:  {"aiconfigurator": version, "answers": [answer, ...]} in the jobs' order, each either
-  {"notModelled": "<AIConfigurator's reason>"} (it has no data for the point) or
+Answer:  {"aisimulate": version, "answers": [answer, ...]} in the jobs' order, each either
+  {"notModelled": "<AISimulate's reason>"} (it has no data for the point) or
   support:  {"aggregated": bool, "disaggregated": bool}
   estimate: {"database": version, "ttftMs", "tpotMs", "outputTokensPerSecondPerGpu",
              "tokensPerSecondPerUser", "concurrency", "gpus", "memoryGb": {role: GB per GPU}, "warning"}
   search:   {"modes": {experiment: [row, ...]}}: each row a configuration (its layout, batch, workers,
              figures, database), best first, each within the experiment's TTFT and TPOT targets; or
-             {"notModelled": ..., "closest": row}: AIConfigurator returns its closest rows when none
+             {"notModelled": ..., "closest": row}: AISimulate returns its closest rows when none
              meets the TPOT target, and they are not configurations that meet it
   largest-batch: the estimate at the largest batch per rank up to n that fits the GPU's memory (no
              OOM, no KV cache warning), with its "batch"; or {"notModelled": ...} where none does
@@ -31,12 +34,13 @@ import logging
 import math
 import re
 import sys
+from functools import cache
 from importlib.metadata import version
 from typing import Any
 
 DIGITS = 3  # of a millisecond or a token per second, in the answers
 
-# A search row's columns kept, by mode: AIConfigurator's names; "(p)"/"(d)" prefix the prefill and
+# A search row's columns kept, by mode: AISimulate's (AIConfigurator's) names; "(p)"/"(d)" prefix the prefill and
 # decode workers of a disaggregated row.
 WORKER_COLUMNS = ["tp", "dp", "moe_tp", "moe_ep", "bs", "memory"]
 FIGURE_COLUMNS = {
@@ -54,11 +58,11 @@ def main(argv: list[str] | None = None) -> None:
     logging.disable(logging.WARNING)  # its notices about fallback data go to the log, not to our answer
     request = json.load(sys.stdin)
     answers = [_answer(request, job) for job in request["jobs"]]
-    json.dump({"aiconfigurator": version("aiconfigurator"), "answers": answers}, sys.stdout)
+    json.dump({"aisimulate": version("aisimulate"), "answers": answers}, sys.stdout)
 
 
 def _answer(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
-    from aiconfigurator_core.sdk.errors import NoFeasibleConfigError, PerfDataNotAvailableError  # only in .venv-aic
+    from aisimulate_core.sdk.errors import NoFeasibleConfigError, PerfDataNotAvailableError  # only in .venv-trial
 
     try:
         kinds = {"support": _support, "estimate": _estimate, "search": _search, "largest-batch": _largest_batch}
@@ -74,17 +78,21 @@ def _answer(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _support(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
-    from aiconfigurator.cli.api import cli_support
+    from aisimulate.legacy_cli.api import cli_support
 
     found = cli_support(request["model"], job["system"], backend=request["backend"])
     return {"aggregated": bool(found.agg_supported), "disaggregated": bool(found.disagg_supported)}
 
 
 def _estimate(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
-    from aiconfigurator.cli.api import cli_estimate
+    from aisimulate.legacy_cli.api import cli_estimate
 
     result = cli_estimate(
-        model_path=request["model"], system_name=job["system"], backend_name=request["backend"], **job["inputs"]
+        model_path=request["model"],
+        system_name=job["system"],
+        backend_name=request["backend"],
+        backend_version=_database(job["system"], request["backend"]),
+        **job["inputs"],
     )
     raw = result.raw
     memory = (
@@ -105,8 +113,18 @@ def _estimate(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@cache
+def _database(system: str, backend: str) -> str | None:
+    """The database version cli_estimate would pick by default (the latest for the system), found once: left
+    to it, each call lists every system's databases again, 2 s a call here against 0.02 s with the version."""
+    from aisimulate_core.sdk.perf_database import get_latest_database_version
+
+    found: str | None = get_latest_database_version(system=system, backend=backend)
+    return found
+
+
 def _search(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
-    from aiconfigurator.cli.api import cli_exp
+    from aisimulate.legacy_cli.api import cli_exp
 
     # Each experiment's model and backend are the request's; a disaggregated one names them per role.
     common = {"model_path": request["model"], "backend_name": request["backend"]}
