@@ -182,7 +182,13 @@ class _Made:
 # one worker made, the other reads instead of making it again.
 SHARED_RUNS = "GPT_OSS_INFRA_SHARED_RUNS"
 # The simulator every modelled figure names (configs/estimates.yaml `tool`, configs/mocker-timing/*.yaml).
-MODELLED_BY = "NVIDIA AISimulate 0.13.0.dev202610270000000085"
+# The AISimulate release requirements-trial.txt pins.
+AISIMULATE_VERSION = next(
+    line.split("==")[1]
+    for line in (Path(__file__).resolve().parents[1] / "requirements-trial.txt").read_text().splitlines()
+    if line.startswith("aisimulate==")
+)
+MODELLED_BY = f"NVIDIA AISimulate {AISIMULATE_VERSION}"
 
 
 @functools.cache

@@ -138,7 +138,7 @@ def recipe(catalog: Catalog, row: SearchRow, args: argparse.Namespace, version: 
         "goal": goal,
         "backend": catalog.aiconfigurator.backend,
         "sources": [
-            f"[aiconfigurator] {version} best configuration of `{command}` on {date.today().isoformat()} "
+            f"[aisimulate] {version} best configuration of `{command}` on {date.today().isoformat()} "
             f"(database {row.database}): modelled, not measured"
         ],
         "decisions": decisions,

@@ -114,6 +114,9 @@ class StackInput:
         return build_stack(config, catalog, with_hf_token=False, api_key_clients=self.clients, region=self.region)
 
 
+NOTHING_TO_SCALE = "its node pool holds one of its workers (or prefill-and-decode pairs): nothing to scale"
+
+
 def cases(catalog: Catalog, stack_filter: str | None = None) -> tuple[list[Case], dict[str, str]]:
     """The deployments to replay, and those that cannot be (stack/deployment -> why)."""
     found, skipped = [], {}
@@ -128,26 +131,27 @@ def cases(catalog: Catalog, stack_filter: str | None = None) -> tuple[list[Case]
             if deployment.pool is None:
                 skipped[key] = "runs no GPU (a simulated engine: make trial serves it)"
                 continue
+            if serving.planner_config is not None:
+                replayed, what_if = serving, False
+                sizes = {worker.role: worker.most_replicas for worker in deployment.workers}
+            else:
+                # First whether scaling it would make sense at all, then whether the mocker can imitate it.
+                scaled, refusal = _what_if_serving(stack_input, deployment, catalog)
+                if scaled is None:
+                    skipped[key] = f"its what-if autoscaling is refused: {refusal}"
+                    continue
+                if all(w.scaling and w.scaling.max_replicas == 1 for w in scaled.deployment.workers):
+                    skipped[key] = NOTHING_TO_SCALE
+                    continue
+                replayed, what_if = scaled, True
+                sizes = {worker.role: worker.replicas for worker in deployment.workers}
             why_not = _not_imitated(catalog, deployment)
             if why_not:
                 skipped[key] = why_not
                 continue
-            if serving.planner_config is not None:
-                planner = json.loads(serving.planner_config["data"][CONFIG_FILE])
-                most = {worker.role: worker.most_replicas for worker in deployment.workers}
-                found.append(Case(stack, deployment.name, deployment, planner, False, place, most))
-                continue
-            scaled, refusal = _what_if_serving(stack_input, deployment, catalog)
-            if scaled is None:
-                skipped[key] = f"its what-if autoscaling is refused: {refusal}"
-                continue
-            if all(w.scaling and w.scaling.max_replicas == 1 for w in scaled.deployment.workers):
-                skipped[key] = "its node pool holds one of its workers (or prefill-and-decode pairs): nothing to scale"
-                continue
-            assert scaled.planner_config is not None
-            planner = json.loads(scaled.planner_config["data"][CONFIG_FILE])
-            configured = {worker.role: worker.replicas for worker in deployment.workers}
-            found.append(Case(stack, deployment.name, scaled.deployment, planner, True, place, configured))
+            assert replayed.planner_config is not None
+            planner = json.loads(replayed.planner_config["data"][CONFIG_FILE])
+            found.append(Case(stack, deployment.name, replayed.deployment, planner, what_if, place, sizes))
     return found, skipped
 
 

@@ -442,16 +442,16 @@ def run_job(
     env = local_job_env({item["name"]: item["value"] for item in container["env"]}, places)
     env["PATH"] = f"{path_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     env["TERMINATION_LOG"] = str(processes.log_dir / f"{name}.termination")
-    # A pod's /tmp goes with the pod; here the Job's temporary files (aiperf's shared-memory directories) go with
-    # the trial's scratch directory, not into this machine's /tmp.
-    env["TMPDIR"] = str(places.scratch / "tmp" / name)
-    Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
     argv = [places.path(token) for token in container["command"] + container.get("args", [])]
-    process = processes.start(name, argv, env)
-    try:
-        returncode = process.popen.wait(timeout)
-    except subprocess.TimeoutExpired:
-        raise TrialError(f"Job {job['metadata']['name']} did not end within {timeout:.0f} s") from None
+    # A pod's /tmp goes with the pod; here the Job's temporary files (aiperf leaves an empty directory per run)
+    # go with a directory of the Job's own, removed when it ends. Under /tmp, not the trial's deeper scratch
+    # directory: aiperf's ZMQ sockets live there, and a Unix socket's path may not exceed 107 bytes.
+    with tempfile.TemporaryDirectory(prefix="trial-job-") as job_tmp:
+        process = processes.start(name, argv, env | {"TMPDIR": job_tmp})
+        try:
+            returncode = process.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TrialError(f"Job {job['metadata']['name']} did not end within {timeout:.0f} s") from None
     output = process.log.read_text(errors="replace")
     if returncode != 0:
         raise TrialError(f"Job {job['metadata']['name']} failed (exit {returncode})")

@@ -30,14 +30,14 @@ from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_ROLE
 # observations of its workers, and how long it takes to gather them depends on how busy this machine is.
 # The first phase is more than one worker serves within the trial's elastic targets, the second far less.
 @dataclass(frozen=True)
-class Phase:
+class BurstPhase:
     clients: int
     until: str  # the decision that ends it: SCALED_UP or SCALED_DOWN
     most_seconds: int
 
 
 SCALED_UP, SCALED_DOWN = "scaled up", "scaled back down"
-BURST = (Phase(96, SCALED_UP, 240), Phase(2, SCALED_DOWN, 240))
+BURST = (BurstPhase(96, SCALED_UP, 240), BurstPhase(2, SCALED_DOWN, 240))
 PROMPT_WORDS = 500  # about as many tokens with the stand-in tokenizer (a token per character is the most)
 ANSWER_TOKENS = 800
 REQUEST_SECONDS = 120
@@ -108,7 +108,7 @@ def scaled_workers(
     }
 
 
-def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[Phase, ...] = BURST) -> dict[str, Any]:
+def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[BurstPhase, ...] = BURST) -> dict[str, Any]:
     """The phases' load on the frontend (completions, not streamed), each until `made(phase.until)` or its most
     seconds; how many requests were answered and failed, and how long each phase lasted."""
     counts = {"answered": 0, "failed": 0}
@@ -131,30 +131,39 @@ def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[Phas
             with lock:
                 counts[outcome] += 1
 
-    lasted, every_client = [], []
-    for phase in phases:
-        started = time.monotonic()
-        ended = threading.Event()
-        threads = [threading.Thread(target=client, args=(ended,), daemon=True) for _ in range(phase.clients)]
-        for thread in threads:
-            thread.start()
-        every_client += threads
-        while time.monotonic() - started < phase.most_seconds and not made(phase.until):
-            time.sleep(1)
-        lasted.append(round(time.monotonic() - started))
-        ended.set()  # requests in flight finish; the next phase's clients start beside them
-    for thread in every_client:
-        thread.join(REQUEST_SECONDS)
+    lasted: list[int] = []
+    every_client: list[threading.Thread] = []
+    ended = threading.Event()
+    try:
+        for phase in phases:
+            started = time.monotonic()
+            ended = threading.Event()
+            threads = [threading.Thread(target=client, args=(ended,), daemon=True) for _ in range(phase.clients)]
+            for thread in threads:
+                thread.start()
+            every_client += threads
+            reached = False
+            while time.monotonic() - started < phase.most_seconds and not (reached := made(phase.until)):
+                time.sleep(1)
+            lasted.append(round(time.monotonic() - started))
+            ended.set()  # requests in flight finish; the next phase's clients start beside them
+            if not reached:
+                break  # the decision never came: the later phases wait for one that follows it
+    finally:
+        ended.set()  # whatever stopped the phases, no client goes on sending
+        for thread in every_client:
+            thread.join(REQUEST_SECONDS)
     return {**counts, "phaseSeconds": lasted}
 
 
 def scaled(made: list[dict[str, Any]], direction: str) -> bool:
-    """Whether the decisions `made` (the scaler's, in order) include a scale-up of some role, and for SCALED_DOWN
-    also a later scale-down of that role."""
+    """Whether the decisions `made` (the scaler's, in order) scaled some role up (SCALED_UP), or scaled it up and
+    then back down to the count it started from (SCALED_DOWN)."""
     for role in {role for decision in made for role in decision if role != "atSeconds"}:
         changes = [decision[role] for decision in made if role in decision]
+        start = changes[0]["from"]
         peak = max(change["to"] for change in changes)
-        if peak > changes[0]["from"] and (direction == SCALED_UP or changes[-1]["to"] < peak):
+        if peak > start and (direction == SCALED_UP or changes[-1]["to"] == start):
             return True
     return False
 

@@ -95,7 +95,7 @@ def test_a_recommended_disaggregated_recipe_has_what_disaggregated_serving_needs
     worker = {"tp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 1, "bs": 1, "memory": 60, "workers": 2}
     decode = {"tp": 1, "dp": 2, "moe_tp": 1, "moe_ep": 2, "bs": 128, "memory": 50, "workers": 2}
     row = search_row("disagg", {"prefill": worker, "decode": decode}, 6, 512)
-    content = recommend.recipe(catalog, row, recommend_args(), "0.12.0", [])
+    content = recommend.recipe(catalog, row, recommend_args(), "0.13.0.dev202610270000000085", [])
     prefill, decode_engine = content["workers"]["prefill"]["engine"], content["workers"]["decode"]["engine"]
     assert prefill["disable_overlap_scheduler"] is True and decode_engine["disable_overlap_scheduler"] is False
     assert prefill["cache_transceiver_config"] == {"backend": "UCX", "max_tokens_in_buffer": 65536}

@@ -51,6 +51,9 @@ def test_every_shipped_deployment_is_replayed_or_says_why(stored):
     assert set(stored.deployments) | set(stored.not_simulated) == every
     assert not set(stored.deployments) & set(stored.not_simulated)
     assert all(why for why in stored.not_simulated.values())
+    # Whether scaling would make sense at all is said first: no timing tables would make these worth replaying.
+    assert stored.not_simulated["dev/gpt-oss"].startswith("its node pool holds one of its workers")
+    assert "runs in a Capacity Block" in stored.not_simulated["h200/gpt-oss"]
 
 
 def test_the_docs_table_is_configs_simulated(stored):
@@ -101,3 +104,12 @@ def test_a_deployment_replayed_for_nothing_like_it_gets_no_figures(catalog):
     bigger = {name: pool | {"nodes": pool["nodes"] + 1} for name, pool in pools.items()}
     stack = _autoscaling_stack(catalog, {"nodePools": bigger})
     assert [simulated_report(catalog, serving.deployment) for serving in stack.serving] == [None, None]
+
+
+def test_a_deployment_worth_scaling_but_without_timing_tables_says_which_profile_to_add(catalog):
+    # b200-agg-low-latency at 1 GPU: profiles cover its 4- and 8-GPU workers only.
+    chat = {"recipe": "b200-agg-low-latency", "nodePool": "b200", "gpus": 1}
+    (serving,) = _autoscaling_stack(catalog, {"deployments": {"chat": chat}}).serving
+    assert simulate._not_imitated(catalog, serving.deployment) == (
+        "no timing tables for its workers: add a profile to configs/mocker-timing/profiles.yaml, make mocker-timing"
+    )

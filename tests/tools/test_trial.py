@@ -9,6 +9,8 @@ import copy
 import dataclasses
 import json
 import subprocess
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -112,12 +114,16 @@ def test_scaled_up_and_back_down_follow_each_role_from_where_it_started():
     up = {"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}
     higher = {"atSeconds": 50.0, "decode": {"from": 2, "to": 3}}
     down = {"atSeconds": 90.0, "decode": {"from": 3, "to": 2}}
+    back = {"atSeconds": 95.0, "decode": {"from": 2, "to": 1}}
+    again = {"atSeconds": 99.0, "decode": {"from": 1, "to": 2}}
     prefill_down = {"atSeconds": 95.0, "prefill": {"from": 2, "to": 1}}
     cases = [
         ([], (False, False)),
         ([up], (True, False)),
         ([up, higher], (True, False)),
-        ([up, higher, down], (True, True)),
+        ([up, higher, down], (True, False)),  # down, but not yet to where it started
+        ([up, higher, down, back], (True, True)),
+        ([up, back, again], (True, False)),  # back, then up again: the last count is not the start
         ([prefill_down], (False, False)),  # down from where it started is not back down
         ([up, prefill_down], (True, False)),  # decode went up, prefill down: no role did both
     ]
@@ -126,19 +132,22 @@ def test_scaled_up_and_back_down_follow_each_role_from_where_it_started():
         assert found == expected, made
 
 
+class Answer:
+    """A frontend's answer, stood in."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        return False
+
+    def read(self):
+        return b"{}"
+
+
 def test_each_burst_phase_ends_at_the_decision_it_waits_for(monkeypatch):
     """A phase ends once the Planner has made its decision (here at once), not after its most seconds."""
     served = []
-
-    class Answer:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def read(self):
-            return b"{}"
 
     def answer(request, timeout):
         served.append(request.full_url)
@@ -148,8 +157,8 @@ def test_each_burst_phase_ends_at_the_decision_it_waits_for(monkeypatch):
     monkeypatch.setattr(trial_planner.urllib.request, "urlopen", answer)
     asked = []
     phases = (
-        trial_planner.Phase(3, trial_planner.SCALED_UP, 60),
-        trial_planner.Phase(1, trial_planner.SCALED_DOWN, 60),
+        trial_planner.BurstPhase(3, trial_planner.SCALED_UP, 60),
+        trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
     )
     started = time.monotonic()
     load = trial_planner.burst(18000, "m", lambda direction: asked.append(direction) or True, phases)
@@ -157,6 +166,27 @@ def test_each_burst_phase_ends_at_the_decision_it_waits_for(monkeypatch):
     assert asked == [trial_planner.SCALED_UP, trial_planner.SCALED_DOWN]
     assert load["answered"] == len(served) >= 4 and load["failed"] == 0
     assert set(served) == {"http://127.0.0.1:18000/v1/completions"}
+
+
+def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(monkeypatch):
+    """No scale-up within the first phase: the second (waiting for a scale-down after it) is not run. And a
+    failure while waiting stops every client before it propagates."""
+    monkeypatch.setattr(trial_planner.urllib.request, "urlopen", lambda request, timeout: time.sleep(0.05) or Answer())
+    phases = (
+        trial_planner.BurstPhase(2, trial_planner.SCALED_UP, 2),
+        trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
+    )
+    started = time.monotonic()
+    load = trial_planner.burst(18000, "m", lambda direction: False, phases)
+    assert load["phaseSeconds"] == [2] and time.monotonic() - started < 30
+
+    def unreadable(direction):
+        raise ValueError("a scaler log line that is not JSON")
+
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="not JSON"):
+        trial_planner.burst(18000, "m", unreadable, phases)
+    assert threading.active_count() == before  # every client thread ended
 
 
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
@@ -233,6 +263,7 @@ def _ours_running(work) -> list[str]:
 @pytest.mark.end_to_end
 def test_the_trial_serves_every_deployment_and_reports_simulated_figures(capsys, tmp_path):
     """The whole of `make trial`: the output it promises, and nothing left running."""
+    aiperf_left_before = set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*"))
     assert trial.main(["--keep", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for line in trial.SUBSTITUTIONS:
@@ -255,8 +286,9 @@ def test_the_trial_serves_every_deployment_and_reports_simulated_figures(capsys,
     for inputs in benchmark_inputs:
         prompts = [json.dumps(item) for item in json.loads(inputs.read_text())["data"]]
         assert len(set(prompts)) == len(prompts) >= 4
-    # Each benchmark's temporary files (aiperf's) stay in the trial's scratch directory, removed with it.
-    assert len(sorted(tmp_path.rglob("aiperf_mmap_*"))) == 2
+    # The benchmarks' temporary files (aiperf's) went with their Jobs: none left in this machine's /tmp.
+    assert set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*")) <= aiperf_left_before
+    assert not list(Path(tempfile.gettempdir()).glob("trial-job-*"))
 
 
 def test_the_run_starts_with_the_trial_by_its_id():

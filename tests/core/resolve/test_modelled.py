@@ -113,8 +113,9 @@ def test_the_roles_of_a_disaggregated_recipe_agree_on_quantization(catalog):
         ), name
 
 
-def test_blackwell_with_triton_moe_is_not_modelled_as_aiconfigurator_has_no_such_quantization(catalog):
-    """TensorRT-LLM runs W4A8_MXFP4_FP8 there ([trtllm-model-config]); AISimulate 0.12.0 has no mode for it."""
+def test_blackwell_with_triton_moe_is_not_modelled_as_the_simulator_has_no_such_quantization(catalog):
+    """TensorRT-LLM runs W4A8_MXFP4_FP8 there ([trtllm-model-config]); AISimulate (as AIConfigurator 0.12.0
+    before it) has no mode for it."""
     assert modelled.moe_quant_mode(catalog, "b200", "TRITON", {}) == (
         None,
         "TensorRT-LLM runs its MoE as W4A8_MXFP4_FP8, which AISimulate has no quantization mode for",
