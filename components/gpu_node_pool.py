@@ -110,7 +110,7 @@ class GpuNodePool(Component):
         # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
         pool_config = config.node_pools[name]
         pools_of_this_program()[name] = block_args.PoolFacts(
-            pool_config.hardware, pool_config.nodes, {POOL_LABEL: name}
+            pool_config.hardware, pool_config.nodes, {POOL_LABEL: name}, efa=bool(spec.network_interfaces)
         )
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])

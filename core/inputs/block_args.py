@@ -42,6 +42,7 @@ class PoolFacts:
     hardware: str
     nodes: int
     labels: dict[str, str]  # the labels its nodes carry, which the deployment's workers select
+    efa: bool  # whether its nodes have EFA interfaces, which the deployment's workers may then ask for
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,8 @@ def deployment(
                         args["pool_nodes"] if args.get("pool_nodes") is not None else made.nodes if made else 1
                     ),
                     "nodeSelector": args.get("node_selector") or (made.labels if made else None),
+                    # The pool decided its EFA alone: the workers must not ask for interfaces its nodes lack.
+                    "efa": made.efa if made else None,
                 }
             )
         }
@@ -217,6 +220,7 @@ def deployment(
         f"nodePools.{pool}.hardware": RECIPE_OBJECT if args.get(RECIPE_OBJECT) is not None else "recipe",
         f"nodePools.{pool}.nodes": "pool_nodes",
         f"nodePools.{pool}.nodeSelector": "node_selector",
+        f"nodePools.{pool}.efa": "node_pool",
         "nodePools": "node_pool",
         "namespace": "namespace",
         "apiKeys": "api_keys",

@@ -408,6 +408,25 @@ def test_a_deployment_names_a_gpu_node_pool_the_program_made_and_selects_its_nod
     assert worker.pod["nodeSelector"] == {"gpt-oss-infra/pool": "h200"}  # the label the pool's nodes carry
 
 
+@pytest.mark.parametrize("efa", [False, True])
+def test_a_deployment_asks_for_efa_only_where_its_gpu_node_pool_has_it(engine, efa):
+    """b200-disagg-4p4d's KV cache crosses the nodes of a 2-node pool. The pool decides its EFA alone (it sees
+    no deployment): the workers ask for EFA interfaces only where the pool's nodes have them, else a pod that
+    asks for devices no node has stays Pending."""
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+
+    def program():
+        GpuNodePool("b200", POOL_ARGS | {"hardware": "b200", "efa": efa})
+        GptOssDeployment("gpt-oss", {"recipe": "b200-disagg-4p4d", "namespace": "gpt-oss", "node_pool": "b200"})
+
+    engine.run(program)
+    assert bool(engine.inputs("b200-nodes-template").get("networkInterfaces")) is efa
+    workers = [c for c in components_by_name(engine.inputs("gpt-oss-graph")).values() if c.type != "frontend"]
+    assert len(workers) == 2
+    for worker in workers:
+        assert ("vpc.amazonaws.com/efa" in worker.devices) is efa, worker.name
+
+
 @pytest.mark.parametrize(
     ("node_pool", "expected"),
     [
