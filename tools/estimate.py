@@ -42,6 +42,16 @@ HEADER = (
 )
 
 
+def add_simulator_python(parser: argparse.ArgumentParser) -> None:
+    """The option every command that asks AISimulate takes (make estimate, make recommend, make mocker-timing)."""
+    parser.add_argument(
+        "--simulator-python",
+        type=Path,
+        default=SIMULATOR_PYTHON,
+        help="the Python that has aisimulate (default: the one make test installs)",
+    )
+
+
 def ask(jobs: list[dict[str, Any]], catalog: Catalog, simulator_python: Path) -> tuple[str, list[dict[str, Any]]]:
     """AISimulate's answers to `jobs`, in one run of its venv's Python (its databases load once)."""
     settings = catalog.aiconfigurator
@@ -211,12 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recipe", action="append", help="only this recipe (repeat for more; default: every one)")
     parser.add_argument("--skip-search", action="store_true", help="keep the stored best-configuration searches")
     parser.add_argument("--skip-calibration", action="store_true", help="keep the stored calibration")
-    parser.add_argument(
-        "--simulator-python",
-        type=Path,
-        default=SIMULATOR_PYTHON,
-        help="the Python that has aisimulate (default: the one make test installs)",
-    )
+    add_simulator_python(parser)
     parser.add_argument("--out", type=Path, default=ESTIMATES, help="where to write (default: configs/estimates.yaml)")
     args = parser.parse_args(argv)
     catalog = load_catalog(cached=False)  # make recommend may have just written a recipe

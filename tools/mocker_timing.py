@@ -25,7 +25,7 @@ from gpt_oss_infra.core.inputs.catalog import CONFIG_DIR, Catalog, load_catalog
 from gpt_oss_infra.core.resolve.imitation import ImitatedWorker, imitated_worker
 from gpt_oss_infra.core.resolve.modelled import WorkerPoint, quantization
 from gpt_oss_infra.core.yaml_files import read_yaml
-from gpt_oss_infra.tools.estimate import SIMULATOR_PYTHON, ask
+from gpt_oss_infra.tools.estimate import add_simulator_python, ask
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING_DIR = CONFIG_DIR / "mocker-timing"
@@ -147,12 +147,7 @@ def limit_problems(catalog: Catalog, name: str, spec: dict[str, Any]) -> list[st
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", help="one profile of configs/mocker-timing/profiles.yaml (default: all)")
-    parser.add_argument(
-        "--simulator-python",
-        type=Path,
-        default=SIMULATOR_PYTHON,
-        help="the Python that has aisimulate (default: the one make test installs)",
-    )
+    add_simulator_python(parser)
     args = parser.parse_args(argv)
     profiles = read_yaml(TIMING_DIR / "profiles.yaml")
     for name, spec in profiles.items():

@@ -31,7 +31,7 @@ from gpt_oss_infra.core.report.figures import describe
 from gpt_oss_infra.core.resolve.modelled import AGGREGATED, DISAGGREGATED, experiments, moe_quant_mode
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import estimate
-from gpt_oss_infra.tools.estimate import SIMULATOR_PYTHON, ask
+from gpt_oss_infra.tools.estimate import add_simulator_python, ask
 
 # What TensorRT-LLM's gpt-oss guide says per architecture and goal ([trtllm-gptoss-readme]): TRITON on
 # Hopper for latency and throughput; on Blackwell TRTLLM for latency and CUTLASS for throughput.
@@ -206,12 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", help="the recipe's name (default: <hardware>-recommended-<mode>-<isl>-<osl>)")
     parser.add_argument("--out-dir", type=Path, default=CONFIG_DIR / "recipes", help="where the recipe is written")
     parser.add_argument("--no-estimate", action="store_true", help="do not model it with make estimate afterwards")
-    parser.add_argument(
-        "--simulator-python",
-        type=Path,
-        default=SIMULATOR_PYTHON,
-        help="the Python that has aisimulate (default: the one make test installs)",
-    )
+    add_simulator_python(parser)
     args = parser.parse_args(argv)
     catalog = load_catalog()
     if args.hardware not in catalog.hardware:

@@ -169,9 +169,7 @@ class Replayer:
             high /= 2
             if met(high):
                 low, high = high, high * 2
-        if low == 0.0:
-            return {"factor": 0.0, "tried": {str(f): share for f, share in sorted(tried.items())}}
-        for _ in range(spec["capacity"]["steps"]):
+        for _ in range(spec["capacity"]["steps"] if low else 0):  # none met: factor 0, nothing to bisect
             middle = (low + high) / 2
             low, high = (middle, high) if met(middle) else (low, middle)
         return {"factor": low, "tried": {str(f): share for f, share in sorted(tried.items())}}

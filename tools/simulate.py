@@ -133,7 +133,7 @@ def cases(catalog: Catalog, stack_filter: str | None = None) -> tuple[list[Case]
                 continue
             if serving.planner_config is not None:
                 replayed, what_if = serving, False
-                sizes = {worker.role: worker.most_replicas for worker in deployment.workers}
+                configured = {worker.role: worker.most_replicas for worker in deployment.workers}
             else:
                 # First whether scaling it would make sense at all, then whether the mocker can imitate it.
                 scaled, refusal = _what_if_serving(stack_input, deployment, catalog)
@@ -144,14 +144,14 @@ def cases(catalog: Catalog, stack_filter: str | None = None) -> tuple[list[Case]
                     skipped[key] = NOTHING_TO_SCALE
                     continue
                 replayed, what_if = scaled, True
-                sizes = {worker.role: worker.replicas for worker in deployment.workers}
+                configured = {worker.role: worker.replicas for worker in deployment.workers}
             why_not = _not_imitated(catalog, deployment)
             if why_not:
                 skipped[key] = why_not
                 continue
             assert replayed.planner_config is not None
             planner = json.loads(replayed.planner_config["data"][CONFIG_FILE])
-            found.append(Case(stack, deployment.name, replayed.deployment, planner, what_if, place, sizes))
+            found.append(Case(stack, deployment.name, replayed.deployment, planner, what_if, place, configured))
     return found, skipped
 
 
@@ -318,11 +318,10 @@ def _steady(
     return traces.rows(traces.arrivals(lambda _: rate, rate, seconds, seed), shape, seed, groups, share)
 
 
-def calibration_request(case: Case, catalog: Catalog, settings: dict[str, Any], shared: Setup) -> dict[str, Any]:
+def calibration_request(case: Case, rate: float, settings: dict[str, Any], shared: Setup) -> dict[str, Any]:
     """The driver's request for the highest rate the peak size serves within the SLA: a steady trace at the
-    modelled rate (the recipe's concurrency over its modelled time per request, which ignores a prefill
-    worker's own limit), sped up or slowed down by the replay until the SLA is just met."""
-    rate, _ = modelled_rate(catalog, case, settings)
+    modelled `rate` (modelled_rate: the recipe's concurrency over its modelled time per request, which ignores
+    a prefill worker's own limit), sped up or slowed down by the replay until the SLA is just met."""
     count = settings["calibration"]["requests"]
     spec = {"peakPerS": rate, "seconds": count / rate, "seed": settings["seed"]}
     return shared.base(settings, case.planner) | {
@@ -607,12 +606,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.deployment not in (None, case.name):
             continue
         key, shared = f"{case.stack}/{case.name}", setup(case, catalog, settings)
-        calibration = calibration_request(case, catalog, settings, shared)
+        rate, basis = modelled_rate(catalog, case, settings)
+        calibration = calibration_request(case, rate, settings, shared)
         inputs_key = fingerprint(calibration)
         if inputs_key not in done:
             done[inputs_key] = replay(with_traces(calibration), f"{key}, the highest rate its peak size serves")
         factor = done[inputs_key]["capacity"]["factor"]
-        rate, basis = modelled_rate(catalog, case, settings)
         capacity = factor * rate
         if not factor:
             skipped[key] = f"its peak size misses the SLA even at 1/1024 of its modelled rate ({basis})"
