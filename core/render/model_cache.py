@@ -131,6 +131,14 @@ def completion_marker(release: Release, weights: bool = True) -> str:
     )
 
 
+def awaited_markers(release: Release, weights: bool) -> list[str]:
+    """The markers any of which lets a worker start: a full snapshot's, and for a worker that reads the
+    tokenizer only (a mocker), a tokenizer-only snapshot's first. A full snapshot holds the tokenizer too,
+    and a cache made on its own (the ModelCache block), which sees no deployment, downloads the full one."""
+    full = completion_marker(release)
+    return [full] if weights else [completion_marker(release, weights=False), full]
+
+
 def download_job_name(release: Release, weights: bool = True) -> str:
     """The revision (and what is cached) is in the name: a new revision is a new Job, and nothing else changes."""
     return f"model-download-{release.model_revision[:12]}{'' if weights else '-tokenizer'}"
@@ -262,9 +270,9 @@ def cache_job(
 
 WAIT_FOR_MARKER = (
     "import os, time\n"
-    "marker = os.environ['MARKER']\n"
-    "while not os.path.exists(marker):\n"
-    "    print(f'waiting for {marker}', flush=True)\n"
+    "markers = os.environ['MARKERS'].split()\n"
+    "while not any(os.path.exists(marker) for marker in markers):\n"
+    "    print(f'waiting for {\" or \".join(markers)}', flush=True)\n"
     "    time.sleep(15)\n"
 )
 
@@ -284,7 +292,7 @@ def wait_for_model(
         # Python, which every runtime image runs its own components with: a minimal image need not
         # have a shell or `sleep` (the mocker's dynamo-planner image, say).
         "command": ["python3", "-c", WAIT_FOR_MARKER],
-        "env": [{"name": "MARKER", "value": completion_marker(release, weights)}],
+        "env": [{"name": "MARKERS", "value": " ".join(awaited_markers(release, weights))}],
         "volumeMounts": [{"name": volume["name"], "mountPath": MODEL_CACHE_MOUNT, "readOnly": True}],
         "resources": resources,
     }

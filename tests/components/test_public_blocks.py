@@ -617,3 +617,24 @@ def test_a_blocks_settings_reach_the_stack_config_under_the_models_keys():
     assert block_args.argument_names(ModelCacheConfig, "modelCache")["modelCache.fsxThroughputPerTiB"] == (
         "fsx_throughput_per_tib"
     )
+
+
+def test_a_mocker_deployment_starts_on_the_full_snapshot_a_model_cache_block_downloads(engine):
+    """A ModelCache block sees no deployment, so it downloads the full snapshot; a mocker deployment, which
+    reads the tokenizer only, must take that marker too, or its workers would wait forever."""
+
+    def program():
+        cluster = on_stand_in_cluster()
+        ModelCache("cache", {"namespace": "gpt-oss", "storage_class_name": "shared-rwx"}, opts=cluster)
+        GptOssDeployment("trial", {"recipe": "trial-mocker-agg", "namespace": "gpt-oss"}, opts=cluster)
+
+    engine.run(program)
+    download = engine.inputs("cache-download")["spec"]["template"]["spec"]["containers"][0]
+    (written,) = [variable["value"] for variable in download["env"] if variable["name"] == "MARKER"]
+    graph = engine.inputs("trial-graph")
+    waiting = [
+        init["env"]
+        for component in components_by_name(graph).values()
+        for init in component.pod.get("initContainers", [])
+    ]
+    assert waiting and all(written in each[0]["value"].split() for each in waiting)

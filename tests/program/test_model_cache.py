@@ -71,7 +71,7 @@ def test_workers_wait_for_the_marker_the_job_writes(dev_run, dev_raw, catalog):
     marker = completion_marker(stack.config.release)
     job_env = registered(dev_run, "model-cache-download").inputs["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "MARKER", "value": marker} in job_env
-    assert init["env"] == [{"name": "MARKER", "value": marker}]
+    assert init["env"] == [{"name": "MARKERS", "value": marker}]
     assert init["volumeMounts"] == [{"name": "model-cache-marker", "mountPath": "/opt/models", "readOnly": True}]
     assert {
         "name": "model-cache-marker",

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 
+import pytest
+
+from gpt_oss_infra.core.render import model_cache
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, run_entries, stack_entries
 
@@ -85,3 +91,25 @@ def test_what_the_cache_jobs_write_outside_the_cache_is_on_their_scratch_volume(
         assert env["HOME"] == "/tmp" and env["PYTHONUSERBASE"].startswith("/tmp/")
         installs = [line for line in catalog.scripts[script].splitlines() if line.startswith("pip install")]
         assert installs and all(" --user " in line for line in installs), script
+
+
+def test_a_worker_waits_until_any_of_its_markers_exists(tmp_path):
+    """The init container's own script, run as the runtime image runs it: a mocker that reads the
+    tokenizer only starts on a full snapshot too (a ModelCache block downloads one)."""
+    tokenizer_only, full = tmp_path / "m.tokenizer.complete", tmp_path / "m.complete"
+    env = {**os.environ, "MARKERS": f"{tokenizer_only} {full}"}
+    command = [sys.executable, "-c", model_cache.WAIT_FOR_MARKER]
+    with pytest.raises(subprocess.TimeoutExpired):  # neither marker yet: it keeps waiting
+        subprocess.run(command, env=env, timeout=1, capture_output=True, check=True)
+    full.write_text("snapshot\n")
+    subprocess.run(command, env=env, timeout=10, capture_output=True, check=True)
+
+
+def test_only_a_tokenizer_reader_takes_a_tokenizer_only_snapshot(dev_stack):
+    release = dev_stack.config.release
+    full = model_cache.completion_marker(release)
+    assert model_cache.awaited_markers(release, weights=True) == [full]
+    assert model_cache.awaited_markers(release, weights=False) == [
+        full.removesuffix(".complete") + ".tokenizer.complete",
+        full,
+    ]
