@@ -18,6 +18,7 @@ from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
@@ -51,6 +52,9 @@ class PlatformFacts:
 # run, None in a component provider, which serves one program).
 _POOLS: dict[int, dict[str, block_args.PoolFacts]] = {}
 _PLATFORMS: dict[int, dict[str, PlatformFacts]] = {}
+# The GptOssDeployments on each GpuNodePool so far: a pool's next deployment is placed beside them, as the
+# stack places every deployment of a pool together.
+_PLACED: dict[int, dict[str, list[ResolvedDeployment]]] = {}
 
 
 def pools_of_this_program() -> dict[str, block_args.PoolFacts]:
@@ -59,6 +63,10 @@ def pools_of_this_program() -> dict[str, block_args.PoolFacts]:
 
 def platforms_of_this_program() -> dict[str, PlatformFacts]:
     return _PLATFORMS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
+
+def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
+    return _PLACED.setdefault(id(pulumi.runtime.get_root_resource()), {})
 
 
 def rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:

@@ -15,6 +15,7 @@ from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
 from gpt_oss_infra.components.block_decisions import (
     Block,
+    placed_on_pools_of_this_program,
     platforms_of_this_program,
     pools_of_this_program,
     refused,
@@ -28,6 +29,8 @@ from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render import manifests, smoke_test_job
 from gpt_oss_infra.core.render.stack_objects import Serving
+from gpt_oss_infra.core.resolve import sizing
+from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
 
 class Endpoint(TypedDict):
@@ -141,6 +144,8 @@ class GptOssDeployment(Block[DecidedDeployment]):
             with_hf_token=bool(args.get("uses_hf_token")),
             api_key_clients=keys.clients,
         )
+        if crowded := _crowded_pool(stack.deployments[0], args):
+            raise refusal("GptOssDeployment", name, ConfigError([crowded]))
         for warning in stack.warnings:
             pulumi.log.warn(fragment.warning(warning))
         # The gateway controller is the DynamoPlatform's, which this component depends on.
@@ -224,6 +229,24 @@ class Served:
     check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
     url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
     curl: pulumi.Output[str] | None  # and a curl command that does
+
+
+def _crowded_pool(deployment: ResolvedDeployment, args: GptOssDeploymentArgs) -> Problem | None:
+    """A deployment whose workers do not fit on its GpuNodePool beside the program's earlier deployments
+    there (each fits alone: its own check), which would leave some workers Pending; else it takes its place."""
+    pool = deployment.pool
+    if pool is None or args.get("node_selector") is not None or pool.name not in pools_of_this_program():
+        return None  # CPU workers, or GPU nodes another program made: not this program's to count
+    beside = placed_on_pools_of_this_program().setdefault(pool.name, [])
+    problems = sizing.placement_problems([*beside, deployment], {pool.name: pool})
+    if not problems:
+        beside.append(deployment)
+        return None
+    names = ", ".join(repr(earlier.name) for earlier in beside)
+    return Problem(
+        "node_pool",
+        f"GpuNodePool {pool.name!r} already runs GptOssDeployment {names}: {problems[0].message}",
+    )
 
 
 def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:

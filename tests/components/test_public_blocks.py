@@ -638,3 +638,30 @@ def test_a_mocker_deployment_starts_on_the_full_snapshot_a_model_cache_block_dow
         for init in component.pod.get("initContainers", [])
     ]
     assert waiting and all(written in each[0]["value"].split() for each in waiting)
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_deployments_on_one_gpu_node_pool_are_placed_together(engine, nodes):
+    """Each 8-GPU deployment fits an 8-GPU node alone; two need two nodes, as the stack places them: on one
+    node the second is refused, by its node_pool, before anything of it is registered."""
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
+    serving = {"recipe": "h200-agg-low-latency", "gpus": 8, "namespace": "gpt-oss", "node_pool": "h200"}
+
+    def program():
+        GpuNodePool("h200", POOL_ARGS | {"hardware": "h200", "nodes": nodes})
+        GptOssDeployment("first", serving)
+        GptOssDeployment("second", serving)
+
+    if nodes == 2:
+        engine.run(program)
+        assert {"first-graph", "second-graph"} <= set(engine.urns)
+        return
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert (
+        "invalid arguments of GptOssDeployment 'second':\nnode_pool: GpuNodePool 'h200' already runs "
+        "GptOssDeployment 'first': pool h200 (1 x p5en.48xlarge, 8 GPUs each, 8 in all) cannot place a 8-GPU "
+        "worker: the pool's deployments need 16 GPUs as [8, 8]"
+    ) in str(refused.value)
+    registered = [resource.name for resource in engine.mocks.resources]
+    assert "first-graph" in registered and not [name for name in registered if name.startswith("second")]
