@@ -69,13 +69,14 @@ def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
     return _PLACED.setdefault(id(pulumi.runtime.get_root_resource()), {})
 
 
+def this_program() -> str:
+    """The owner (its Pulumi organization, project and stack) every object of this program is marked as made by."""
+    return owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack())
+
+
 def rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
     """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
-    options = {
-        "with_hf_token": False,
-        "owner": owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack()),
-        **options,
-    }
+    options = {"with_hf_token": False, "owner": this_program(), **options}
     return refused(block, name, fragment, lambda: build_stack(fragment.config, catalog, **options))
 
 

@@ -10,15 +10,22 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown
-from gpt_oss_infra.components.block_decisions import Block, PlatformFacts, platforms_of_this_program, rendered
+from gpt_oss_infra.components.block_decisions import (
+    Block,
+    PlatformFacts,
+    platforms_of_this_program,
+    refused,
+    this_program,
+)
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo import CHART
-from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
-from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
-from gpt_oss_infra.core.render.stack_objects import PlatformObjects, teardown_guards
+from gpt_oss_infra.core.render.gateway import GatewaySoftware
+from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.teardown import Teardown
 
 
@@ -71,19 +78,23 @@ class DynamoPlatform(Block[DecidedPlatform]):
         refuse_unknown("DynamoPlatform", name, args, DynamoPlatformArgs)
         refuse_plaintext("DynamoPlatform", name, args, ["ngc_api_key"])
         ngc_api_key = args.get("ngc_api_key")
-        catalog = load_catalog()
-        fragment = block_args.platform(name, dict(args))
-        stack = rendered("DynamoPlatform", name, fragment, catalog, with_ngc_key=ngc_api_key is not None)
-        software = cluster_gateway_software(stack.config, catalog.charts) if args.get("gateway") else None
+        block = refused(
+            "DynamoPlatform",
+            name,
+            None,
+            lambda: blocks.dynamo_platform(
+                whole(dict(args)), load_catalog(), with_ngc_key=ngc_api_key is not None, owner=this_program()
+            ),
+        )
         decided = DecidedPlatform(
-            objects=stack.platform,
+            objects=block.objects,
             ngc_api_key=pulumi.Output.secret(ngc_api_key) if ngc_api_key else None,
-            guards=teardown_guards(stack.config, software, None, catalog),
-            gateway=software,
+            guards=block.guards,
+            gateway=block.gateway,
         )
         self._register(name, decided, opts)
         platforms_of_this_program()[name] = PlatformFacts(
-            gateway=software is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
+            gateway=block.gateway is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
         )
 
     def _register(self, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions | None) -> None:

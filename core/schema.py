@@ -5,17 +5,22 @@ from __future__ import annotations
 import difflib
 import re
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, ValidationInfo, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.errors import ConfigError, Problem
 
 # RFC 1123 label: what Kubernetes accepts as a namespace, a Service name or a label value.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+# The validation context of a public block's arguments: each key is its field's Python name, not its
+# stack-file (camelCase) key, so that a problem names the argument as the caller wrote it.
+ARGUMENTS = "arguments"
 
 
 class StrictModel(BaseModel):
@@ -26,9 +31,10 @@ class StrictModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _reject_unknown_keys(cls, data: Any) -> Any:
+    def _reject_unknown_keys(cls, data: Any, info: ValidationInfo) -> Any:
         if isinstance(data, dict):
-            allowed = sorted(field.alias or name for name, field in cls.model_fields.items())
+            by_name = bool(info.context and info.context.get(ARGUMENTS))
+            allowed = sorted(name if by_name else field.alias or name for name, field in cls.model_fields.items())
             unknown = sorted(set(data) - set(allowed), key=str)
             if unknown:
                 closest = closest_name(str(unknown[0]), allowed)
@@ -42,6 +48,28 @@ class StrictModel(BaseModel):
                     },
                 )
         return data
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def from_arguments(model: type[Model], arguments: dict[str, Any]) -> Model:
+    """`model` from a block's arguments, named as its fields: ConfigError naming each bad one as given."""
+    try:
+        return model.model_validate(arguments, by_alias=False, by_name=True, context={ARGUMENTS: True})
+    except ValidationError as error:
+        raise ConfigError(problems_from(error, "", model)) from None
+
+
+def field_argument(model: type[BaseModel], field: str, argument: str, value: Any) -> Any:
+    """`value` checked as the field `field` of `model` (its type, constraints and validators: the key is
+    defined there), where a block takes it as the argument `argument`: ConfigError naming that argument."""
+    try:
+        checked = model.model_fields[field]
+        annotation: Any = Annotated[(checked.annotation, *checked.metadata)] if checked.metadata else checked.annotation
+        return TypeAdapter(annotation).validate_python(value)
+    except ValidationError as error:
+        raise ConfigError(problems_from(error, argument, model)) from None
 
 
 def closest_name(name: str, names: list[str] | tuple[str, ...] | set[str] | dict[str, Any]) -> str | None:

@@ -4,7 +4,8 @@ Each stage is a package that imports only from the stages before it (tests/test_
 core/inputs (config models, the catalog, cross-field rules) -> core/resolve (pools, recipes to workers,
 EFA, GPU fit, costs) -> core/render (every object, as plain dicts) -> core/checks (schemas, storage,
 placement) -> core/report (what the plan and the stack outputs say). Below them all: errors, schemas,
-YAML, the Dynamo-release and serving-backend seams (core/dynamo.py, core/backends/).
+YAML, the Dynamo-release and serving-backend seams (core/dynamo.py, core/backends/). The public blocks'
+own pipelines (core/blocks.py) call the same stages, one part at a time.
 """
 
 from __future__ import annotations

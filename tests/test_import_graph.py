@@ -77,7 +77,7 @@ def stage(module: str) -> str | None:
         return None
     if len(parts) > 2 and parts[2] in STAGES:
         return parts[2]
-    return "pipeline" if parts[2:] == ["stack"] else "foundation"
+    return "pipeline" if parts[2:] in (["stack"], ["blocks"]) else "foundation"
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:

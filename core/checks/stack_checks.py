@@ -5,10 +5,11 @@ every claim's StorageClass, and every pod placed on the stack's nodes."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from gpt_oss_infra.core.checks import scheduling, storage
 from gpt_oss_infra.core.checks.validation import DGD_KIND, object_problems
-from gpt_oss_infra.core.dynamo import undeclared_values
+from gpt_oss_infra.core.dynamo import DynamoVersion, undeclared_values
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, StackConfig
@@ -29,15 +30,19 @@ def part_problems(
     if parts.monitoring is not None:
         problems += gpu_software.chart_problems([parts.monitoring.release], set())
     dynamo = catalog.dynamo_versions[config.release.dynamo]
-    problems += [
+    return problems + undeclared_platform_values(parts.platform_values, dynamo, f"{KEY_PREFIX}release.dynamo")
+
+
+def undeclared_platform_values(values: dict[str, Any], dynamo: DynamoVersion, key: str) -> list[Problem]:
+    """Every value of the platform chart's `values` its release's chart does not declare, under `key`."""
+    return [
         Problem(
-            f"{KEY_PREFIX}release.dynamo",
+            key,
             f"{path}: not a value the dynamo-platform {dynamo.version} chart declares (configs/dynamo/"
             f"{dynamo.version}/chart); the chart would ignore it or refuse the install",
         )
-        for path in undeclared_values(parts.platform_values, dynamo.chart_defaults())
+        for path in undeclared_values(values, dynamo.chart_defaults())
     ]
-    return problems
 
 
 def policy_warnings(config: StackConfig) -> list[str]:

@@ -83,32 +83,6 @@ def node_pool(name: str, args: dict[str, Any]) -> Fragment:
     return Fragment(config, {**argument_names(NodePoolConfig, pool), pool: "name", "nodePools": "name", **_COMMON})
 
 
-def platform(name: str, args: dict[str, Any]) -> Fragment:
-    """DynamoPlatform: the platform of one Dynamo release (and, with `gateway`, Envoy Gateway)."""
-    cluster = _cluster("existing", name, args) | _present(
-        {
-            "blockStorageClassName": args.get("block_storage_class"),
-            "loadBalancerController": args.get("load_balancer_controller"),
-        }
-    )
-    config = {
-        "environment": DEFAULTS["environment"],
-        "release": _release(args, backend=None, catalog=None),
-        "cluster": cluster,
-        "platform": same_named(PlatformConfig, args),
-        "modelCache": _ANY_CACHE,
-    }
-    return Fragment(
-        config,
-        {
-            **argument_names(PlatformConfig, "platform"),
-            "cluster.blockStorageClassName": "block_storage_class",
-            "cluster.loadBalancerController": "load_balancer_controller",
-            **_COMMON,
-        },
-    )
-
-
 def endpoint(args: dict[str, Any]) -> dict[str, Any] | None:
     """A deployment's `endpoint` argument as the stack config's `deployments.<name>.endpoint`."""
     given = args.get("endpoint")

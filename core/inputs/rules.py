@@ -214,14 +214,21 @@ def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     release = config.release
     dynamo = catalog.dynamo_versions.get(release.dynamo)
     if dynamo is None:
-        return [
-            Problem(
-                f"{KEY_PREFIX}release.dynamo",
-                f"Dynamo {release.dynamo} is not supported; one of {', '.join(catalog.dynamo_versions)} "
-                "(configs/dynamo/versions.yaml)",
-            )
-        ]
+        return unsupported_release(release.dynamo, catalog, f"{KEY_PREFIX}release.dynamo")
     return _runtime_image_problems(release, dynamo) + _bundled_scheduler_problems(config, dynamo)
+
+
+def unsupported_release(version: str, catalog: Catalog, key: str) -> list[Problem]:
+    """A Dynamo release this program has no pins for, under `key` (the stack file's, or a block's argument)."""
+    if version in catalog.dynamo_versions:
+        return []
+    return [
+        Problem(
+            key,
+            f"Dynamo {version} is not supported; one of {', '.join(catalog.dynamo_versions)} "
+            "(configs/dynamo/versions.yaml)",
+        )
+    ]
 
 
 def _runtime_image_problems(release: Release, dynamo: DynamoVersion) -> list[Problem]:
@@ -339,11 +346,8 @@ def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     if isinstance(cluster, ExistingClusterConfig):
         if nats and not cluster.block_storage_class_name:
             problems.append(
-                Problem(
-                    f"{KEY_PREFIX}cluster.blockStorageClassName",
-                    "required on an existing cluster while the bundled NATS is on (platform.nats, or the release's "
-                    "default): the ReadWriteOnce StorageClass for NATS JetStream's volume (e.g. gp3 or gp2 on EKS; "
-                    "EKS 1.30+ marks no class as default)",
+                nats_needs_block_storage(
+                    f"{KEY_PREFIX}cluster.blockStorageClassName", "platform.nats, or the release's default"
                 )
             )
         if config.model_cache.storage != "existing":
@@ -370,6 +374,16 @@ def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             )
         )
     return problems
+
+
+def nats_needs_block_storage(key: str, turned_on_by: str) -> Problem:
+    """The platform's bundled NATS (on by `turned_on_by`) on an existing cluster without a block
+    StorageClass, under `key`."""
+    return Problem(
+        key,
+        f"required on an existing cluster while the bundled NATS is on ({turned_on_by}): the ReadWriteOnce "
+        "StorageClass for NATS JetStream's volume (e.g. gp3 or gp2 on EKS; EKS 1.30+ marks no class as default)",
+    )
 
 
 def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
@@ -423,8 +437,17 @@ def _cluster_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 def _kubernetes_version_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     """A created cluster's version has EKS add-on builds pinned; every cluster's version has the
     schemas the strict validation of its objects needs (core/checks/validation.py: kubernetes-validate)."""
-    key, version = f"{KEY_PREFIX}cluster.kubernetesVersion", config.cluster.kubernetes_version
-    if isinstance(config.cluster, EksClusterConfig) and version not in catalog.addon_versions:
+    return kubernetes_version_problems(
+        config.cluster.kubernetes_version,
+        isinstance(config.cluster, EksClusterConfig),
+        catalog,
+        f"{KEY_PREFIX}cluster.kubernetesVersion",
+    )
+
+
+def kubernetes_version_problems(version: str, created: bool, catalog: Catalog, key: str) -> list[Problem]:
+    """`version` of a cluster the program creates (`created`) or one that exists, under `key`."""
+    if created and version not in catalog.addon_versions:
         return [
             Problem(
                 key,

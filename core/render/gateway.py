@@ -378,20 +378,26 @@ class GatewaySoftware:
 
 def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySoftware | None:
     """What a stack with an internal or public endpoint installs once, on the system pool."""
-    return cluster_gateway_software(config, charts) if config.exposed else None
+    if not config.exposed:
+        return None
+    created = config.cluster if isinstance(config.cluster, EksClusterConfig) else None
+    return cluster_gateway_software(charts, has_load_balancer_controller(config), created)
 
 
-def cluster_gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySoftware:
-    """Envoy Gateway and its GatewayClass (and, on a created cluster, the NLB controller) for the
-    cluster of `config`, whether or not its deployments have an endpoint yet."""
+def cluster_gateway_software(
+    charts: dict[str, Chart], with_nlb: bool, created: EksClusterConfig | None
+) -> GatewaySoftware:
+    """Envoy Gateway and its GatewayClass (and, on the cluster the program creates, `created`, the NLB
+    controller) for a cluster, whether or not its deployments have an endpoint yet. `with_nlb`: the
+    cluster's load balancer controller turns a gateway's LoadBalancer Service into an NLB."""
     on_system_pool = {"affinity": SYSTEM_POOL_AFFINITY}
     controller = ChartRelease(
         charts["gateway-helm"], {"deployment": {"pod": on_system_pool}, "certgen": {"job": on_system_pool}}
     )
     load_balancers = None
-    if isinstance(config.cluster, EksClusterConfig):
+    if created is not None:
         values = {
-            "clusterName": config.cluster.name,
+            "clusterName": created.name,
             "serviceAccount": {"create": True, "name": LOAD_BALANCER_SERVICE_ACCOUNT},
             # Its Service webhook (failurePolicy Fail) would be called for every Service of the
             # cluster, and refuse them all while the controller is not Ready (at install: the other
@@ -403,12 +409,11 @@ def cluster_gateway_software(config: StackConfig, charts: dict[str, Chart]) -> G
         }
         load_balancers = ChartRelease(charts[LOAD_BALANCER_CONTROLLER], values)
     labels = common_labels("gateway")
-    cluster = config.cluster
     target = GatewayTarget(
         namespace=controller.chart.namespace,
-        with_nlb=has_load_balancer_controller(config),
-        pod_cidr=cluster.network.vpc_cidr
-        if isinstance(cluster, EksClusterConfig) and not cluster.network.existing_private_subnets
+        with_nlb=with_nlb,
+        pod_cidr=created.network.vpc_cidr
+        if created is not None and not created.network.existing_private_subnets
         else None,
     )
     if target.with_nlb:

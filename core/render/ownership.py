@@ -25,14 +25,18 @@ import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.render.gateway import GatewaySoftware
+from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.render.teardown import Teardown
 
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
+Obj = TypeVar("Obj", dict[str, Any], dict[str, Any] | None)
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
 GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
@@ -178,39 +182,61 @@ def marked(stack: Stack, owner: str, adopt: list[str]) -> Stack:
     """The stack with each Namespace and cluster-scoped object marked as this owner's, or as adopted."""
 
     def mark(obj: dict[str, Any] | None) -> dict[str, Any] | None:
-        if obj is None or obj["kind"] not in CLUSTER_SCOPED:
-            return obj
-        annotation = ADOPTED_ANNOTATION if f"{obj['kind']}/{obj['metadata']['name']}" in adopt else OWNER_ANNOTATION
-        marked_obj = copy.deepcopy(obj) if obj["kind"] != "CustomResourceDefinition" else dict(obj)
-        metadata = dict(obj["metadata"])
-        metadata["annotations"] = {**metadata.get("annotations", {}), annotation: owner}
-        marked_obj["metadata"] = metadata
-        return marked_obj
+        return marked_object(obj, owner, adopt)
 
     replace = dataclasses.replace
     cache = stack.model_cache
     return replace(
         stack,
         block_storage_class=mark(stack.block_storage_class),
-        platform=replace(
-            stack.platform, namespace=mark(stack.platform.namespace), crds=[mark(crd) for crd in stack.platform.crds]
-        ),
+        platform=marked_platform(stack.platform, owner, adopt),
         namespace=mark(stack.namespace),
         model_cache=replace(
             cache, storage_class=mark(cache.storage_class), persistent_volume=mark(cache.persistent_volume)
         ),
-        gateways=replace(
-            stack.gateways, namespace=mark(stack.gateways.namespace), gateway_class=mark(stack.gateways.gateway_class)
-        )
-        if stack.gateways
-        else None,
+        gateways=marked_gateway(stack.gateways, owner, adopt),
         observability=replace(stack.observability, namespace=mark(stack.observability.namespace))
         if stack.observability
         else None,
-        teardown=replace(stack.teardown, access=[mark(obj) for obj in stack.teardown.access])
-        if stack.teardown
-        else None,
+        teardown=marked_teardown(stack.teardown, owner, adopt),
     )
+
+
+def marked_object(obj: Obj, owner: str, adopt: list[str]) -> Obj:
+    """`obj`, where it is a Namespace or cluster-scoped, marked as this owner's, or as adopted."""
+    if obj is None or obj["kind"] not in CLUSTER_SCOPED:
+        return obj
+    annotation = ADOPTED_ANNOTATION if f"{obj['kind']}/{obj['metadata']['name']}" in adopt else OWNER_ANNOTATION
+    marked_obj = copy.deepcopy(obj) if obj["kind"] != "CustomResourceDefinition" else dict(obj)
+    metadata = dict(obj["metadata"])
+    metadata["annotations"] = {**metadata.get("annotations", {}), annotation: owner}
+    marked_obj["metadata"] = metadata
+    return marked_obj
+
+
+def marked_platform(platform: PlatformObjects, owner: str, adopt: list[str]) -> PlatformObjects:
+    """The platform's namespace and CRDs marked as this owner's (or as adopted)."""
+    namespace = marked_object(platform.namespace, owner, adopt)
+    crds = [marked_object(crd, owner, adopt) for crd in platform.crds]
+    return dataclasses.replace(platform, namespace=namespace, crds=crds)
+
+
+def marked_gateway(gateways: GatewaySoftware | None, owner: str, adopt: list[str]) -> GatewaySoftware | None:
+    """Envoy Gateway's namespace and GatewayClass marked as this owner's (or as adopted)."""
+    if gateways is None:
+        return None
+    return dataclasses.replace(
+        gateways,
+        namespace=marked_object(gateways.namespace, owner, adopt),
+        gateway_class=marked_object(gateways.gateway_class, owner, adopt),
+    )
+
+
+def marked_teardown(guards: Teardown | None, owner: str, adopt: list[str]) -> Teardown | None:
+    """The teardown guards' namespace and cluster-wide access marked as this owner's (or as adopted)."""
+    if guards is None:
+        return None
+    return dataclasses.replace(guards, access=[marked_object(obj, owner, adopt) for obj in guards.access])
 
 
 def ownership_problems(

@@ -8,14 +8,42 @@ the release's own chart values before anything is deployed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.inputs.config import PlatformConfig
 from gpt_oss_infra.core.mappings import deep_merge
+from gpt_oss_infra.core.render import manifests, pod_security
 from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY
 
 NGC_PULL_SECRET = "ngc-pull"
+
+
+@dataclass(frozen=True)
+class PlatformObjects:
+    dynamo: DynamoVersion  # the pinned release: chart, CRDs
+    crds: list[dict[str, Any]]  # the release's CRDs, applied by the program before the chart and every graph
+    namespace: dict[str, Any]
+    values: dict[str, Any]  # dynamo-platform chart values
+    pull_secret: dict[str, Any] | None  # without data
+
+
+def platform_objects(
+    namespace: str, dynamo: DynamoVersion, kubernetes_version: str, values: dict[str, Any], with_pull_secret: bool
+) -> PlatformObjects:
+    """The platform's objects in `namespace`, with its chart `values` (platform_values)."""
+    return PlatformObjects(
+        dynamo=dynamo,
+        crds=dynamo.owned_crds(),
+        namespace=manifests.namespace(
+            namespace,
+            "dynamo-platform",
+            pod_security.admission_labels(pod_security.BASELINE, kubernetes_version),
+        ),
+        values=values,
+        pull_secret=manifests.ngc_pull_secret(namespace, NGC_PULL_SECRET) if with_pull_secret else None,
+    )
 
 
 def platform_values(

@@ -8,7 +8,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import EksClusterConfig, Release, StackConfig
 from gpt_oss_infra.core.inputs.rules import loads_weights
@@ -28,6 +27,7 @@ from gpt_oss_infra.core.render import (
 )
 from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import POOL_LABEL
+from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
 from gpt_oss_infra.core.resolve import cost, sizing
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
@@ -68,15 +68,6 @@ class ModelCacheObjects:
     pvc: dict[str, Any]
     hf_token_secret: dict[str, Any] | None  # without data: the shell adds the secret value
     download: ScriptedJob
-
-
-@dataclass(frozen=True)
-class PlatformObjects:
-    dynamo: DynamoVersion  # the pinned release: chart, CRDs
-    crds: list[dict[str, Any]]  # the release's CRDs, applied by the program before the chart and every graph
-    namespace: dict[str, Any]
-    values: dict[str, Any]  # dynamo-platform chart values
-    pull_secret: dict[str, Any] | None  # without data
 
 
 @dataclass(frozen=True)
@@ -196,18 +187,8 @@ def render_stack(
         if config.network_policies_enabled
         else [],
         observability=parts.monitoring,
-        platform=PlatformObjects(
-            dynamo=dynamo,
-            crds=dynamo.owned_crds(),
-            namespace=manifests.namespace(
-                config.platform.namespace,
-                "dynamo-platform",
-                pod_security.admission_labels(pod_security.BASELINE, config.cluster.kubernetes_version),
-            ),
-            values=parts.platform_values,
-            pull_secret=manifests.ngc_pull_secret(config.platform.namespace, platform.NGC_PULL_SECRET)
-            if with_ngc_key
-            else None,
+        platform=platform.platform_objects(
+            config.platform.namespace, dynamo, config.cluster.kubernetes_version, parts.platform_values, with_ngc_key
         ),
         namespace=manifests.namespace(
             namespace,
@@ -265,12 +246,15 @@ def render_stack(
             for deployment in deployments
         ],
         warnings=warnings,
-        teardown=teardown_guards(config, parts.gateways, parts.monitoring, catalog),
+        teardown=teardown_guards(
+            config.platform.namespace, config.cluster.kubernetes_version, parts.gateways, parts.monitoring, catalog
+        ),
     )
 
 
 def teardown_guards(
-    config: StackConfig,
+    platform_namespace: str,
+    kubernetes_version: str,
     gateways: gateway.GatewaySoftware | None,
     monitoring: observability.ObservabilityObjects | None,
     catalog: Catalog,
@@ -281,16 +265,16 @@ def teardown_guards(
     change never removes the guard, whose removal would wait for the claims an earlier release left (a
     StatefulSet's outlive it)."""
     load_balancers = [gateways.target.namespace] if gateways is not None and gateways.target.with_nlb else []
-    claims = [config.platform.namespace]
+    claims = [platform_namespace]
     if monitoring is not None:
         claims.append(monitoring.namespace["metadata"]["name"])
     return teardown.teardown(
-        config.platform.namespace,
+        platform_namespace,
         load_balancers,
         claims,
         catalog.teardown,
         _script(catalog, teardown.SCRIPT),
-        config.cluster.kubernetes_version,
+        kubernetes_version,
     )
 
 

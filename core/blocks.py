@@ -1,0 +1,127 @@
+"""Each public block's own pipeline, beside the stack's (core/stack.py): the block's arguments -> the
+objects it makes, checked, with every problem keyed by the argument it comes from.
+
+A block's arguments are fields of the stack config's part models (core/inputs/config.py), each checked as
+the field it sets (core/schema.py: from_arguments, field_argument), and a few of its own. What a block
+must know of the cluster it is told by its arguments, never made up. The stages are the stack's: its
+rules, render functions and checks, each called with the part it is about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from gpt_oss_infra.core.checks.stack_checks import undeclared_platform_values
+from gpt_oss_infra.core.checks.validation import object_problems
+from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.config import ExistingClusterConfig, PlatformConfig, Release
+from gpt_oss_infra.core.inputs.rules import kubernetes_version_problems, nats_needs_block_storage, unsupported_release
+from gpt_oss_infra.core.paths import CONFIG_DIR
+from gpt_oss_infra.core.render import ownership, platform
+from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
+from gpt_oss_infra.core.render.platform import PlatformObjects
+from gpt_oss_infra.core.render.stack_objects import teardown_guards
+from gpt_oss_infra.core.render.teardown import Teardown
+from gpt_oss_infra.core.schema import StrictModel, field_argument, from_arguments
+from gpt_oss_infra.core.yaml_files import read_yaml
+
+# What a block uses for an argument left out (configs/components.yaml).
+DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
+Part = TypeVar("Part", bound=StrictModel)
+
+
+class Arguments:
+    """A block's arguments, each checked as the stack config field it sets, its problems collected under
+    the argument's name until `refuse`."""
+
+    def __init__(self, given: dict[str, Any]):
+        self.given = given
+        self.problems: list[Problem] = []
+
+    def field(self, model: type[StrictModel], field: str, argument: str, default: Any = None) -> Any:
+        """The argument `argument`, checked as `model`'s field `field`; `default` where it is not given.
+        Without a default of its own, the field's (the stack config's)."""
+        if self.given.get(argument) is None:
+            return default if default is not None else model.model_fields[field].default
+        try:
+            return field_argument(model, field, argument, self.given[argument])
+        except ConfigError as error:
+            self.problems += error.problems
+            return default
+
+    def part(self, model: type[Part], names: list[str]) -> Part:
+        """The stack config part `model` from the arguments named as its fields (`names`: those the block
+        offers); where one is bad, the part's defaults (the problem is refused at `refuse`)."""
+        try:
+            return from_arguments(model, {name: self.given[name] for name in names if self.given.get(name) is not None})
+        except ConfigError as error:
+            self.problems += error.problems
+            return model()
+
+    def refuse(self, problems: list[Problem] | None = None) -> None:
+        """ConfigError with every problem so far and `problems`, if there are any."""
+        self.problems += problems or []
+        if self.problems:
+            raise ConfigError(self.problems)
+
+
+@dataclass(frozen=True)
+class PlatformBlock:
+    """What a DynamoPlatform makes."""
+
+    objects: PlatformObjects
+    gateway: GatewaySoftware | None  # Envoy Gateway, with `gateway`
+    guards: Teardown | None  # what its `destroy` waits for: its volumes, and its gateway's NLBs
+
+
+def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: bool, owner: str) -> PlatformBlock:
+    """DynamoPlatform: the platform of one Dynamo release on a cluster the program does not describe (and,
+    with `gateway`, Envoy Gateway), or ConfigError keyed by argument. `owner`: the Pulumi project and
+    stack (ownership.owner_of) its namespaces and cluster-wide objects are marked as made by, as a
+    stack's are."""
+    given = Arguments(arguments)
+    release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
+    kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
+    block_storage_class = given.field(ExistingClusterConfig, "block_storage_class_name", "block_storage_class")
+    settings = given.part(PlatformConfig, ["namespace"])
+    given.refuse()
+    given.refuse(
+        unsupported_release(release, catalog, "dynamo_release")
+        + kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
+    )
+    dynamo = catalog.dynamo_versions[release]
+    if dynamo.bundled_nats(settings.nats) and not block_storage_class:
+        given.refuse([nats_needs_block_storage("block_storage_class", f"Dynamo {release}'s default")])
+    values = platform.platform_values(settings, dynamo, block_storage_class, with_ngc_key)
+    given.refuse(undeclared_platform_values(values, dynamo, "dynamo_release"))
+    objects = platform.platform_objects(settings.namespace, dynamo, kubernetes_version, values, with_ngc_key)
+    gateway = (
+        cluster_gateway_software(catalog.charts, bool(arguments.get("load_balancer_controller")), None)
+        if arguments.get("gateway")
+        else None
+    )
+    guards = teardown_guards(settings.namespace, kubernetes_version, gateway, None, catalog)
+    made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
+    if gateway is not None:
+        made += [gateway.namespace, gateway.gateway_class]
+    given.refuse(_object_problems(made, kubernetes_version, dynamo))
+    return PlatformBlock(
+        ownership.marked_platform(objects, owner, []),
+        ownership.marked_gateway(gateway, owner, []),
+        ownership.marked_teardown(guards, owner, []),
+    )
+
+
+def _object_problems(
+    objects: list[dict[str, Any] | None], kubernetes_version: str, dynamo: DynamoVersion
+) -> list[Problem]:
+    """Every object against its schema, keyed by the object (a problem of ours, not of an argument)."""
+    return [
+        Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
+        for obj in objects
+        if obj
+        for line in object_problems(obj, kubernetes_version, dynamo)
+    ]
