@@ -10,15 +10,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
-from gpt_oss_infra.components.block_decisions import Block, rendered
+from gpt_oss_infra.components.block_decisions import Block, refused, this_program
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render import manifests
-from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, model_cache_guards, on_callers_file_system
+from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects
 from gpt_oss_infra.core.render.teardown import Teardown
 
 
@@ -80,16 +81,21 @@ class ModelCache(Block[DecidedModelCache]):
         refuse_plaintext("ModelCache", name, args, ["hf_token"])
         catalog = load_catalog()
         hf_token = args.get("hf_token")
-        fragment = block_args.model_cache(name, dict(args))
         file_system = _file_system(name, args)
-        stack = rendered("ModelCache", name, fragment, catalog, with_hf_token=hf_token is not None)
-        objects = on_callers_file_system(stack.model_cache)
+        block = refused(
+            "ModelCache",
+            name,
+            None,
+            lambda: blocks.model_cache(
+                whole(dict(args)), catalog, with_hf_token=hf_token is not None, owner=this_program()
+            ),
+        )
         decided = DecidedModelCache(
-            objects=objects,
+            objects=block.objects,
             file_system=file_system,
             hf_token=pulumi.Output.secret(hf_token) if hf_token else None,
             download_timeout=f"{catalog.model_download.active_deadline_seconds}s",
-            guards=model_cache_guards(stack.config, objects, catalog),
+            guards=block.guards,
         )
         self._register(name, decided, opts)
 

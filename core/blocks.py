@@ -17,15 +17,33 @@ from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import ExistingClusterConfig, PlatformConfig, Release
-from gpt_oss_infra.core.inputs.rules import kubernetes_version_problems, nats_needs_block_storage, unsupported_release
+from gpt_oss_infra.core.inputs.config import (
+    ExistingClusterConfig,
+    ModelCacheConfig,
+    PlatformConfig,
+    Release,
+    StackConfig,
+)
+from gpt_oss_infra.core.inputs.rules import (
+    cache_size_problems,
+    existing_storage_needs_a_class,
+    kubernetes_version_problems,
+    nats_needs_block_storage,
+    unsupported_release,
+)
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render import ownership, platform
 from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
 from gpt_oss_infra.core.render.platform import PlatformObjects
-from gpt_oss_infra.core.render.stack_objects import teardown_guards
+from gpt_oss_infra.core.render.stack_objects import (
+    ModelCacheObjects,
+    model_cache_guards,
+    model_cache_objects,
+    on_callers_file_system,
+    teardown_guards,
+)
 from gpt_oss_infra.core.render.teardown import Teardown
-from gpt_oss_infra.core.schema import StrictModel, field_argument, from_arguments
+from gpt_oss_infra.core.schema import ARGUMENTS, StrictModel, field_argument, from_arguments
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 # What a block uses for an argument left out (configs/components.yaml).
@@ -52,14 +70,16 @@ class Arguments:
             self.problems += error.problems
             return default
 
-    def part(self, model: type[Part], names: list[str]) -> Part:
+    def part(self, model: type[Part], names: list[str], defaults: dict[str, Any] | None = None) -> Part:
         """The stack config part `model` from the arguments named as its fields (`names`: those the block
-        offers); where one is bad, the part's defaults (the problem is refused at `refuse`)."""
+        offers; `defaults`: the block's own where they differ from the stack config's); where one is bad,
+        the part's defaults (the problem is refused at `refuse`)."""
+        given = {name: self.given[name] for name in names if self.given.get(name) is not None}
         try:
-            return from_arguments(model, {name: self.given[name] for name in names if self.given.get(name) is not None})
+            return from_arguments(model, (defaults or {}) | given)
         except ConfigError as error:
             self.problems += error.problems
-            return model()
+            return model.model_validate(defaults or {}, by_alias=False, by_name=True, context={ARGUMENTS: True})
 
     def refuse(self, problems: list[Problem] | None = None) -> None:
         """ConfigError with every problem so far and `problems`, if there are any."""
@@ -125,3 +145,50 @@ def _object_problems(
         if obj
         for line in object_problems(obj, kubernetes_version, dynamo)
     ]
+
+
+@dataclass(frozen=True)
+class ModelSnapshot:
+    """The model revision a ModelCache downloads (render/model_cache.Snapshot)."""
+
+    model: str
+    model_revision: str
+
+
+@dataclass(frozen=True)
+class ModelCacheBlock:
+    """What a ModelCache makes."""
+
+    objects: ModelCacheObjects
+    guards: Teardown | None  # on EFS, what its `destroy` waits for: the driver deleting its access point
+
+
+def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool, owner: str) -> ModelCacheBlock:
+    """ModelCache: a namespace's cache volume and the download of the full snapshot into it (a block sees
+    no deployment, and a full snapshot serves a mocker too), on an existing StorageClass or the caller's EFS
+    or FSx for Lustre file system, or ConfigError keyed by argument. `owner`: as dynamo_platform's."""
+    given = Arguments(arguments)
+    release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
+    revision = given.field(Release, "model_revision", "model_revision", DEFAULTS["modelRevision"])
+    kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
+    namespace = given.field(StackConfig, "namespace", "namespace")
+    offered = ["storage", "storage_class_name", "size", "fsx_throughput_per_tib"]
+    cache = given.part(ModelCacheConfig, offered, defaults={"storage": "existing"})  # the cluster's by default
+    given.refuse()
+    given.refuse(
+        unsupported_release(release, catalog, "dynamo_release")
+        + kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
+        + existing_storage_needs_a_class(cache, "storage_class_name")
+        + cache_size_problems(cache.size, catalog, "size")
+    )
+    snapshot = ModelSnapshot(DEFAULTS["model"], revision)
+    objects = on_callers_file_system(
+        model_cache_objects(cache, namespace, snapshot, catalog, with_hf_token, weights=True)
+    )
+    guards = model_cache_guards(namespace, kubernetes_version, objects, catalog)
+    made = [objects.storage_class, objects.persistent_volume, objects.pvc, objects.hf_token_secret]
+    made += [*objects.download.objects(), *(guards.objects() if guards else [])]
+    given.refuse(_object_problems(made, kubernetes_version, catalog.dynamo_versions[release]))
+    return ModelCacheBlock(
+        ownership.marked_model_cache(objects, owner, []), ownership.marked_teardown(guards, owner, [])
+    )

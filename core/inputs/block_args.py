@@ -103,22 +103,6 @@ def _per_minute(requests: Any) -> dict[str, Any] | None:
     return None if requests is None else {"requests": whole(requests), "unit": "Minute"}
 
 
-def model_cache(name: str, args: dict[str, Any]) -> Fragment:
-    """ModelCache: the cache volume and download of a namespace. EFS and FSx for Lustre are file
-    systems of an EKS cluster (the cluster kind a stack file would need for them)."""
-    storage = args.get("storage") or "existing"
-    config = {
-        "environment": DEFAULTS["environment"],
-        "release": _release(args, backend=None, catalog=None),
-        "cluster": _cluster("existing" if storage == "existing" else "eks", name, args),
-        "modelCache": same_named(ModelCacheConfig, args) | {"storage": storage},
-        "namespace": args.get("namespace"),
-    }
-    config = _present(config)
-    arguments = argument_names(ModelCacheConfig, "modelCache")
-    return Fragment(config, {**arguments, "modelCache": "storage", "namespace": "namespace", **_COMMON})
-
-
 def deployment(
     name: str, args: dict[str, Any], catalog: Catalog, pools: dict[str, PoolFacts] | None = None
 ) -> tuple[Fragment, Catalog]:

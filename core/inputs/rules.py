@@ -28,6 +28,7 @@ from gpt_oss_infra.core.inputs.config import (
     DeploymentConfig,
     EksClusterConfig,
     ExistingClusterConfig,
+    ModelCacheConfig,
     NodePoolConfig,
     Release,
     StackConfig,
@@ -358,13 +359,7 @@ def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
                     "efs and fsx-lustre file systems are created with an EKS cluster's network",
                 )
             )
-    if config.model_cache.storage == "existing" and not config.model_cache.storage_class_name:
-        problems.append(
-            Problem(
-                f"{KEY_PREFIX}modelCache.storageClassName",
-                "required with storage: existing (the RWX StorageClass to use)",
-            )
-        )
+    problems += existing_storage_needs_a_class(config.model_cache, f"{KEY_PREFIX}modelCache.storageClassName")
     if config.model_cache.storage == "existing" and config.model_cache.keep_on_destroy:
         problems.append(
             Problem(
@@ -374,6 +369,13 @@ def _storage_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
             )
         )
     return problems
+
+
+def existing_storage_needs_a_class(cache: ModelCacheConfig, key: str) -> list[Problem]:
+    """A cache on an existing StorageClass that names none, under `key`."""
+    if cache.storage != "existing" or cache.storage_class_name:
+        return []
+    return [Problem(key, "required with storage: existing (the RWX StorageClass to use)")]
 
 
 def nats_needs_block_storage(key: str, turned_on_by: str) -> Problem:
@@ -648,13 +650,20 @@ def _cache_size_problems(config: StackConfig, catalog: Catalog) -> list[Problem]
     """The cache holds the model's checkpoint (configs/model.yaml): smaller, the download fails
     after filling it, an hour into `pulumi up`. A stack whose engines load no weights (the mocker)
     caches the tokenizer only."""
-    size, needed = gibibytes(config.model_cache.size), catalog.model.checkpoint_gib
-    if size >= needed or not loads_weights(config, catalog):
+    if not loads_weights(config, catalog):
+        return []
+    return cache_size_problems(config.model_cache.size, catalog, f"{KEY_PREFIX}modelCache.size")
+
+
+def cache_size_problems(size: str, catalog: Catalog, key: str) -> list[Problem]:
+    """A cache of `size` too small for the model's checkpoint, under `key`."""
+    needed = catalog.model.checkpoint_gib
+    if gibibytes(size) >= needed:
         return []
     return [
         Problem(
-            f"{KEY_PREFIX}modelCache.size",
-            f"{config.model_cache.size} cannot hold {catalog.model.name}'s {needed} GiB checkpoint: at least "
+            key,
+            f"{size} cannot hold {catalog.model.name}'s {needed} GiB checkpoint: at least "
             f"{math.ceil(needed)}Gi (the default, 400Gi, leaves room for a second revision)",
         )
     ]

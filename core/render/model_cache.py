@@ -9,7 +9,7 @@ is what workers' init containers wait for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from gpt_oss_infra.core.inputs.catalog import ModelDownload
 from gpt_oss_infra.core.inputs.config import ModelCacheConfig, Release
@@ -121,7 +121,17 @@ def model_cache_pvc(model_cache: ModelCacheConfig, namespace: str) -> dict[str, 
     }
 
 
-def completion_marker(release: Release, weights: bool = True) -> str:
+class Snapshot(Protocol):
+    """The model revision a cache holds: a stack's Release, or what a ModelCache block is given."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def model_revision(self) -> str: ...
+
+
+def completion_marker(release: Snapshot, weights: bool = True) -> str:
     """The file the download Job writes last; its presence means the snapshot is complete, with the
     weights, or with the tokenizer and config files only (a stack of mocker recipes): two files, so
     that a stack moving to engines that load weights never takes a tokenizer-only cache for a full one."""
@@ -131,7 +141,7 @@ def completion_marker(release: Release, weights: bool = True) -> str:
     )
 
 
-def awaited_markers(release: Release, weights: bool) -> list[str]:
+def awaited_markers(release: Snapshot, weights: bool) -> list[str]:
     """The markers any of which lets a worker start: a full snapshot's, and for a worker that reads the
     tokenizer only (a mocker), a tokenizer-only snapshot's first. A full snapshot holds the tokenizer too,
     and a cache made on its own (the ModelCache block), which sees no deployment, downloads the full one."""
@@ -139,13 +149,13 @@ def awaited_markers(release: Release, weights: bool) -> list[str]:
     return [full] if weights else [completion_marker(release, weights=False), full]
 
 
-def download_job_name(release: Release, weights: bool = True) -> str:
+def download_job_name(release: Snapshot, weights: bool = True) -> str:
     """The revision (and what is cached) is in the name: a new revision is a new Job, and nothing else changes."""
     return f"model-download-{release.model_revision[:12]}{'' if weights else '-tokenizer'}"
 
 
 def model_download_job(
-    release: Release, namespace: str, settings: ModelDownload, script: Script, with_hf_token: bool, weights: bool
+    release: Snapshot, namespace: str, settings: ModelDownload, script: Script, with_hf_token: bool, weights: bool
 ) -> ScriptedJob:
     env = {
         "HF_HOME": MODEL_CACHE_MOUNT,

@@ -32,7 +32,7 @@ from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
 from gpt_oss_infra.core.render.platform import PlatformObjects
-from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, Stack
 from gpt_oss_infra.core.render.teardown import Teardown
 
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
@@ -185,15 +185,12 @@ def marked(stack: Stack, owner: str, adopt: list[str]) -> Stack:
         return marked_object(obj, owner, adopt)
 
     replace = dataclasses.replace
-    cache = stack.model_cache
     return replace(
         stack,
         block_storage_class=mark(stack.block_storage_class),
         platform=marked_platform(stack.platform, owner, adopt),
         namespace=mark(stack.namespace),
-        model_cache=replace(
-            cache, storage_class=mark(cache.storage_class), persistent_volume=mark(cache.persistent_volume)
-        ),
+        model_cache=marked_model_cache(stack.model_cache, owner, adopt),
         gateways=marked_gateway(stack.gateways, owner, adopt),
         observability=replace(stack.observability, namespace=mark(stack.observability.namespace))
         if stack.observability
@@ -219,6 +216,15 @@ def marked_platform(platform: PlatformObjects, owner: str, adopt: list[str]) -> 
     namespace = marked_object(platform.namespace, owner, adopt)
     crds = [marked_object(crd, owner, adopt) for crd in platform.crds]
     return dataclasses.replace(platform, namespace=namespace, crds=crds)
+
+
+def marked_model_cache(cache: ModelCacheObjects, owner: str, adopt: list[str]) -> ModelCacheObjects:
+    """The cache's StorageClass and static volume marked as this owner's (or as adopted)."""
+    return dataclasses.replace(
+        cache,
+        storage_class=marked_object(cache.storage_class, owner, adopt),
+        persistent_volume=marked_object(cache.persistent_volume, owner, adopt),
+    )
 
 
 def marked_gateway(gateways: GatewaySoftware | None, owner: str, adopt: list[str]) -> GatewaySoftware | None:

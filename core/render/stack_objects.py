@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import EksClusterConfig, Release, StackConfig
+from gpt_oss_infra.core.inputs.config import EksClusterConfig, ModelCacheConfig, Release, StackConfig
 from gpt_oss_infra.core.inputs.rules import loads_weights
 from gpt_oss_infra.core.render import (
     benchmark,
@@ -199,22 +199,7 @@ def render_stack(
             ),
         ),
         workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET) if with_ngc_key else None,
-        model_cache=ModelCacheObjects(
-            storage_class=model_cache.storage_class(cache),
-            persistent_volume=model_cache.fsx_persistent_volume(cache, namespace)
-            if cache.storage == "fsx-lustre"
-            else None,
-            pvc=model_cache.model_cache_pvc(cache, namespace),
-            hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
-            download=model_cache.model_download_job(
-                config.release,
-                namespace,
-                catalog.model_download,
-                _script(catalog, model_cache.DOWNLOAD_SCRIPT),
-                with_hf_token,
-                weights,
-            ),
-        ),
+        model_cache=model_cache_objects(cache, namespace, config.release, catalog, with_hf_token, weights),
         serving=[
             _serving(
                 deployment,
@@ -248,6 +233,34 @@ def render_stack(
         warnings=warnings,
         teardown=teardown_guards(
             config.platform.namespace, config.cluster.kubernetes_version, parts.gateways, parts.monitoring, catalog
+        ),
+    )
+
+
+def model_cache_objects(
+    cache: ModelCacheConfig,
+    namespace: str,
+    snapshot: model_cache.Snapshot,
+    catalog: Catalog,
+    with_hf_token: bool,
+    weights: bool,
+) -> ModelCacheObjects:
+    """The cache of `namespace`'s deployments and its download of `snapshot` (without `weights`: the
+    tokenizer and config files only)."""
+    return ModelCacheObjects(
+        storage_class=model_cache.storage_class(cache),
+        persistent_volume=model_cache.fsx_persistent_volume(cache, namespace)
+        if cache.storage == "fsx-lustre"
+        else None,
+        pvc=model_cache.model_cache_pvc(cache, namespace),
+        hf_token_secret=manifests.hf_token_secret(namespace) if with_hf_token else None,
+        download=model_cache.model_download_job(
+            snapshot,
+            namespace,
+            catalog.model_download,
+            _script(catalog, model_cache.DOWNLOAD_SCRIPT),
+            with_hf_token,
+            weights,
         ),
     )
 
@@ -288,7 +301,9 @@ def on_callers_file_system(objects: ModelCacheObjects) -> ModelCacheObjects:
     return dataclasses.replace(objects, storage_class=storage_class | {"reclaimPolicy": "Delete"})
 
 
-def model_cache_guards(config: StackConfig, objects: ModelCacheObjects, catalog: Catalog) -> teardown.Teardown | None:
+def model_cache_guards(
+    namespace: str, kubernetes_version: str, objects: ModelCacheObjects, catalog: Catalog
+) -> teardown.Teardown | None:
     """The guard of a model cache made on its own: where the EFS CSI driver deletes its access point
     with its claim (on_callers_file_system), `volumes-gone` in `<namespace>-teardown` waits for it, so
     that `destroy` takes the driver away only after. None where the volume stays (FSx's static volume,
@@ -296,12 +311,7 @@ def model_cache_guards(config: StackConfig, objects: ModelCacheObjects, catalog:
     if objects.storage_class is None or objects.storage_class["reclaimPolicy"] != "Delete":
         return None
     return teardown.teardown(
-        config.namespace,
-        [],
-        [config.namespace],
-        catalog.teardown,
-        _script(catalog, teardown.SCRIPT),
-        config.cluster.kubernetes_version,
+        namespace, [], [namespace], catalog.teardown, _script(catalog, teardown.SCRIPT), kubernetes_version
     )
 
 

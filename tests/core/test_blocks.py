@@ -55,3 +55,44 @@ def test_a_platform_is_what_the_stack_makes_for_the_same_settings(catalog):
     assert block.objects == stack.platform
     assert block.gateway is None
     assert block.guards is not None and block.guards.objects() == stack.teardown.objects()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({}, "storage_class_name: required with storage: existing (the RWX StorageClass to use)"),
+        ({"storage": "nfs"}, "storage: Input should be 'efs', 'fsx-lustre' or 'existing' (got 'nfs'; did you mean"),
+        ({"storage_class_name": "rwx", "size": "10Gi"}, "size: 10Gi cannot hold openai/gpt-oss-120b's"),
+        ({"storage_class_name": "rwx", "namespace": "Team_A"}, "namespace: 'Team_A' must be a DNS label"),
+        ({"storage_class_name": "rwx", "model_revision": "main"}, "model_revision: 'main' must be a full Hugging Face"),
+        ({"storage": "fsx-lustre", "fsx_throughput_per_tib": 300}, "fsx_throughput_per_tib: Input should be 125"),
+    ],
+)
+def test_a_model_cache_is_refused_by_the_argument_at_fault(catalog, arguments, expected):
+    with pytest.raises(ConfigError) as refused:
+        blocks.model_cache(arguments, catalog, with_hf_token=False, owner=OWNER)
+    assert str(refused.value).startswith(expected), str(refused.value)
+
+
+def test_a_model_cache_is_what_the_stack_makes_for_the_same_settings(catalog):
+    """The existing-cluster example stack's cache, from the block's arguments for the same settings."""
+    raw = namespace_config(example_entries("existing-cluster"))
+    stack = build_stack(raw, catalog, with_hf_token=True, api_key_clients=["ci"], owner=OWNER)
+    cache = raw["modelCache"]
+    block = blocks.model_cache(
+        {"namespace": "gpt-oss", "storage_class_name": cache["storageClassName"], "size": cache["size"]},
+        catalog,
+        with_hf_token=True,
+        owner=OWNER,
+    )
+    assert block.objects == stack.model_cache
+    assert block.guards is None  # the cluster's own StorageClass: its volumes are not the block's to wait for
+
+
+def test_an_efs_model_cache_deletes_its_access_point_and_waits_for_it_on_destroy(catalog):
+    block = blocks.model_cache({"storage": "efs"}, catalog, with_hf_token=False, owner=OWNER)
+    assert block.objects.storage_class["reclaimPolicy"] == "Delete"  # the caller's file system keeps nothing
+    assert block.objects.storage_class["metadata"]["annotations"] == {"gpt-oss-infra/owner": OWNER}
+    assert block.guards is not None and block.guards.namespace == "gpt-oss-teardown"
+    # The full snapshot: a block sees no deployment, and a mocker's workers start on it too.
+    assert block.objects.download.job["metadata"]["name"] == "model-download-b5c939de8f75"
