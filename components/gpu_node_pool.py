@@ -10,15 +10,16 @@ import pulumi_aws as aws
 
 from gpt_oss_infra.components.arguments import refusal, refuse_unknown
 from gpt_oss_infra.components.aws.build import Built, register
-from gpt_oss_infra.components.aws.lookups import account_facts, aws_provider_of
+from gpt_oss_infra.components.aws.lookups import aws_provider_of, pool_facts
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused, rendered
+from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
-from gpt_oss_infra.core.render.cluster_plan import eks_plan
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 
 _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
@@ -77,40 +78,27 @@ class GpuNodePool(Component):
         refuse_unknown("GpuNodePool", name, args, GpuNodePoolArgs)
         catalog = load_catalog()
         region = args.get("region") or pulumi.Config("aws").get("region")
-        fragment = block_args.node_pool(name, dict(args))
         if not region:  # EC2 is asked about the instance type in the region the nodes are made in
             raise refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
-        stack = rendered("GpuNodePool", name, fragment, catalog, region=region)
-        config = stack.config
+        block = refused(
+            "GpuNodePool", name, None, lambda: blocks.gpu_node_pool(name, whole(dict(args)), catalog, region)
+        )
         # Before this component exists, EC2 is asked through the provider its children will use.
-        facts = refused(
-            "GpuNodePool",
-            name,
-            fragment,
-            lambda: account_facts(stack, pulumi.InvokeOptions(provider=aws_provider_of(opts))),
-        )
-        plan = refused(
-            "GpuNodePool",
-            name,
-            fragment,
-            lambda: eks_plan(
-                config, stack.pools, stack.efa_pools, catalog.addon_versions[config.cluster.kubernetes_version], facts
-            ),
-        )
-        assert plan.eks is not None, "eks_plan decides the node groups"
-        spec = plan.eks.groups[1]  # the system group is the cluster's, not this pool's
-        resources = gpu_node_pool(name, spec, config.environment, with_role=args.get("node_role_arn") is None)
+        provider = pulumi.InvokeOptions(provider=aws_provider_of(opts))
+        facts = refused("GpuNodePool", name, None, lambda: pool_facts([block.pool], [], provider))
+        planned = refused("GpuNodePool", name, None, lambda: blocks.gpu_node_group(block, facts))
+        spec = planned.spec
+        resources = gpu_node_pool(name, spec, block.environment, with_role=args.get("node_role_arn") is None)
         # What AWS would refuse of them, under the argument that holds the value.
         given: dict[str, Any] = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
         if problems := aws_refusals(resources, dict(args), given=given):
             raise refusal("GpuNodePool", name, ConfigError(problems))
-        for warning in plan.warnings:
-            pulumi.log.warn(fragment.warning(warning))
+        for warning in planned.warnings:
+            pulumi.log.warn(warning)
         self._begin(name, opts)
         # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
-        pool_config = config.node_pools[name]
         pools_of_this_program()[name] = block_args.PoolFacts(
-            pool_config.hardware, pool_config.nodes, {POOL_LABEL: name}, efa=bool(spec.network_interfaces)
+            block.pool.config.hardware, block.pool.config.nodes, {POOL_LABEL: name}, efa=bool(spec.network_interfaces)
         )
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])

@@ -16,23 +16,31 @@ from gpt_oss_infra.core.checks.stack_checks import undeclared_platform_values
 from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs import aws_values
+from gpt_oss_infra.core.inputs.block_args import NOT_OFFERED
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import (
+    KEY_PREFIX,
     ExistingClusterConfig,
     ModelCacheConfig,
+    NodePoolConfig,
     PlatformConfig,
     Release,
     StackConfig,
 )
 from gpt_oss_infra.core.inputs.rules import (
     cache_size_problems,
+    eks_region_problems,
     existing_storage_needs_a_class,
     kubernetes_version_problems,
     nats_needs_block_storage,
+    pool_problems,
     unsupported_release,
 )
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render import ownership, platform
+from gpt_oss_infra.core.render.aws.account import AccountFacts
+from gpt_oss_infra.core.render.cluster_plan import GpuGroupPlan, gpu_group_plan
 from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import (
@@ -43,11 +51,14 @@ from gpt_oss_infra.core.render.stack_objects import (
     teardown_guards,
 )
 from gpt_oss_infra.core.render.teardown import Teardown
-from gpt_oss_infra.core.schema import ARGUMENTS, StrictModel, field_argument, from_arguments
+from gpt_oss_infra.core.resolve.efa import pool_gets_efa
+from gpt_oss_infra.core.resolve.recipes import NodePool, resolve_pool
+from gpt_oss_infra.core.schema import StrictModel, field_argument, from_arguments
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 # What a block uses for an argument left out (configs/components.yaml).
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
+DEFAULT_KUBERNETES_VERSION: str = ExistingClusterConfig.model_fields["kubernetes_version"].default
 Part = TypeVar("Part", bound=StrictModel)
 
 
@@ -70,16 +81,17 @@ class Arguments:
             self.problems += error.problems
             return default
 
-    def part(self, model: type[Part], names: list[str], defaults: dict[str, Any] | None = None) -> Part:
-        """The stack config part `model` from the arguments named as its fields (`names`: those the block
-        offers; `defaults`: the block's own where they differ from the stack config's); where one is bad,
-        the part's defaults (the problem is refused at `refuse`)."""
-        given = {name: self.given[name] for name in names if self.given.get(name) is not None}
+    def part(self, model: type[Part], defaults: dict[str, Any] | None = None) -> Part:
+        """The stack config part `model` from the arguments named as its fields (those its block offers:
+        NOT_OFFERED), `defaults` the block's own where they differ from the stack config's; or ConfigError
+        with its problems and every one so far."""
+        offered = [name for name in model.model_fields if name not in NOT_OFFERED.get(model, set())]
+        given = {name: self.given[name] for name in offered if self.given.get(name) is not None}
         try:
             return from_arguments(model, (defaults or {}) | given)
         except ConfigError as error:
             self.problems += error.problems
-            return model.model_validate(defaults or {}, by_alias=False, by_name=True, context={ARGUMENTS: True})
+            raise ConfigError(self.problems) from None
 
     def refuse(self, problems: list[Problem] | None = None) -> None:
         """ConfigError with every problem so far and `problems`, if there are any."""
@@ -106,7 +118,7 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
     kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
     block_storage_class = given.field(ExistingClusterConfig, "block_storage_class_name", "block_storage_class")
-    settings = given.part(PlatformConfig, ["namespace"])
+    settings = given.part(PlatformConfig)
     given.refuse()
     given.refuse(
         unsupported_release(release, catalog, "dynamo_release")
@@ -172,8 +184,7 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     revision = given.field(Release, "model_revision", "model_revision", DEFAULTS["modelRevision"])
     kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
     namespace = given.field(StackConfig, "namespace", "namespace")
-    offered = ["storage", "storage_class_name", "size", "fsx_throughput_per_tib"]
-    cache = given.part(ModelCacheConfig, offered, defaults={"storage": "existing"})  # the cluster's by default
+    cache = given.part(ModelCacheConfig, defaults={"storage": "existing"})  # the cluster's StorageClass by default
     given.refuse()
     given.refuse(
         unsupported_release(release, catalog, "dynamo_release")
@@ -192,3 +203,54 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     return ModelCacheBlock(
         ownership.marked_model_cache(objects, owner, []), ownership.marked_teardown(guards, owner, [])
     )
+
+
+@dataclass(frozen=True)
+class PoolBlock:
+    """What a GpuNodePool decides before EC2 is asked: its pool, and whether its nodes get EFA."""
+
+    pool: NodePool
+    efa: bool
+    environment: str  # tagged on the node group
+
+
+def gpu_node_pool(name: str, arguments: dict[str, Any], catalog: Catalog, region: str) -> PoolBlock:
+    """GpuNodePool: one GPU node group of an EKS cluster of the program's in `region`, or ConfigError keyed
+    by argument. A pool decides its EFA alone (it sees no deployment): its `efa`, else none."""
+    given = Arguments(arguments)
+    environment = given.field(StackConfig, "environment", "environment", DEFAULTS["environment"])
+    settings = given.part(NodePoolConfig)
+    given.refuse(eks_region_problems(region, "region"))
+    zone = settings.availability_zone
+    outside = aws_values.zone_problem("availability_zone", zone, region) if zone else None
+    given.refuse([outside] if outside else [])
+    # The cluster's Kubernetes version is not the pool's to say: its AMI follows the cluster's.
+    problems = pool_problems(name, settings, catalog, created=True, kubernetes_version=DEFAULT_KUBERNETES_VERSION)
+    given.refuse(as_arguments(problems, pool_key(name), NodePoolConfig))
+    pool = resolve_pool(name, settings, catalog)
+    return PoolBlock(pool, pool_gets_efa(pool, wanted_by_deployments=False), environment)
+
+
+def gpu_node_group(block: PoolBlock, facts: AccountFacts) -> GpuGroupPlan:
+    """The pool's node group as EC2's `facts` allow it, or ConfigError keyed by argument."""
+    group = gpu_group_plan(block.pool, block.efa, facts)
+    if group.problems:
+        raise ConfigError(as_arguments(group.problems, pool_key(block.pool.name), NodePoolConfig))
+    return group
+
+
+def pool_key(name: str) -> str:
+    return f"{KEY_PREFIX}nodePools.{name}"
+
+
+def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) -> list[Problem]:
+    """Problems the stack's stages key by stack-file key under `prefix` (a part of type `part`), each named
+    as the block's argument: the part's field its key names (fsxThroughputPerTiB: fsx_throughput_per_tib)."""
+    arguments = {field.alias or name: name for name, field in part.model_fields.items()}
+
+    def named(key: str) -> str:
+        inner = key.removeprefix(f"{prefix}.")
+        first, dot, rest = inner.partition(".")
+        return f"{arguments[first]}{dot}{rest}" if inner != key and first in arguments else key
+
+    return [Problem(named(problem.key), problem.message) for problem in problems]

@@ -19,6 +19,7 @@ from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
 from gpt_oss_infra.core.render.aws.account import AccountFacts, CapacityBlock
 from gpt_oss_infra.core.render.stack_objects import Stack
+from gpt_oss_infra.core.resolve.recipes import NodePool
 
 
 def aws_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
@@ -46,13 +47,18 @@ def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:
 
 def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> AccountFacts:
     """What EC2 says of the stack's instance types and reservations; `opts`: the provider to ask through."""
-    instance_types = sorted({pool.instance_type for pool in stack.pools.values()})
     cluster = stack.config.cluster
     assert isinstance(cluster, EksClusterConfig), "account facts are read for a cluster the program creates"
-    system_type = cluster.system_nodes.instance_type
+    return pool_facts(list(stack.pools.values()), [cluster.system_nodes.instance_type], opts)
+
+
+def pool_facts(pools: list[NodePool], other_types: list[str], opts: pulumi.InvokeOptions | None = None) -> AccountFacts:
+    """What EC2 says of the pools' instance types and reservations, and where `other_types` (the system
+    nodes') are offered; `opts`: the provider to ask through."""
+    instance_types = sorted({pool.instance_type for pool in pools})
     blocks: dict[str, CapacityBlock] = {}
     problems = []
-    for pool in stack.pools.values():
+    for pool in pools:
         reservation = pool.config.capacity_reservation_id
         if pool.config.capacity_type != "CAPACITY_BLOCK":
             continue
@@ -70,7 +76,7 @@ def account_facts(stack: Stack, opts: pulumi.InvokeOptions | None = None) -> Acc
         raise ConfigError(problems)
     return AccountFacts(
         instance_types={name: _instance_type(name, opts) for name in instance_types},
-        offered_zones=_offered_zones(sorted({*instance_types, system_type}), opts),
+        offered_zones=_offered_zones(sorted({*instance_types, *other_types}), opts),
         capacity_blocks=blocks,
         now=datetime.now(UTC),
     )

@@ -71,18 +71,6 @@ class Fragment:
         return self.arguments[config_key] + key[len(config_key) :]
 
 
-def node_pool(name: str, args: dict[str, Any]) -> Fragment:
-    """GpuNodePool: one GPU node pool of a created (EKS) cluster."""
-    pool = f"nodePools.{name}"
-    config = {
-        "environment": args.get("environment") or DEFAULTS["environment"],
-        "release": _release(args, backend=None, catalog=None),
-        "cluster": _cluster("eks", name, args),
-        "nodePools": {name: same_named(NodePoolConfig, args)},
-    }
-    return Fragment(config, {**argument_names(NodePoolConfig, pool), pool: "name", "nodePools": "name", **_COMMON})
-
-
 def endpoint(args: dict[str, Any]) -> dict[str, Any] | None:
     """A deployment's `endpoint` argument as the stack config's `deployments.<name>.endpoint`."""
     given = args.get("endpoint")

@@ -108,35 +108,44 @@ def _without_union_tags(problems: list[Problem]) -> list[Problem]:
 
 
 def _pool_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
-    problems = []
     created = isinstance(config.cluster, EksClusterConfig)
-    for name, pool in config.node_pools.items():
-        key = f"{KEY_PREFIX}nodePools.{name}"
-        problems += [] if created else _existing_pool_problems(name, pool)
-        hardware = catalog.hardware.get(pool.hardware)
-        if hardware is None:
-            problems.append(_unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware))
-            continue
-        instance_type = pool.instance_type or hardware.default_instance_type
-        instance = hardware.instance_types.get(instance_type)
-        if instance is None:
-            problems.append(
-                Problem(
-                    f"{key}.instanceType",
-                    f"{instance_type!r} does not carry {pool.hardware}; one of {', '.join(hardware.instance_types)}",
-                )
+    return [
+        problem
+        for name, pool in config.node_pools.items()
+        for problem in pool_problems(name, pool, catalog, created, config.cluster.kubernetes_version)
+    ]
+
+
+def pool_problems(
+    name: str, pool: NodePoolConfig, catalog: Catalog, created: bool, kubernetes_version: str
+) -> list[Problem]:
+    """One GPU pool: a node group of the cluster the program creates (`created`), or nodes of an existing
+    one; each problem under its stack-file key (nodePools.<name>.<key>)."""
+    key = f"{KEY_PREFIX}nodePools.{name}"
+    problems = [] if created else _existing_pool_problems(name, pool)
+    hardware = catalog.hardware.get(pool.hardware)
+    if hardware is None:
+        return [*problems, _unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware)]
+    instance_type = pool.instance_type or hardware.default_instance_type
+    instance = hardware.instance_types.get(instance_type)
+    if instance is None:
+        return [
+            *problems,
+            Problem(
+                f"{key}.instanceType",
+                f"{instance_type!r} does not carry {pool.hardware}; one of {', '.join(hardware.instance_types)}",
+            ),
+        ]
+    if created:
+        problems += _capacity_problems(key, pool, instance_type, instance.capacity_types)
+    minimum = hardware.min_kubernetes_version
+    if minimum and _minor(kubernetes_version) < _minor(minimum):
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}cluster.kubernetesVersion",
+                f"{pool.hardware} nodes need Kubernetes >= {minimum} ({hardware.min_kubernetes_reason})",
             )
-            continue
-        if created:
-            problems += _capacity_problems(key, pool, instance_type, instance.capacity_types)
-        minimum = hardware.min_kubernetes_version
-        if minimum and _minor(config.cluster.kubernetes_version) < _minor(minimum):
-            problems.append(
-                Problem(
-                    f"{KEY_PREFIX}cluster.kubernetesVersion",
-                    f"{pool.hardware} nodes need Kubernetes >= {minimum} ({hardware.min_kubernetes_reason})",
-                )
-            )
+        )
     return problems
 
 
@@ -495,8 +504,7 @@ def aws_problems(config: StackConfig, region: str | None) -> list[Problem]:
     problems = [system] if system else []
     if not region:
         return problems
-    refused = aws_values.one_of(region, aws_values.eks_regions(), "regions botocore's endpoint data has EKS in")
-    problems += [Problem(REGION_KEY, refused)] if refused else []
+    problems += eks_region_problems(region, REGION_KEY)
     zones = {
         f"{KEY_PREFIX}nodePools.{name}.availabilityZone": pool.availability_zone
         for name, pool in config.node_pools.items()
@@ -505,11 +513,17 @@ def aws_problems(config: StackConfig, region: str | None) -> list[Problem]:
         f"{KEY_PREFIX}cluster.network.existingPrivateSubnets.{zone}": zone
         for zone in cluster.network.existing_private_subnets or {}
     }
-    if not refused:
+    if not eks_region_problems(region, REGION_KEY):
         problems += [
             found for key, zone in zones.items() if zone and (found := aws_values.zone_problem(key, zone, region))
         ]
     return problems
+
+
+def eks_region_problems(region: str, key: str) -> list[Problem]:
+    """A region botocore's endpoint data has no EKS in, under `key`."""
+    refused = aws_values.one_of(region, aws_values.eks_regions(), "regions botocore's endpoint data has EKS in")
+    return [Problem(key, refused)] if refused else []
 
 
 def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import AddonVersion
 from gpt_oss_infra.core.inputs.config import EksClusterConfig, StackConfig
 from gpt_oss_infra.core.render.aws import capacity
@@ -22,8 +22,9 @@ from gpt_oss_infra.core.render.aws.specs import (
     addons,
     api_access,
     gpu_node_group,
-    offering_problems,
+    pool_offering_problems,
     system_node_group,
+    system_offering_problems,
 )
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
@@ -70,6 +71,45 @@ class EksPlan:
     groups: list[NodeGroupSpec]  # the system group first
 
 
+@dataclass(frozen=True)
+class GpuGroupPlan:
+    """One GPU pool's node group, as EC2's facts allow it."""
+
+    spec: NodeGroupSpec
+    block: BlockPlan | None  # a Capacity Block pool's schedule
+    warnings: list[str]
+    problems: list[Problem]  # each under its stack-file key (nodePools.<name>.<key>)
+
+
+def gpu_group_plan(pool: NodePool, efa: bool, facts: AccountFacts) -> GpuGroupPlan:
+    """The pool's node group: its EFA interfaces (`efa`) as EC2 gives them, and its Capacity Block's schedule."""
+    warnings: list[str] = []
+    problems = pool_offering_problems(pool, facts)
+    ec2 = facts.instance_types[pool.instance_type]
+    if ec2 != pool.instance.ec2:
+        warnings.append(
+            f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
+            f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
+        )
+    interfaces: list[dict[str, Any]] = []
+    if efa:
+        interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
+        problems += found
+    block = None
+    if pool.config.capacity_type == "CAPACITY_BLOCK":
+        reservation = pool.config.capacity_reservation_id
+        assert reservation is not None  # required with CAPACITY_BLOCK (core.inputs.rules)
+        block, found = capacity.block_plan(pool, facts.capacity_blocks[reservation], facts.now)
+        problems += found
+        if block is not None and block.nodes_now:
+            warnings.append(
+                f"nodePools.{pool.name}: Capacity Block {block.block.reservation_id} is running: AWS asks to scale "
+                "its node group to 0 before an AMI or launch-template update (aws eks update-nodegroup-config "
+                "--scaling-config desiredSize=0), and back after: the block has no spare instances"
+            )
+    return GpuGroupPlan(gpu_node_group(pool, interfaces, block), block, warnings, problems)
+
+
 def eks_plan(
     config: StackConfig,
     pools: dict[str, NodePool],
@@ -82,33 +122,14 @@ def eks_plan(
     cluster = config.cluster
     assert isinstance(cluster, EksClusterConfig), "eks_plan plans a cluster the program creates (cluster.kind eks)"
     addon_specs, warnings = addons(config, pinned_addons)
-    groups, blocks, problems = [system_node_group(config)], {}, offering_problems(config, pools, facts)
+    groups, blocks, problems = [system_node_group(config)], {}, system_offering_problems(config, facts)
     for pool in pools.values():
-        ec2 = facts.instance_types[pool.instance_type]
-        if ec2 != pool.instance.ec2:
-            warnings.append(
-                f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
-                f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
-            )
-        interfaces: list[dict[str, Any]] = []
-        if efa_pools[pool.name]:
-            interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
-            problems += found
-        block = None
-        if pool.config.capacity_type == "CAPACITY_BLOCK":
-            reservation = pool.config.capacity_reservation_id
-            assert reservation is not None  # required with CAPACITY_BLOCK (core.inputs.rules)
-            block, found = capacity.block_plan(pool, facts.capacity_blocks[reservation], facts.now)
-            problems += found
-            if block is not None:
-                blocks[pool.name] = block
-            if block is not None and block.nodes_now:
-                warnings.append(
-                    f"nodePools.{pool.name}: Capacity Block {block.block.reservation_id} is running: AWS asks to scale "
-                    "its node group to 0 before an AMI or launch-template update (aws eks update-nodegroup-config "
-                    "--scaling-config desiredSize=0), and back after: the block has no spare instances"
-                )
-        groups.append(gpu_node_group(pool, interfaces, block))
+        group = gpu_group_plan(pool, efa_pools[pool.name], facts)
+        problems += group.problems
+        warnings += group.warnings
+        if group.block is not None:
+            blocks[pool.name] = group.block
+        groups.append(group.spec)
     if problems:
         raise ConfigError(problems)
     return ClusterPlan(

@@ -45,6 +45,13 @@ def efa_image(dynamo: DynamoVersion, deployment: ResolvedDeployment) -> str | No
     return images.get(deployment.gpu_pool.hardware.cpu_architecture)
 
 
+def pool_gets_efa(pool: NodePool, wanted_by_deployments: bool) -> bool:
+    """Whether a pool's nodes get EFA interfaces: as its `efa` says, else where its deployments' KV cache
+    crosses nodes on an EFA image; never on an instance type without them."""
+    wanted = pool.config.efa if pool.config.efa is not None else wanted_by_deployments
+    return wanted and pool.instance.efa_interfaces > 0
+
+
 def pool_efa(
     pools: dict[str, NodePool], deployments: list[ResolvedDeployment], dynamo: DynamoVersion
 ) -> tuple[dict[str, bool], list[str]]:
@@ -53,8 +60,7 @@ def pool_efa(
     for name, pool in pools.items():
         crossing = [d for d in deployments if crosses_nodes(d) and d.gpu_pool.name == name]
         with_image = [d for d in crossing if efa_image(dynamo, d)]
-        wanted = pool.config.efa if pool.config.efa is not None else bool(with_image)
-        efa[name] = wanted and pool.instance.efa_interfaces > 0
+        efa[name] = pool_gets_efa(pool, wanted_by_deployments=bool(with_image))
         for deployment in crossing:
             why = None
             if deployment not in with_image:

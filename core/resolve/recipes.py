@@ -115,12 +115,14 @@ class ResolvedDeployment:
 
 
 def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, NodePool]:
-    pools = {}
-    for name, pool in config.node_pools.items():
-        hardware = catalog.hardware[pool.hardware]
-        instance_type = pool.instance_type or hardware.default_instance_type
-        pools[name] = NodePool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
-    return pools
+    return {name: resolve_pool(name, pool, catalog) for name, pool in config.node_pools.items()}
+
+
+def resolve_pool(name: str, pool: NodePoolConfig, catalog: Catalog) -> NodePool:
+    """A pool of known hardware (core/inputs/rules.pool_problems checked it)."""
+    hardware = catalog.hardware[pool.hardware]
+    instance_type = pool.instance_type or hardware.default_instance_type
+    return NodePool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
 
 
 def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, NodePool]) -> list[ResolvedDeployment]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpt_oss_infra.core import blocks
-from gpt_oss_infra.core.errors import ConfigError
-from gpt_oss_infra.core.inputs.config import namespace_config
+from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.inputs.config import NodePoolConfig, namespace_config
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
 
@@ -96,3 +96,45 @@ def test_an_efs_model_cache_deletes_its_access_point_and_waits_for_it_on_destroy
     assert block.guards is not None and block.guards.namespace == "gpt-oss-teardown"
     # The full snapshot: a block sees no deployment, and a mocker's workers start on it too.
     assert block.objects.download.job["metadata"]["name"] == "model-download-b5c939de8f75"
+
+
+H200_POOL = {"hardware": "h200", "nodes": 2}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "region", "expected"),
+    [
+        ({"hardware": "h300", "nodes": 1}, "us-east-2", "hardware: unknown hardware 'h300'; one of h100, h200"),
+        ({"hardware": "h200"}, "us-east-2", "nodes: required key is missing"),
+        (H200_POOL | {"instance_type": "p4d.24xlarge"}, "us-east-2", "instance_type: 'p4d.24xlarge' does not carry"),
+        (H200_POOL | {"capacity_type": "CAPACITY_BLOCK"}, "us-east-2", "capacity_reservation_id: required with"),
+        (H200_POOL | {"environment": "Prod"}, "us-east-2", "environment: 'Prod' must be a DNS label"),
+        (H200_POOL, "us-east-9", "region: 'us-east-9' is not one of the "),
+        (H200_POOL | {"availability_zone": "us-west-2a"}, "us-east-2", "availability_zone: "),
+    ],
+)
+def test_a_gpu_node_pool_is_refused_by_the_argument_at_fault(catalog, arguments, region, expected):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpu_node_pool("gpu", arguments, catalog, region)
+    assert str(refused.value).startswith(expected), str(refused.value)
+
+
+@pytest.mark.parametrize(("asked", "has_efa"), [(None, False), (False, False), (True, True)])
+def test_a_gpu_node_pool_has_efa_only_where_asked(catalog, asked, has_efa):
+    """A pool sees no deployment: EFA only where its `efa` asks for it (and its instance type has it)."""
+    block = blocks.gpu_node_pool("b200", {"hardware": "b200", "nodes": 2, "efa": asked}, catalog, "us-east-2")
+    assert (block.efa, block.pool.instance_type, block.environment) == (has_efa, "p6-b200.48xlarge", "dev")
+
+
+def test_a_pool_problem_of_the_stacks_stages_is_named_as_its_argument():
+    problems = [
+        Problem("gpt-oss-infra:nodePools.gpu.capacityReservationId", "x"),
+        Problem("gpt-oss-infra:nodePools.gpu.nodes", "y"),
+        Problem("configs/hardware.yaml: p5en.48xlarge.efaInterfaces", "z"),
+    ]
+    named = blocks.as_arguments(problems, blocks.pool_key("gpu"), NodePoolConfig)
+    assert [problem.key for problem in named] == [
+        "capacity_reservation_id",
+        "nodes",
+        "configs/hardware.yaml: p5en.48xlarge.efaInterfaces",  # the catalog's, not an argument's
+    ]

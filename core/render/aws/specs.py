@@ -100,26 +100,27 @@ def node_group_tags(spec: NodeGroupSpec, environment: str) -> dict[str, str]:
     return tags
 
 
-def offering_problems(config: StackConfig, pools: dict[str, NodePool], facts: AccountFacts) -> list[Problem]:
-    """Each node group's instance type offered by EC2 in the region, and in the zone a pool pins."""
-    problems = []
+def system_offering_problems(config: StackConfig, facts: AccountFacts) -> list[Problem]:
+    """The system node group's instance type offered by EC2 in the region."""
     system_type = _created(config).system_nodes.instance_type
-    if not facts.offered_zones[system_type]:
-        problems.append(Problem(f"{KEY_PREFIX}cluster.systemNodes.instanceType", _offered_nowhere(system_type)))
-    for pool in pools.values():
-        key = f"{KEY_PREFIX}nodePools.{pool.name}"
-        offered, zone = facts.offered_zones[pool.instance_type], pool.config.availability_zone
-        if not offered:
-            type_key = "instanceType" if pool.config.instance_type else "hardware"
-            problems.append(Problem(f"{key}.{type_key}", _offered_nowhere(pool.instance_type)))
-        elif zone and zone not in offered:
-            where = ", ".join(sorted(offered))
-            problems.append(
-                Problem(
-                    f"{key}.availabilityZone", f"EC2 does not offer {pool.instance_type} in {zone}; it does in {where}"
-                )
-            )
-    return problems
+    if facts.offered_zones[system_type]:
+        return []
+    return [Problem(f"{KEY_PREFIX}cluster.systemNodes.instanceType", _offered_nowhere(system_type))]
+
+
+def pool_offering_problems(pool: NodePool, facts: AccountFacts) -> list[Problem]:
+    """The pool's instance type offered by EC2 in the region, and in the zone the pool pins."""
+    key = f"{KEY_PREFIX}nodePools.{pool.name}"
+    offered, zone = facts.offered_zones[pool.instance_type], pool.config.availability_zone
+    if not offered:
+        type_key = "instanceType" if pool.config.instance_type else "hardware"
+        return [Problem(f"{key}.{type_key}", _offered_nowhere(pool.instance_type))]
+    if zone and zone not in offered:
+        where = ", ".join(sorted(offered))
+        return [
+            Problem(f"{key}.availabilityZone", f"EC2 does not offer {pool.instance_type} in {zone}; it does in {where}")
+        ]
+    return []
 
 
 def _offered_nowhere(instance_type: str) -> str:
