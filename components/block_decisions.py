@@ -1,25 +1,22 @@
-"""What every public block decides before it registers anything: its arguments rendered by the stack's
-own pipeline (core.inputs.block_args), refusals keyed by argument, and what the program's other blocks
-made so far (a GptOssDeployment's `node_pool` must name a GpuNodePool of the program; its endpoint's
-NLB must be one its DynamoPlatform's teardown guard waits for)."""
+"""What every public block decides before it registers anything: its arguments through its own pipeline
+(core/blocks.py), refusals keyed by argument, and what the program's other blocks made so far (a
+GptOssDeployment's `node_pool` must name a GpuNodePool of the program; its endpoint's NLB must be one its
+DynamoPlatform's teardown guard waits for)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Self, TypeVar
+from typing import Generic, Self, TypeVar
 
 import pulumi
 
 from gpt_oss_infra.components.arguments import refusal
 from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError
-from gpt_oss_infra.core.inputs import block_args
-from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.render.ownership import owner_of
-from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
-from gpt_oss_infra.core.stack import build_stack
 
 T = TypeVar("T")
 Decided = TypeVar("Decided")
@@ -50,14 +47,14 @@ class PlatformFacts:
 
 # The GpuNodePools and DynamoPlatforms made so far, per program run (its root resource: a new one each
 # run, None in a component provider, which serves one program).
-_POOLS: dict[int, dict[str, block_args.PoolFacts]] = {}
+_POOLS: dict[int, dict[str, blocks.PoolFacts]] = {}
 _PLATFORMS: dict[int, dict[str, PlatformFacts]] = {}
 # The GptOssDeployments on each GpuNodePool so far: a pool's next deployment is placed beside them, as the
 # stack places every deployment of a pool together.
 _PLACED: dict[int, dict[str, list[ResolvedDeployment]]] = {}
 
 
-def pools_of_this_program() -> dict[str, block_args.PoolFacts]:
+def pools_of_this_program() -> dict[str, blocks.PoolFacts]:
     return _POOLS.setdefault(id(pulumi.runtime.get_root_resource()), {})
 
 
@@ -74,15 +71,9 @@ def this_program() -> str:
     return owner_of(pulumi.get_organization(), pulumi.get_project(), pulumi.get_stack())
 
 
-def rendered(block: str, name: str, fragment: block_args.Fragment, catalog: Catalog, **options: Any) -> Stack:
-    """The block's settings rendered by the stack's pipeline, or the run stopped naming its arguments."""
-    options = {"with_hf_token": False, "owner": this_program(), **options}
-    return refused(block, name, fragment, lambda: build_stack(fragment.config, catalog, **options))
-
-
-def refused(block: str, name: str, fragment: block_args.Fragment | None, decide: Callable[[], T]) -> T:
+def refused(block: str, name: str, decide: Callable[[], T]) -> T:
     """`decide()`, or the run stopped with every problem, keyed by argument, before anything is registered."""
     try:
         return decide()
     except ConfigError as error:
-        raise refusal(block, name, fragment.refusal(error) if fragment else error) from None
+        raise refusal(block, name, error) from None

@@ -22,7 +22,6 @@ from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_re
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo import CHART
-from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
 from gpt_oss_infra.core.render.platform import PlatformObjects
@@ -81,9 +80,8 @@ class DynamoPlatform(Block[DecidedPlatform]):
         block = refused(
             "DynamoPlatform",
             name,
-            None,
             lambda: blocks.dynamo_platform(
-                whole(dict(args)), load_catalog(), with_ngc_key=ngc_api_key is not None, owner=this_program()
+                blocks.whole(dict(args)), load_catalog(), with_ngc_key=ngc_api_key is not None, owner=this_program()
             ),
         )
         decided = DecidedPlatform(

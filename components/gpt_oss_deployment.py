@@ -19,13 +19,12 @@ from gpt_oss_infra.components.block_decisions import (
     platforms_of_this_program,
     pools_of_this_program,
     refused,
-    rendered,
 )
 from gpt_oss_infra.components.gateway_resources import DeploymentGateway, DeploymentGatewayArgs
 from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo_graph import other_graph_types
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs import block_args
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render import manifests, smoke_test_job
 from gpt_oss_infra.core.render.stack_objects import Serving
@@ -129,27 +128,25 @@ class GptOssDeployment(Block[DecidedDeployment]):
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
         if unguarded := _unguarded_load_balancer(args):
             raise refusal("GptOssDeployment", name, ConfigError([unguarded]))
-        keys = refused("GptOssDeployment", name, None, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
-        fragment, catalog = refused(
+        keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
+        block = refused(
             "GptOssDeployment",
             name,
-            None,
-            lambda: block_args.deployment(name, dict(args), load_catalog(), pools_of_this_program()),
+            lambda: blocks.gpt_oss_deployment(
+                name,
+                blocks.whole(dict(args)),
+                load_catalog(),
+                pools_of_this_program(),
+                with_hf_token=bool(args.get("uses_hf_token")),
+                clients=keys.clients,
+            ),
         )
-        stack = rendered(
-            "GptOssDeployment",
-            name,
-            fragment,
-            catalog,
-            with_hf_token=bool(args.get("uses_hf_token")),
-            api_key_clients=keys.clients,
-        )
-        if crowded := _crowded_pool(stack.deployments[0], args):
+        if crowded := _crowded_pool(block.serving.deployment, args):
             raise refusal("GptOssDeployment", name, ConfigError([crowded]))
-        for warning in stack.warnings:
-            pulumi.log.warn(fragment.warning(warning))
+        for warning in block.warnings:
+            pulumi.log.warn(warning)
         # The gateway controller is the DynamoPlatform's, which this component depends on.
-        decided = DecidedDeployment(stack.serving[0], keys.values, stack.deployment_network_policies(name))
+        decided = DecidedDeployment(block.serving, keys.values, block.network_policies)
         self._register(name, decided, opts)
 
     def _register(self, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions | None) -> None:

@@ -16,8 +16,6 @@ from gpt_oss_infra.components.block_decisions import pools_of_this_program, refu
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs import block_args
-from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
 from gpt_oss_infra.core.render.labels import POOL_LABEL
@@ -81,12 +79,12 @@ class GpuNodePool(Component):
         if not region:  # EC2 is asked about the instance type in the region the nodes are made in
             raise refusal("GpuNodePool", name, ConfigError([Problem("region", _NO_REGION)]))
         block = refused(
-            "GpuNodePool", name, None, lambda: blocks.gpu_node_pool(name, whole(dict(args)), catalog, region)
+            "GpuNodePool", name, lambda: blocks.gpu_node_pool(name, blocks.whole(dict(args)), catalog, region)
         )
         # Before this component exists, EC2 is asked through the provider its children will use.
         provider = pulumi.InvokeOptions(provider=aws_provider_of(opts))
-        facts = refused("GpuNodePool", name, None, lambda: pool_facts([block.pool], [], provider))
-        planned = refused("GpuNodePool", name, None, lambda: blocks.gpu_node_group(block, facts))
+        facts = refused("GpuNodePool", name, lambda: pool_facts([block.pool], [], provider))
+        planned = refused("GpuNodePool", name, lambda: blocks.gpu_node_group(block, facts))
         spec = planned.spec
         resources = gpu_node_pool(name, spec, block.environment, with_role=args.get("node_role_arn") is None)
         # What AWS would refuse of them, under the argument that holds the value.
@@ -97,7 +95,7 @@ class GpuNodePool(Component):
             pulumi.log.warn(warning)
         self._begin(name, opts)
         # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
-        pools_of_this_program()[name] = block_args.PoolFacts(
+        pools_of_this_program()[name] = blocks.PoolFacts(
             block.pool.config.hardware, block.pool.config.nodes, {POOL_LABEL: name}, efa=bool(spec.network_interfaces)
         )
         on_this = pulumi.InvokeOutputOptions(parent=self)

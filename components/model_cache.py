@@ -16,7 +16,6 @@ from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.block_args import whole
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render import manifests
 from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects
@@ -85,9 +84,8 @@ class ModelCache(Block[DecidedModelCache]):
         block = refused(
             "ModelCache",
             name,
-            None,
             lambda: blocks.model_cache(
-                whole(dict(args)), catalog, with_hf_token=hf_token is not None, owner=this_program()
+                blocks.whole(dict(args)), catalog, with_hf_token=hf_token is not None, owner=this_program()
             ),
         )
         decided = DecidedModelCache(

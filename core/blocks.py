@@ -9,20 +9,24 @@ rules, render functions and checks, each called with the part it is about.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gpt_oss_infra.core.checks.stack_checks import undeclared_platform_values
+from gpt_oss_infra.core.checks import scheduling
+from gpt_oss_infra.core.checks.stack_checks import api_key_problems, network_policy_warnings, undeclared_platform_values
 from gpt_oss_infra.core.checks.validation import object_problems
 from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
-from gpt_oss_infra.core.inputs.block_args import NOT_OFFERED
-from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_object
 from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
+    DeploymentConfig,
+    EndpointConfig,
     ExistingClusterConfig,
     ModelCacheConfig,
+    NetworkPoliciesConfig,
     NodePoolConfig,
     PlatformConfig,
     Release,
@@ -30,36 +34,67 @@ from gpt_oss_infra.core.inputs.config import (
 )
 from gpt_oss_infra.core.inputs.rules import (
     cache_size_problems,
+    deployment_problems,
     eks_region_problems,
+    endpoint_problems,
     existing_storage_needs_a_class,
     kubernetes_version_problems,
+    model_limit_problems,
     nats_needs_block_storage,
+    open_nlb_warnings,
     pool_problems,
+    release_warnings,
+    runtime_image_problems,
     unsupported_release,
 )
 from gpt_oss_infra.core.paths import CONFIG_DIR
-from gpt_oss_infra.core.render import ownership, platform
+from gpt_oss_infra.core.render import manifests, network_policy, ownership, platform
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.cluster_plan import GpuGroupPlan, gpu_group_plan
 from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import (
     ModelCacheObjects,
+    Serving,
+    ServingContext,
     model_cache_guards,
     model_cache_objects,
     on_callers_file_system,
+    serving_of,
     teardown_guards,
 )
 from gpt_oss_infra.core.render.teardown import Teardown
 from gpt_oss_infra.core.resolve.efa import pool_gets_efa
 from gpt_oss_infra.core.resolve.recipes import NodePool, resolve_pool
-from gpt_oss_infra.core.schema import StrictModel, field_argument, from_arguments
+from gpt_oss_infra.core.resolve.resolution import Resolution, resolve_on
+from gpt_oss_infra.core.schema import StrictModel, closest_name, field_argument, from_arguments
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 # What a block uses for an argument left out (configs/components.yaml).
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
 DEFAULT_KUBERNETES_VERSION: str = ExistingClusterConfig.model_fields["kubernetes_version"].default
 Part = TypeVar("Part", bound=StrictModel)
+
+# The fields of a stack config part its block does not offer as arguments, and why.
+NOT_OFFERED: dict[type[StrictModel], set[str]] = {
+    NodePoolConfig: {"node_selector", "price_per_node_hour"},  # a created pool's own label; the catalog's price
+    PlatformConfig: {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
+    ModelCacheConfig: {"keep_on_destroy"},  # the file system is the caller's: the block deletes none
+    # The stack's aiperf Job and Prometheus alerts; autoscaling: its Planner reads the stack's Prometheus
+    # (observability), which no block makes.
+    DeploymentConfig: {"benchmark", "alerts", "autoscaling"},
+    EndpointConfig: {"rate_limit", "client_rate_limits"},  # offered per minute: (client_)requests_per_minute
+}
+
+
+def whole(value: Any) -> Any:
+    """Whole numbers as ints, in lists and dicts too: numbers from other Pulumi languages arrive as
+    floats (2.0), which TensorRT-LLM's integer fields and the recipe model refuse."""
+    if isinstance(value, dict):
+        return {key: whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole(item) for item in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 class Arguments:
@@ -249,8 +284,277 @@ def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) 
     arguments = {field.alias or name: name for name, field in part.model_fields.items()}
 
     def named(key: str) -> str:
-        inner = key.removeprefix(f"{prefix}.")
-        first, dot, rest = inner.partition(".")
-        return f"{arguments[first]}{dot}{rest}" if inner != key and first in arguments else key
+        if prefix and not key.startswith(f"{prefix}."):
+            return key
+        first, dot, rest = key.removeprefix(f"{prefix}." if prefix else "").partition(".")
+        return f"{arguments[first]}{dot}{rest}" if first in arguments else key
 
     return [Problem(named(problem.key), problem.message) for problem in problems]
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """What a GpuNodePool the program made tells a GptOssDeployment that names it (`node_pool`)."""
+
+    hardware: str
+    nodes: int
+    labels: dict[str, str]  # the labels its nodes carry, which the deployment's workers select
+    efa: bool  # whether its nodes have EFA interfaces, which the deployment's workers may then ask for
+
+
+@dataclass(frozen=True)
+class DeploymentBlock:
+    """What a GptOssDeployment makes, and what it warns about."""
+
+    serving: Serving
+    network_policies: list[dict[str, Any]]  # its graph's own (the namespace's default deny is the caller's)
+    warnings: list[str]
+
+
+RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
+# The endpoint argument's rate limits, per minute, and the EndpointConfig fields they set.
+_PER_MINUTE = {"requests_per_minute": "rate_limit", "client_requests_per_minute": "client_rate_limits"}
+
+
+def gpt_oss_deployment(
+    name: str,
+    arguments: dict[str, Any],
+    catalog: Catalog,
+    pools: dict[str, PoolFacts],
+    with_hf_token: bool,
+    clients: list[str],
+) -> DeploymentBlock:
+    """GptOssDeployment: one serving graph on the GPU nodes `node_pool` names (a GpuNodePool of the program's,
+    one of `pools`) or `node_selector` selects, on a cluster the program does not describe; or ConfigError
+    keyed by argument. `clients`: the API keys' client names."""
+    given = Arguments(arguments)
+    catalog, recipe_name = _with_recipe(name, arguments, catalog)
+    recipe = catalog.recipes.get(recipe_name) if recipe_name is not None else None
+    recipe_argument = RECIPE_OBJECT if arguments.get(RECIPE_OBJECT) is not None else "recipe"
+    dynamo_release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
+    kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
+    namespace = given.field(StackConfig, "namespace", "namespace")
+    with_nlb = bool(given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller"))
+    policies = given.field(NetworkPoliciesConfig, "enabled", "network_policies")
+    release = _release(given, dynamo_release, recipe.backend if recipe else None, catalog)
+    gpu_hardware = recipe.hardware if recipe is not None and recipe.hardware != CPU_ONLY else None
+    pool_name = arguments.get("node_pool") or name
+    made = (
+        _named_pool(pool_name, gpu_hardware, pools, recipe_argument)
+        if gpu_hardware is not None and arguments.get("node_selector") is None
+        else None
+    )
+    # The GPU nodes as the deployment sees them: the recipe's hardware, their labels and count.
+    nodes = given.field(NodePoolConfig, "nodes", "pool_nodes", made.nodes if made else 1)
+    selector = given.field(NodePoolConfig, "node_selector", "node_selector", made.labels if made else None)
+    deployment = _deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool"))
+    given.refuse()
+    # The GPU nodes as the deployment sees them: the recipe's hardware, their labels and count, their EFA.
+    seen = {"hardware": gpu_hardware, "nodes": nodes, "node_selector": selector, "efa": made.efa if made else None}
+    node_pools = {pool_name: from_arguments(NodePoolConfig, seen)} if gpu_hardware is not None else {}
+    named = _DeploymentNames(name, pool_name, recipe_argument)
+    dynamo = catalog.dynamo_versions.get(release.dynamo)
+    problems = unsupported_release(release.dynamo, catalog, "dynamo_release")
+    problems += kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
+    problems += runtime_image_problems(release, dynamo, "runtime_image") if dynamo else []
+    problems += named.arguments(
+        deployment_problems(name, deployment, catalog, dynamo, node_pools)
+        + model_limit_problems(name, deployment, catalog)
+        + endpoint_problems(name, deployment.endpoint, with_nlb)
+    )
+    given.refuse(problems)
+    assert dynamo is not None, "refused above"
+    exposed = deployment.endpoint.exposure != "cluster"
+    gateways = cluster_gateway_software(catalog.charts, with_nlb, None) if exposed else None
+    if exposed:
+        how = "give one per client (each value a secret)"
+        given.refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
+    pools_on = {pool_name: resolve_pool(pool_name, node_pools[pool_name], catalog)} if node_pools else {}
+    try:
+        resolved = resolve_on(pools_on, {name: deployment}, release.dynamo, catalog)
+    except ConfigError as error:  # a worker that cannot be resolved
+        raise ConfigError(named.arguments(error.problems)) from None
+    given.refuse(named.arguments(resolved.problems))
+    (this,) = resolved.deployments
+    context = ServingContext(
+        release=release,
+        namespace=namespace,
+        weights=not this.backend.spec.simulated,  # a mocker reads the tokenizer only
+        with_hf_token=with_hf_token,
+        with_ngc_key=False,  # the namespace's pull secret is the caller's (its DynamoPlatform's ngc_api_key)
+        prometheus_namespace=None,  # the Planner and the dashboards read a stack's Prometheus, which no block makes
+        gateways=gateways,
+        clients=clients,
+    )
+    serving = serving_of(this, resolved.fits[name], context, catalog)
+    enabled = exposed if policies is None else policies
+    network_policies = (
+        [
+            policy
+            for policy in network_policy.network_policies(
+                namespace, [name], gateways.controller.chart.namespace if gateways else None, None
+            )
+            if policy["metadata"]["name"] in network_policy.deployment_policy_names(name)
+        ]
+        if enabled
+        else []
+    )
+    given.refuse(_object_problems([*serving.objects(), *network_policies], kubernetes_version, dynamo))
+    placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
+    given.refuse(named.arguments(placed))
+    warnings = release_warnings(dynamo, catalog, "dynamo_release")
+    warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if with_nlb else []
+    warnings += resolved.warnings + placement_warnings
+    warnings += network_policy_warnings(enabled, policies, existing=True, exposed=[name] if exposed else [])
+    return DeploymentBlock(serving, network_policies, [named.warning(text) for text in warnings])
+
+
+def _with_recipe(name: str, arguments: dict[str, Any], catalog: Catalog) -> tuple[Catalog, str | None]:
+    """The catalog with the deployment's own recipe where it gives one as an object (`recipe_definition`,
+    checked like a configs/recipes/ file), and the recipe's name."""
+    if arguments.get(RECIPE_OBJECT) is None:
+        return catalog, arguments.get("recipe")
+    if arguments.get("recipe") is not None:
+        raise ConfigError([Problem(RECIPE_OBJECT, "give a recipe by name (recipe) or as an object, not both")])
+    recipe_name = f"{name}-recipe"
+    try:
+        defined = recipe_from_object(arguments[RECIPE_OBJECT], RECIPE_OBJECT, catalog)
+    except ConfigError as error:
+        raise ConfigError([Problem(p.key.replace(": ", "."), p.message) for p in error.problems]) from None
+    return dataclasses.replace(catalog, recipes={**catalog.recipes, recipe_name: defined}), recipe_name
+
+
+def _release(given: Arguments, dynamo: str, backend: str | None, catalog: Catalog) -> Release:
+    """The release the deployment runs: Dynamo's, the runtime image that release publishes for the recipe's
+    backend unless `runtime_image` names one, the pinned model at `model_revision`."""
+    published = catalog.dynamo_versions[dynamo].spec.runtime_images if dynamo in catalog.dynamo_versions else {}
+    default_image = published.get(backend or "", f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{dynamo}")
+    return from_arguments(
+        Release,
+        {
+            "dynamo": dynamo,
+            "runtime_image": given.field(Release, "runtime_image", "runtime_image", default_image),
+            "model": DEFAULTS["model"],
+            "model_revision": given.field(Release, "model_revision", "model_revision", DEFAULTS["modelRevision"]),
+        },
+    )
+
+
+def _named_pool(pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_argument: str) -> PoolFacts:
+    """The GpuNodePool `node_pool` names, made earlier by the same program, whose hardware the recipe is
+    for; else refused by argument: a pool that matches nothing would leave the workers Pending."""
+    if pool not in pools:
+        close = closest_name(pool, sorted(pools))
+        made = f" (it made: {', '.join(sorted(pools))})" if pools else " (it made none)"
+        hint = f": did you mean {close!r}?" if close else made
+        raise ConfigError(
+            [
+                Problem(
+                    "node_pool",
+                    f"{pool!r} names no GpuNodePool of this program{hint}; make the GpuNodePool first, or give "
+                    "node_selector: the labels of GPU nodes another program made",
+                )
+            ]
+        )
+    if pools[pool].hardware != hardware:
+        raise ConfigError(
+            [
+                Problem(
+                    recipe_argument,
+                    f"the recipe is for {hardware}, but GpuNodePool {pool!r} has {pools[pool].hardware} nodes",
+                )
+            ]
+        )
+    return pools[pool]
+
+
+def _deployment_part(given: Arguments, recipe: str | None, node_pool: str | None) -> DeploymentConfig:
+    """The deployments.<name> part from the arguments named as its fields, the recipe's name, the pool's
+    and the endpoint's per-minute rate limits (as RateLimits); or ConfigError with every problem so far."""
+    offered = [field for field in DeploymentConfig.model_fields if field not in NOT_OFFERED[DeploymentConfig]]
+    settings = {field: given.given[field] for field in offered if given.given.get(field) is not None}
+    settings |= {"recipe": recipe, "node_pool": node_pool}
+    endpoint = dict(settings.get("endpoint") or {})
+    for argument, field in _PER_MINUTE.items():
+        if (limit := endpoint.pop(argument, None)) is not None:
+            endpoint[field] = (
+                _per_minute(limit)
+                if argument == "requests_per_minute"
+                else ({client: _per_minute(n) for client, n in limit.items()} if isinstance(limit, dict) else limit)
+            )
+    if endpoint:
+        settings["endpoint"] = endpoint
+    try:
+        return from_arguments(DeploymentConfig, {key: value for key, value in settings.items() if value is not None})
+    except ConfigError as error:
+        given.problems += [Problem(_per_minute_argument(p.key), p.message) for p in error.problems]
+        raise ConfigError(given.problems) from None
+
+
+def _per_minute(requests: Any) -> dict[str, Any]:
+    return {"requests": requests, "unit": "Minute"}
+
+
+def _per_minute_argument(key: str) -> str:
+    """endpoint.rate_limit.requests -> endpoint.requests_per_minute: the argument that gave the limit."""
+    for argument, field in _PER_MINUTE.items():
+        for form in (f"endpoint.{field}.requests", f"endpoint.{field}"):
+            if key == form or key.startswith(f"{form}."):
+                rest = key.removeprefix(form).removesuffix(".requests")
+                return f"endpoint.{argument}{rest}"
+    return key
+
+
+@dataclass(frozen=True)
+class _DeploymentNames:
+    """The stack's stages key a deployment's problems by stack-file key; the block names each argument."""
+
+    name: str
+    pool: str
+    recipe_argument: str  # recipe, or recipe_definition
+
+    def argument_of(self, key: str) -> str:
+        deployment, pool = f"{KEY_PREFIX}deployments.{self.name}", f"{KEY_PREFIX}nodePools.{self.pool}"
+        if key in (deployment, f"{deployment}.recipe"):
+            return "name" if key == deployment else self.recipe_argument
+        if key.startswith(f"{pool}"):
+            pool_arguments = {"nodes": "pool_nodes", "nodeSelector": "node_selector", "hardware": self.recipe_argument}
+            field = key.removeprefix(pool).removeprefix(".").split(".")[0]
+            return pool_arguments.get(field, "node_pool")
+        if key.startswith(f"{deployment}.endpoint."):
+            endpoint = key.removeprefix(f"{deployment}.endpoint.")
+            named = as_arguments([Problem(endpoint, "")], "", EndpointConfig)[0].key
+            return _per_minute_argument(f"endpoint.{named}")
+        if key.startswith(f"{KEY_PREFIX}apiKeys"):
+            return "api_keys" + key.removeprefix(f"{KEY_PREFIX}apiKeys")
+        return as_arguments([Problem(key, "")], deployment, DeploymentConfig)[0].key
+
+    def arguments(self, problems: list[Problem]) -> list[Problem]:
+        return list(dict.fromkeys(Problem(self.argument_of(p.key), p.message) for p in problems))
+
+    def warning(self, text: str) -> str:
+        """A stack warning ("gpt-oss-infra:<key>: ...") under the argument it is about."""
+        key, separator, rest = text.partition(": ")
+        if not (key.startswith(KEY_PREFIX) and separator):
+            return text
+        named = {f"{KEY_PREFIX}networkPolicies.enabled": "network_policies"}.get(key) or self.argument_of(key)
+        return f"{named}{separator}{rest}"
+
+
+def _placement(
+    serving: Serving, resolved: Resolution, catalog: Catalog, with_hf_token: bool
+) -> tuple[list[Problem], list[str]]:
+    """The graph's pods and its smoke test placed on the deployment's GPU nodes and the cluster's others,
+    as the scheduler would (core/checks/scheduling.py). The claim they mount, and the HF token's Secret,
+    are the namespace's ModelCache's."""
+    pools = [
+        scheduling.gpu_pool(pool, False, resolved.efa_pools[name], catalog, "existing")
+        for name, pool in resolved.pools.items()
+    ]
+    pods = scheduling.graph_pods(serving.graph)
+    if serving.smoke_test is not None:
+        pods.append(scheduling.job_pod(serving.smoke_test.job, scheduling.SERVING))
+    made = {(obj["kind"], obj["metadata"]["name"]) for obj in serving.objects()}
+    made |= {("PersistentVolumeClaim", manifests.MODEL_CACHE_PVC)}
+    made |= {("Secret", manifests.HF_TOKEN_SECRET)} if with_hf_token else set()
+    return scheduling.placement_problems(pods, [*pools, scheduling.OTHER_NODES], made, catalog.image_platforms)

@@ -56,7 +56,7 @@ WaitAtDestroyProvider.delete
 http.client.HTTPSConnection.connect
 http.client.HTTPSConnection.sock
 
-# The building blocks' Args are TypedDicts read by key (core/inputs/block_args.py: args.get("...")),
+# The building blocks' Args are TypedDicts read by key (core/blocks.py: arguments.get("...")),
 # which vulture does not count as a use; the component schema every language's SDK gets is made from them.
 GpuNodePoolArgs.node_role_arn
 DynamoPlatformArgs.dynamo_release

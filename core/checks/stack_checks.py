@@ -12,7 +12,7 @@ from gpt_oss_infra.core.checks.validation import DGD_KIND, object_problems
 from gpt_oss_infra.core.dynamo import DynamoVersion, undeclared_values
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, EndpointConfig, StackConfig
 from gpt_oss_infra.core.inputs.types import is_dns_label
 from gpt_oss_infra.core.render import gateway, gpu_software
 from gpt_oss_infra.core.render.stack_objects import Stack, StackParts
@@ -46,16 +46,26 @@ def undeclared_platform_values(values: dict[str, Any], dynamo: DynamoVersion, ke
 
 
 def policy_warnings(config: StackConfig) -> list[str]:
-    """NetworkPolicies that may not hold (an existing cluster's plugin), or are off while endpoints are exposed."""
+    return network_policy_warnings(
+        config.network_policies_enabled,
+        config.network_policies.enabled,
+        not isinstance(config.cluster, EksClusterConfig),
+        config.exposed,
+    )
+
+
+def network_policy_warnings(enabled: bool, asked: bool | None, existing: bool, exposed: list[str]) -> list[str]:
+    """NetworkPolicies (`enabled`; `asked`: as set, None where left to the default) that may not hold (on an
+    `existing` cluster's network plugin), or are turned off while deployments are `exposed`."""
     warnings = []
-    if config.network_policies_enabled and not isinstance(config.cluster, EksClusterConfig):
+    if enabled and existing:
         warnings.append(
             f"{KEY_PREFIX}networkPolicies.enabled: the NetworkPolicies are created, but only a network plugin that "
             "enforces them (on EKS, the VPC CNI with enableNetworkPolicy) makes them hold on an existing cluster"
         )
-    if config.exposed and config.network_policies.enabled is False:
+    if exposed and asked is False:
         warnings.append(
-            f"{KEY_PREFIX}networkPolicies.enabled: false, while deployments {', '.join(config.exposed)} are reached "
+            f"{KEY_PREFIX}networkPolicies.enabled: false, while deployments {', '.join(exposed)} are reached "
             "from outside the cluster: any pod of the cluster can reach their frontends and workers directly, "
             "around the gateway's API keys (the default, with exposed endpoints, is on)"
         )
@@ -131,13 +141,30 @@ def gateway_problems(
     rate limits among them, and chart values each pinned chart declares."""
     if gateways is None:
         return []
+    endpoints = {name: deployment.endpoint for name, deployment in config.deployments.items()}
+    how = f"set one per client with {SECRET_COMMANDS['apiKeys']}"
+    problems = api_key_problems(config.exposed, endpoints, clients, how)
+    releases = [gateways.controller]
+    if gateways.load_balancers is not None:  # with what the shell sets
+        shell_values = dict.fromkeys(gateway.SHELL_VALUES, "")
+        releases.append(
+            dataclasses.replace(gateways.load_balancers, values=gateways.load_balancers.values | shell_values)
+        )
+    return problems + gpu_software.chart_problems(releases, set())
+
+
+def api_key_problems(
+    exposed: list[str], endpoints: dict[str, EndpointConfig], clients: list[str], how: str
+) -> list[Problem]:
+    """API keys to check callers against for the `exposed` deployments' gateways (`how`: how to give them),
+    named as Secret keys can be, and the clients the `endpoints` give their own rate limits among them;
+    under stack-file keys."""
     problems = []
     if not clients:
         problems.append(
             Problem(
                 f"{KEY_PREFIX}apiKeys",
-                f"required: deployments {', '.join(config.exposed)} have a gateway, which admits only API keys; "
-                f"set one per client with {SECRET_COMMANDS['apiKeys']}",
+                f"required: deployments {', '.join(exposed)} have a gateway, which admits only API keys; {how}",
             )
         )
     problems += [
@@ -149,19 +176,13 @@ def gateway_problems(
         for client in clients
         if not is_dns_label(client)
     ]
-    for name, deployment in config.deployments.items():
+    for name, endpoint in endpoints.items():
         problems += [
             Problem(
                 f"{KEY_PREFIX}deployments.{name}.endpoint.clientRateLimits.{client}",
                 f"no such client in apiKeys (clients: {', '.join(clients) or 'none'}): the limit would never apply",
             )
-            for client in deployment.endpoint.client_rate_limits
+            for client in endpoint.client_rate_limits
             if clients and client not in clients
         ]
-    releases = [gateways.controller]
-    if gateways.load_balancers is not None:  # with what the shell sets
-        shell_values = dict.fromkeys(gateway.SHELL_VALUES, "")
-        releases.append(
-            dataclasses.replace(gateways.load_balancers, values=gateways.load_balancers.values | shell_values)
-        )
-    return problems + gpu_software.chart_problems(releases, set())
+    return problems

@@ -27,6 +27,7 @@ from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
     DeploymentConfig,
     EksClusterConfig,
+    EndpointConfig,
     ExistingClusterConfig,
     ModelCacheConfig,
     NodePoolConfig,
@@ -59,7 +60,11 @@ def parse_stack_config(
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
         + _autoscaling_problems(config, catalog)
-        + _model_limit_problems(config, catalog)
+        + [
+            problem
+            for name, each in config.deployments.items()
+            for problem in model_limit_problems(name, each, catalog)
+        ]
         + _cluster_problems(config, catalog)
         + _kubernetes_version_problems(config, catalog)
         + _storage_problems(config, catalog)
@@ -225,7 +230,9 @@ def _release_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     dynamo = catalog.dynamo_versions.get(release.dynamo)
     if dynamo is None:
         return unsupported_release(release.dynamo, catalog, f"{KEY_PREFIX}release.dynamo")
-    return _runtime_image_problems(release, dynamo) + _bundled_scheduler_problems(config, dynamo)
+    return runtime_image_problems(release, dynamo, f"{KEY_PREFIX}release.runtimeImage") + _bundled_scheduler_problems(
+        config, dynamo
+    )
 
 
 def unsupported_release(version: str, catalog: Catalog, key: str) -> list[Problem]:
@@ -241,7 +248,7 @@ def unsupported_release(version: str, catalog: Catalog, key: str) -> list[Proble
     ]
 
 
-def _runtime_image_problems(release: Release, dynamo: DynamoVersion) -> list[Problem]:
+def runtime_image_problems(release: Release, dynamo: DynamoVersion, key: str) -> list[Problem]:
     """The operator and the workers' runtime of two releases disagree on the wire and in what the
     operator injects (tags like 1.6.1, 1.6.1-efa). A digest or a custom tag names no release: the
     graph then tells the operator the platform's version itself (core/dynamo_graph.py)."""
@@ -251,7 +258,7 @@ def _runtime_image_problems(release: Release, dynamo: DynamoVersion) -> list[Pro
     published = ", ".join(sorted(set(dynamo.spec.runtime_images.values())))
     return [
         Problem(
-            f"{KEY_PREFIX}release.runtimeImage",
+            key,
             f"{release.runtime_image} is Dynamo {tagged}'s, but release.dynamo is {release.dynamo}: the runtime "
             f"must be the platform's release ({published}, configs/dynamo/versions.yaml)",
         )
@@ -273,17 +280,20 @@ def _bundled_scheduler_problems(config: StackConfig, dynamo: DynamoVersion) -> l
 
 
 def _release_warnings(config: StackConfig, catalog: Catalog) -> list[str]:
+    return release_warnings(catalog.dynamo_versions[config.release.dynamo], catalog, f"{KEY_PREFIX}release.dynamo")
+
+
+def release_warnings(dynamo: DynamoVersion, catalog: Catalog, key: str) -> list[str]:
     """Each pin of the release that is not verified (loud: the first `up` fails at the Helm release if
     NGC has no chart of that version), and a release kept only to upgrade through (Dynamo supports one
-    minor release at a time)."""
-    dynamo = catalog.dynamo_versions[config.release.dynamo]
-    warnings = [f"{KEY_PREFIX}release.dynamo: Dynamo {dynamo.version}'s {pin}" for pin in dynamo.unverified_pins()]
+    minor release at a time); each under `key`."""
+    warnings = [f"{key}: Dynamo {dynamo.version}'s {pin}" for pin in dynamo.unverified_pins()]
     if not dynamo.spec.upgrade_step:
         return warnings
     later = [v for v, d in catalog.dynamo_versions.items() if d.minor > dynamo.minor and not d.spec.upgrade_step]
     return [
         *warnings,
-        f"{KEY_PREFIX}release.dynamo: {dynamo.version} is an upgrade step (configs/dynamo/versions.yaml), deployed "
+        f"{key}: {dynamo.version} is an upgrade step (configs/dynamo/versions.yaml), deployed "
         f"only on the way to {', '.join(later)}: promote onwards once it is up (make promote)",
     ]
 
@@ -527,37 +537,47 @@ def eks_region_problems(region: str, key: str) -> list[Problem]:
 
 
 def _deployment_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
-    problems = _backend_problems(config, catalog)
     dynamo = catalog.dynamo_versions.get(config.release.dynamo)
+    problems = _backend_problems(config, catalog)
     for name, deployment in config.deployments.items():
-        key = f"{KEY_PREFIX}deployments.{name}"
-        recipe = catalog.recipes.get(deployment.recipe)
-        if recipe is None:
-            problems.append(_unknown(f"{key}.recipe", "recipe", deployment.recipe, sorted(catalog.recipes)))
-            continue
-        if dynamo and recipe.backend in dynamo.spec.unsupported_backends:
-            why = dynamo.spec.unsupported_backends[recipe.backend]
-            problems.append(
-                Problem(f"{key}.recipe", f"recipe {deployment.recipe} does not run on Dynamo {dynamo.version}: {why}")
+        problems += deployment_problems(name, deployment, catalog, dynamo, config.node_pools)
+    return problems
+
+
+def deployment_problems(
+    name: str,
+    deployment: DeploymentConfig,
+    catalog: Catalog,
+    dynamo: DynamoVersion | None,
+    node_pools: dict[str, NodePoolConfig],
+) -> list[Problem]:
+    """One deployment's recipe, on the release `dynamo` (None: refused with its own problem) and on one
+    of `node_pools`; each problem under its stack-file key (deployments.<name>.<key>)."""
+    key = f"{KEY_PREFIX}deployments.{name}"
+    recipe = catalog.recipes.get(deployment.recipe)
+    if recipe is None:
+        return [_unknown(f"{key}.recipe", "recipe", deployment.recipe, sorted(catalog.recipes))]
+    problems = []
+    if dynamo and recipe.backend in dynamo.spec.unsupported_backends:
+        why = dynamo.spec.unsupported_backends[recipe.backend]
+        problems.append(
+            Problem(f"{key}.recipe", f"recipe {deployment.recipe} does not run on Dynamo {dynamo.version}: {why}")
+        )
+    if recipe.gpu_free:
+        return problems + _gpu_free_problems(deployment, key)
+    if deployment.node_pool is None:
+        return [*problems, Problem(f"{key}.nodePool", f"required: the node pool of {recipe.hardware} GPUs to run on")]
+    pool = node_pools.get(deployment.node_pool)
+    if pool is None:
+        return [*problems, _unknown(f"{key}.nodePool", "node pool", deployment.node_pool, node_pools)]
+    if recipe.hardware != pool.hardware:
+        problems.append(
+            Problem(
+                f"{key}.recipe",
+                f"recipe {deployment.recipe} runs on {recipe.hardware}, "
+                f"but node pool {deployment.node_pool} is {pool.hardware}",
             )
-        if recipe.gpu_free:
-            problems += _gpu_free_problems(deployment, key)
-            continue
-        if deployment.node_pool is None:
-            problems.append(Problem(f"{key}.nodePool", f"required: the node pool of {recipe.hardware} GPUs to run on"))
-            continue
-        pool = config.node_pools.get(deployment.node_pool)
-        if pool is None:
-            problems.append(_unknown(f"{key}.nodePool", "node pool", deployment.node_pool, config.node_pools))
-            continue
-        if recipe.hardware != pool.hardware:
-            problems.append(
-                Problem(
-                    f"{key}.recipe",
-                    f"recipe {deployment.recipe} runs on {recipe.hardware}, "
-                    f"but node pool {deployment.node_pool} is {pool.hardware}",
-                )
-            )
+        )
     return problems
 
 
@@ -600,38 +620,37 @@ def _autoscaling_problems(config: StackConfig, catalog: Catalog) -> list[Problem
     return problems
 
 
-def _model_limit_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+def model_limit_problems(name: str, deployment: DeploymentConfig, catalog: Catalog) -> list[Problem]:
     """Engine settings that bound one sequence (the backend's `sequence_fields`, e.g. TensorRT-LLM's
     max_seq_len) within the model's context (configs/model.yaml maxPositionEmbeddings): a deployment's
     overrides, and where they leave the field alone, the recipe's own value."""
     model, limit = catalog.model.name, catalog.model.max_position_embeddings
+    recipe = catalog.recipes.get(deployment.recipe)
+    if recipe is None:  # refused with its own problem
+        return []
     problems = []
-    for name, deployment in config.deployments.items():
-        recipe = catalog.recipes.get(deployment.recipe)
-        if recipe is None:  # refused with its own problem
-            continue
-        fields: dict[str, str] = getattr(catalog.backends[recipe.backend], "sequence_fields", {})
-        key, single = f"{KEY_PREFIX}deployments.{name}", len(recipe.workers) == 1
-        for role, spec in recipe.workers.items():
-            overrides = deployment.overrides if single else deployment.overrides.get(role)
-            overrides = overrides if isinstance(overrides, dict) else {}  # else refused as a malformed role
-            for field, why in fields.items():
-                given = field in overrides
-                value = overrides[field] if given else spec.engine.get(field)
-                if isinstance(value, bool) or not isinstance(value, int) or value <= limit:
-                    continue  # within the context, unset, or not a number (refused by the field check)
-                over = f"more than {model}'s context of {limit} tokens (maxPositionEmbeddings, configs/model.yaml)"
-                if given:
-                    where = f"{key}.overrides" + ("" if single else f".{role}")
-                    problems.append(Problem(f"{where}.{field}", f"{value} is {over}: at most {limit}; {why}"))
-                else:
-                    problems.append(
-                        Problem(
-                            f"{key}.recipe",
-                            f"recipe {deployment.recipe} sets {field} {value} for its {role} workers, {over}: "
-                            f"override it with at most {limit}; {why}",
-                        )
+    fields: dict[str, str] = getattr(catalog.backends[recipe.backend], "sequence_fields", {})
+    key, single = f"{KEY_PREFIX}deployments.{name}", len(recipe.workers) == 1
+    for role, spec in recipe.workers.items():
+        overrides = deployment.overrides if single else deployment.overrides.get(role)
+        overrides = overrides if isinstance(overrides, dict) else {}  # else refused as a malformed role
+        for field, why in fields.items():
+            given = field in overrides
+            value = overrides[field] if given else spec.engine.get(field)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= limit:
+                continue  # within the context, unset, or not a number (refused by the field check)
+            over = f"more than {model}'s context of {limit} tokens (maxPositionEmbeddings, configs/model.yaml)"
+            if given:
+                where = f"{key}.overrides" + ("" if single else f".{role}")
+                problems.append(Problem(f"{where}.{field}", f"{value} is {over}: at most {limit}; {why}"))
+            else:
+                problems.append(
+                    Problem(
+                        f"{key}.recipe",
+                        f"recipe {deployment.recipe} sets {field} {value} for its {role} workers, {over}: "
+                        f"override it with at most {limit}; {why}",
                     )
+                )
     return problems
 
 
@@ -684,71 +703,74 @@ def cache_size_problems(size: str, catalog: Catalog, key: str) -> list[Problem]:
 
 
 def _endpoint_problems(config: StackConfig) -> list[Problem]:
-    """A public gateway needs an NLB and TLS; an NLB needs the AWS Load Balancer Controller (the
-    program installs it on a created cluster; an existing one says it has it); settings of a gateway
-    or an NLB mean nothing without one."""
-    problems = []
     with_nlb = has_load_balancer_controller(config)
-    for name, deployment in config.deployments.items():
-        endpoint, key = deployment.endpoint, f"{KEY_PREFIX}deployments.{name}.endpoint"
-        if endpoint.exposure == "cluster":
-            problems += [
-                Problem(f"{key}.{field}", "only with exposure internal or public (a gateway); this endpoint is cluster")
-                for field, value in (
-                    ("hostname", endpoint.hostname),
-                    ("certificateArn", endpoint.certificate_arn),
-                    ("clientRateLimits", endpoint.client_rate_limits),
-                    ("allowedCidrs", endpoint.allowed_cidrs),
-                )
-                if value
-            ]
-            continue
-        if not with_nlb:
-            no_nlb = (
-                "this existing cluster has no AWS Load Balancer Controller (cluster.loadBalancerController: false), "
-                "so the gateway gets no NLB"
+    return [
+        problem
+        for name, deployment in config.deployments.items()
+        for problem in endpoint_problems(name, deployment.endpoint, with_nlb)
+    ]
+
+
+def endpoint_problems(name: str, endpoint: EndpointConfig, with_nlb: bool) -> list[Problem]:
+    """A public gateway needs an NLB and TLS; an NLB needs the AWS Load Balancer Controller (`with_nlb`:
+    the program installs it on a created cluster; an existing one says it has it); settings of a gateway
+    or an NLB mean nothing without one. Each problem under its stack-file key."""
+    problems = []
+    key = f"{KEY_PREFIX}deployments.{name}.endpoint"
+    if endpoint.exposure == "cluster":
+        return [
+            Problem(f"{key}.{field}", "only with exposure internal or public (a gateway); this endpoint is cluster")
+            for field, value in (
+                ("hostname", endpoint.hostname),
+                ("certificateArn", endpoint.certificate_arn),
+                ("clientRateLimits", endpoint.client_rate_limits),
+                ("allowedCidrs", endpoint.allowed_cidrs),
             )
-            if endpoint.exposure == "public":
-                problems.append(
-                    Problem(
-                        f"{key}.exposure",
-                        f"public needs an NLB: {no_nlb}; set cluster.loadBalancerController: "
-                        "true if the cluster runs the controller, or use internal",
-                    )
-                )
-            problems += [
-                Problem(f"{key}.{field}", f"only with an NLB: {no_nlb}")
-                for field, value in (
-                    ("certificateArn", endpoint.certificate_arn),
-                    ("allowedCidrs", endpoint.allowed_cidrs),
-                )
-                if value
-            ]
+            if value
+        ]
+    if not with_nlb:
+        no_nlb = (
+            "this existing cluster has no AWS Load Balancer Controller (cluster.loadBalancerController: false), "
+            "so the gateway gets no NLB"
+        )
         if endpoint.exposure == "public":
-            problems += [
-                Problem(f"{key}.{field}", f"required with exposure public: {why}")
-                for field, value, why in (
-                    ("certificateArn", endpoint.certificate_arn, "an ACM certificate ARN; TLS ends on the NLB"),
-                    ("hostname", endpoint.hostname, "the DNS name clients use, which the certificate covers"),
-                )
-                if value is None
-            ]
-        elif endpoint.certificate_arn and not endpoint.hostname:
-            # Clients (and the smoke test) check the certificate against the name they call; an ACM
-            # certificate never covers the NLB's own *.elb.amazonaws.com name.
             problems.append(
                 Problem(
-                    f"{key}.hostname",
-                    "required with certificateArn: the DNS name clients use, which the certificate covers",
+                    f"{key}.exposure",
+                    f"public needs an NLB: {no_nlb}; set cluster.loadBalancerController: "
+                    "true if the cluster runs the controller, or use internal",
                 )
             )
+        problems += [
+            Problem(f"{key}.{field}", f"only with an NLB: {no_nlb}")
+            for field, value in (
+                ("certificateArn", endpoint.certificate_arn),
+                ("allowedCidrs", endpoint.allowed_cidrs),
+            )
+            if value
+        ]
+    if endpoint.exposure == "public":
+        problems += [
+            Problem(f"{key}.{field}", f"required with exposure public: {why}")
+            for field, value, why in (
+                ("certificateArn", endpoint.certificate_arn, "an ACM certificate ARN; TLS ends on the NLB"),
+                ("hostname", endpoint.hostname, "the DNS name clients use, which the certificate covers"),
+            )
+            if value is None
+        ]
+    elif endpoint.certificate_arn and not endpoint.hostname:
+        # Clients (and the smoke test) check the certificate against the name they call; an ACM
+        # certificate never covers the NLB's own *.elb.amazonaws.com name.
+        problems.append(
+            Problem(
+                f"{key}.hostname",
+                "required with certificateArn: the DNS name clients use, which the certificate covers",
+            )
+        )
     return problems
 
 
 def _endpoint_warnings(config: StackConfig) -> list[str]:
-    """An internal NLB in a VPC the program did not make, without allowedCidrs: the AWS Load Balancer
-    Controller's default source range is 0.0.0.0/0, internal or not (core/render/gateway.py
-    [lbc-nlb]), so every network routed to the VPC reaches it, with only the API keys in the way."""
     cluster = config.cluster
     if not has_load_balancer_controller(config):
         return []
@@ -756,13 +778,24 @@ def _endpoint_warnings(config: StackConfig) -> list[str]:
         return []  # the VPC we create: its CIDR is the default (core/render/gateway.source_ranges)
     where = "this existing cluster's VPC" if isinstance(cluster, ExistingClusterConfig) else "the existing subnets' VPC"
     return [
+        warning
+        for name, deployment in config.deployments.items()
+        for warning in open_nlb_warnings(name, deployment.endpoint, where)
+    ]
+
+
+def open_nlb_warnings(name: str, endpoint: EndpointConfig, where: str) -> list[str]:
+    """An internal NLB in a VPC the program did not make (`where`), without allowedCidrs: the AWS Load
+    Balancer Controller's default source range is 0.0.0.0/0, internal or not (core/render/gateway.py
+    [lbc-nlb]), so every network routed to the VPC reaches it, with only the API keys in the way."""
+    if endpoint.exposure != "internal" or endpoint.allowed_cidrs:
+        return []
+    return [
         f"{KEY_PREFIX}deployments.{name}.endpoint.allowedCidrs: NOT SET, so the internal NLB admits 0.0.0.0/0 "
         "(the AWS Load Balancer Controller's default source range, internal or not): ANYTHING ROUTED TO "
         f"{where.upper()} reaches it (peered VPCs, Transit Gateway, VPN, Direct Connect), with only the API keys "
         "in the way; the program does not know the VPC's CIDR to narrow it. Set allowedCidrs to the VPC's CIDR "
         "(aws ec2 describe-vpcs) or to its clients' networks"
-        for name, deployment in config.deployments.items()
-        if deployment.endpoint.exposure == "internal" and not deployment.endpoint.allowed_cidrs
     ]
 
 

@@ -88,11 +88,6 @@ class Stack:
     warnings: list[str]  # the shell logs these; nothing is refused for them
     teardown: teardown.Teardown | None = None  # what `pulumi destroy` waits for (None: nothing)
 
-    def deployment_network_policies(self, deployment: str) -> list[dict[str, Any]]:
-        """The NetworkPolicies of one deployment's graph pods, among the namespace's."""
-        names = network_policy.deployment_policy_names(deployment)
-        return [policy for policy in self.network_policies if policy["metadata"]["name"] in names]
-
     @property
     def deployments(self) -> list[ResolvedDeployment]:
         return [serving.deployment for serving in self.serving]
@@ -163,10 +158,16 @@ def render_stack(
     namespace = config.namespace
     cache = config.model_cache
     deployments = resolved.deployments
-    pull_secrets = [platform.NGC_PULL_SECRET] if with_ngc_key else []
     weights = loads_weights(config, catalog)  # else a cache of the tokenizer only (mocker recipes)
-    init_container, init_volume = model_cache.wait_for_model(
-        config.release, weights, catalog.pod_resources.wait_for_model
+    context = ServingContext(
+        release=config.release,
+        namespace=namespace,
+        weights=weights,
+        with_hf_token=with_hf_token,
+        with_ngc_key=with_ngc_key,
+        prometheus_namespace=config.observability.namespace if config.observability.enabled else None,
+        gateways=parts.gateways,
+        clients=clients,
     )
     dynamo = catalog.dynamo_versions[config.release.dynamo]
     return Stack(
@@ -201,34 +202,7 @@ def render_stack(
         workload_pull_secret=manifests.ngc_pull_secret(namespace, platform.NGC_PULL_SECRET) if with_ngc_key else None,
         model_cache=model_cache_objects(cache, namespace, config.release, catalog, with_hf_token, weights),
         serving=[
-            _serving(
-                deployment,
-                manifests.dynamo_graph_deployment(
-                    deployment,
-                    config.release,
-                    dynamo,
-                    namespace,
-                    manifests.PodExtras(
-                        node_selector=node_selector(deployment.pool) if deployment.pool else None,
-                        init_container=init_container,
-                        init_volume=init_volume,
-                        image_pull_secrets=pull_secrets,
-                        with_hf_token=with_hf_token,
-                        observed=config.observability.enabled,
-                        prometheus=planner.prometheus_url(config.observability.namespace)
-                        if config.observability.enabled
-                        else None,
-                        resources=catalog.pod_resources,
-                    ),
-                    smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
-                ),
-                resolved.fits[deployment.name],
-                config.release,
-                catalog,
-                parts.gateways,
-                clients,
-            )
-            for deployment in deployments
+            serving_of(deployment, resolved.fits[deployment.name], context, catalog) for deployment in deployments
         ],
         warnings=warnings,
         teardown=teardown_guards(
@@ -313,6 +287,48 @@ def model_cache_guards(
     return teardown.teardown(
         namespace, [], [namespace], catalog.teardown, _script(catalog, teardown.SCRIPT), kubernetes_version
     )
+
+
+@dataclass(frozen=True)
+class ServingContext:
+    """What a deployment's objects need of the rest of its stack (or of its block's arguments)."""
+
+    release: Release
+    namespace: str
+    weights: bool  # the cache holds the weights (else the tokenizer only: mocker recipes)
+    with_hf_token: bool
+    with_ngc_key: bool
+    prometheus_namespace: str | None  # the stack's Prometheus (observability.enabled), which scrapes the graph
+    gateways: gateway.GatewaySoftware | None  # Envoy Gateway, which an internal or public endpoint goes through
+    clients: list[str]  # the API keys' client names
+
+
+def serving_of(
+    deployment: ResolvedDeployment, fits: list[sizing.WorkerFit], context: ServingContext, catalog: Catalog
+) -> Serving:
+    """One deployment's objects: its graph, engine and Planner configs, smoke test, benchmark and gateway."""
+    release, namespace = context.release, context.namespace
+    init_container, init_volume = model_cache.wait_for_model(
+        release, context.weights, catalog.pod_resources.wait_for_model
+    )
+    graph = manifests.dynamo_graph_deployment(
+        deployment,
+        release,
+        catalog.dynamo_versions[release.dynamo],
+        namespace,
+        manifests.PodExtras(
+            node_selector=node_selector(deployment.pool) if deployment.pool else None,
+            init_container=init_container,
+            init_volume=init_volume,
+            image_pull_secrets=[platform.NGC_PULL_SECRET] if context.with_ngc_key else [],
+            with_hf_token=context.with_hf_token,
+            observed=context.prometheus_namespace is not None,
+            prometheus=planner.prometheus_url(context.prometheus_namespace) if context.prometheus_namespace else None,
+            resources=catalog.pod_resources,
+        ),
+        smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
+    )
+    return _serving(deployment, graph, fits, release, catalog, context.gateways, context.clients)
 
 
 def _serving(

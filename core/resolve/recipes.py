@@ -125,10 +125,12 @@ def resolve_pool(name: str, pool: NodePoolConfig, catalog: Catalog) -> NodePool:
     return NodePool(name=name, config=pool, hardware=hardware, instance_type=instance_type)
 
 
-def resolve_deployments(config: StackConfig, catalog: Catalog, pools: dict[str, NodePool]) -> list[ResolvedDeployment]:
+def resolve_deployments(
+    deployments: dict[str, DeploymentConfig], catalog: Catalog, pools: dict[str, NodePool]
+) -> list[ResolvedDeployment]:
     """Resolve every deployment; ConfigError lists every problem found in any of them."""
     resolved, problems = [], []
-    for name, deployment in config.deployments.items():
+    for name, deployment in deployments.items():
         recipe = catalog.recipes[deployment.recipe]
         pool = pools[deployment.node_pool] if deployment.node_pool else None
         key = f"{KEY_PREFIX}deployments.{name}"

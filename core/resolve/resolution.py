@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, StackConfig
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, StackConfig
 from gpt_oss_infra.core.resolve import drain, efa, sizing, targets
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, resolve_deployments, resolve_pools
 
@@ -25,9 +25,15 @@ class Resolution:
 
 def resolve_stack(config: StackConfig, catalog: Catalog) -> Resolution:
     """ConfigError at once where a KV cache dtype cannot be sized; the rest is collected."""
-    pools = resolve_pools(config, catalog)
-    dynamo = catalog.dynamo_versions[config.release.dynamo]
-    deployments = resolve_deployments(config, catalog, pools)
+    return resolve_on(resolve_pools(config, catalog), config.deployments, config.release.dynamo, catalog)
+
+
+def resolve_on(
+    pools: dict[str, NodePool], configs: dict[str, DeploymentConfig], release: str, catalog: Catalog
+) -> Resolution:
+    """The deployments `configs` resolved on `pools`, at Dynamo `release`."""
+    dynamo = catalog.dynamo_versions[release]
+    deployments = resolve_deployments(configs, catalog, pools)
     efa_pools, warnings = efa.pool_efa(pools, deployments, dynamo)
     deployments = [efa.with_efa(d, efa_pools, dynamo, catalog.efa) for d in deployments]
     drains = {d.name: drain.drain(d, catalog) for d in deployments}

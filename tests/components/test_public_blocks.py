@@ -19,8 +19,9 @@ from gpt_oss_infra.components import gpu_node_pool
 from gpt_oss_infra.components.dynamo_platform import DynamoPlatformArgs
 from gpt_oss_infra.components.gpt_oss_deployment import Endpoint, GptOssDeploymentArgs
 from gpt_oss_infra.components.model_cache import ModelCacheArgs
+from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo_graph import components_by_name
-from gpt_oss_infra.core.inputs import block_args
+from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import (
     DeploymentConfig,
     EndpointConfig,
@@ -536,7 +537,7 @@ def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registere
 
 
 # Each block's arguments: the fields of its stack config part it offers, named as the config model names
-# them (core/inputs/config.py; block_args derives the config keys from the model and says which fields
+# them (core/inputs/config.py; core/blocks.py checks each argument as its model's field and says which fields
 # a block does not offer, NOT_OFFERED), and its own.
 BLOCK_PARTS = [
     (
@@ -597,26 +598,21 @@ BLOCK_PARTS = [
 def test_a_blocks_arguments_are_its_config_parts_fields_and_its_own(args, part, own):
     """A field added to a stack config part fails this until its block offers it (named as the field) or
     says why not: a key is defined once, in the config model, for the stack file and the block."""
-    not_offered = block_args.NOT_OFFERED[part]
+    not_offered = blocks.NOT_OFFERED[part]
     assert set(args.__annotations__) == (set(part.model_fields) - not_offered) | own
     assert not_offered <= set(part.model_fields) and not own & set(part.model_fields)
-    # A refusal never names an argument the block does not have.
-    assert set(block_args.argument_names(part, "part").values()) <= set(args.__annotations__)
+    # A refusal of a field of the part, named as the field (blocks.as_arguments), names an argument the block has.
+    offered = set(part.model_fields) - not_offered
+    problems = [Problem(f"part.{field.alias or name}", "x") for name, field in part.model_fields.items()]
+    named = {problem.key for problem in blocks.as_arguments(problems, "part", part)}
+    assert offered <= named <= set(part.model_fields)
 
 
 def test_a_config_field_no_block_offers_is_caught():
     with_a_new_field = pydantic.create_model("WithANewField", __base__=NodePoolConfig, spot_handling=(bool, False))
     arguments, part, own = BLOCK_PARTS[0]
-    not_offered = block_args.NOT_OFFERED[part]
+    not_offered = blocks.NOT_OFFERED[part]
     assert set(arguments.__annotations__) != (set(with_a_new_field.model_fields) - not_offered) | own
-
-
-def test_a_blocks_settings_reach_the_stack_config_under_the_models_keys():
-    settings = block_args.same_named(NodePoolConfig, {"disk_size_gib": 600.0, "capacity_type": "SPOT", "nodes": None})
-    assert settings == {"capacityType": "SPOT", "diskSizeGiB": 600}  # whole numbers from other languages
-    assert block_args.argument_names(ModelCacheConfig, "modelCache")["modelCache.fsxThroughputPerTiB"] == (
-        "fsx_throughput_per_tib"
-    )
 
 
 def test_a_mocker_deployment_starts_on_the_full_snapshot_a_model_cache_block_downloads(engine):

@@ -138,3 +138,89 @@ def test_a_pool_problem_of_the_stacks_stages_is_named_as_its_argument():
         "nodes",
         "configs/hardware.yaml: p5en.48xlarge.efaInterfaces",  # the catalog's, not an argument's
     ]
+
+
+def test_the_blocks_default_release_is_the_one_every_shipped_stack_pins():
+    release = example_entries("dev")["gpt-oss-infra:release"]
+    defaults = blocks.DEFAULTS
+    assert (defaults["dynamoRelease"], defaults["model"], defaults["modelRevision"]) == (
+        release["dynamo"],
+        release["model"],
+        release["modelRevision"],
+    )
+
+
+def test_whole_numbers_from_other_languages_become_ints():
+    assert [blocks.whole(value) for value in (4.0, 4, 2.5, None, "4", {"a": [2.0]})] == [
+        4,
+        4,
+        2.5,
+        None,
+        "4",
+        {"a": [2]},
+    ]
+
+
+ON_H200 = {"namespace": "gpt-oss", "node_selector": {"nvidia.com/gpu.product": "NVIDIA-H200"}}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"recipe": "h200-agg-fastest", **ON_H200}, "recipe: unknown recipe 'h200-agg-fastest'"),
+        ({"recipe": "h200-agg-low-latency", "gpus": 3, **ON_H200}, "gpus: recipe h200-agg-low-latency allows"),
+        ({"recipe": "h200-agg-low-latency", "pool_nodes": -1, **ON_H200}, "pool_nodes: must be at least 0"),
+        ({"recipe": "h200-agg-low-latency", "runtime_image": "x:latest", **ON_H200}, "runtime_image: "),
+        (
+            {"recipe": "trial-mocker-agg", "gpus": 1, "namespace": "gpt-oss"},
+            "gpus: recipe trial-mocker-agg needs no GPU",
+        ),
+        ({"recipe": "h200-agg-low-latency", "namespace": "gpt-oss"}, "node_pool: 'gpt-oss' names no GpuNodePool"),
+        (
+            {
+                "recipe": "h200-agg-low-latency",
+                **ON_H200,
+                "endpoint": {"exposure": "internal", "requests_per_minute": 0},
+            },
+            "endpoint.requests_per_minute: must be at least 1",
+        ),
+        (
+            {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "public"}},
+            "endpoint.exposure: public needs an NLB",
+        ),
+        (
+            {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "internal"}},
+            "api_keys: required: deployments gpt-oss have a gateway, which admits only API keys; give one per client",
+        ),
+    ],
+)
+def test_a_deployment_is_refused_by_the_argument_at_fault(catalog, arguments, expected):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment("gpt-oss", arguments, catalog, {}, with_hf_token=False, clients=[])
+    assert str(refused.value).startswith(expected), str(refused.value)
+
+
+def test_a_client_limit_for_no_client_is_named_by_the_endpoints_per_minute_argument(catalog):
+    endpoint = {"exposure": "internal", "client_requests_per_minute": {"b": 10}}
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment(
+            "gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": endpoint}, catalog, {}, False, ["a"]
+        )
+    assert [problem.key for problem in refused.value.problems] == ["endpoint.client_requests_per_minute.b"]
+
+
+def test_a_deployment_on_a_gpu_node_pool_selects_its_nodes_and_follows_its_efa(catalog):
+    pools = {"b200": blocks.PoolFacts("b200", 2, {"gpt-oss-infra/pool": "b200"}, efa=False)}
+    block = blocks.gpt_oss_deployment(
+        "gpt-oss",
+        {"recipe": "b200-disagg-4p4d", "namespace": "gpt-oss", "node_pool": "b200"},
+        catalog,
+        pools,
+        False,
+        [],
+    )
+    pool = block.serving.deployment.pool
+    assert pool is not None and (pool.config.nodes, pool.config.node_selector) == (2, {"gpt-oss-infra/pool": "b200"})
+    assert not any(worker.efa for worker in block.serving.deployment.workers)
+    # Its KV cache crosses the pool's two nodes over TCP: warned, keyed by the argument that decides it.
+    assert any(warning.startswith("name: its KV cache moves between nodes") for warning in block.warnings)
