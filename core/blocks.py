@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gpt_oss_infra.core.checks import scheduling
-from gpt_oss_infra.core.checks.stack_checks import api_key_problems, network_policy_warnings, undeclared_platform_values
-from gpt_oss_infra.core.checks.validation import object_problems
-from gpt_oss_infra.core.dynamo import DynamoVersion
+from gpt_oss_infra.core.checks.stack_checks import (
+    api_key_problems,
+    network_policy_warnings,
+    schema_problems,
+    undeclared_platform_values,
+)
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_object
@@ -174,24 +177,12 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
     if gateway is not None:
         made += [gateway.namespace, gateway.gateway_class]
-    given.refuse(_object_problems(made, kubernetes_version, dynamo))
+    given.refuse(schema_problems(made, kubernetes_version, dynamo))
     return PlatformBlock(
         ownership.marked_platform(objects, owner, []),
         ownership.marked_gateway(gateway, owner, []),
         ownership.marked_teardown(guards, owner, []),
     )
-
-
-def _object_problems(
-    objects: list[dict[str, Any] | None], kubernetes_version: str, dynamo: DynamoVersion
-) -> list[Problem]:
-    """Every object against its schema, keyed by the object (a problem of ours, not of an argument)."""
-    return [
-        Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
-        for obj in objects
-        if obj
-        for line in object_problems(obj, kubernetes_version, dynamo)
-    ]
 
 
 @dataclass(frozen=True)
@@ -234,7 +225,7 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     guards = model_cache_guards(namespace, kubernetes_version, objects, catalog)
     made = [objects.storage_class, objects.persistent_volume, objects.pvc, objects.hf_token_secret]
     made += [*objects.download.objects(), *(guards.objects() if guards else [])]
-    given.refuse(_object_problems(made, kubernetes_version, catalog.dynamo_versions[release]))
+    given.refuse(schema_problems(made, kubernetes_version, catalog.dynamo_versions[release]))
     return ModelCacheBlock(
         ownership.marked_model_cache(objects, owner, []), ownership.marked_teardown(guards, owner, [])
     )
@@ -399,7 +390,7 @@ def gpt_oss_deployment(
         if enabled
         else []
     )
-    given.refuse(_object_problems([*serving.objects(), *network_policies], kubernetes_version, dynamo))
+    given.refuse(schema_problems([*serving.objects(), *network_policies], kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
     given.refuse(named.arguments(placed))
     warnings = release_warnings(dynamo, catalog, "dynamo_release")

@@ -5,6 +5,7 @@ every claim's StorageClass, and every pod placed on the stack's nodes."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from gpt_oss_infra.core.checks import scheduling, storage
@@ -77,15 +78,24 @@ def stack_problems(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[
     placed on the stack's nodes (placing pods of objects that are wrong would only repeat their problems)."""
     config = stack.config
     dynamo = catalog.dynamo_versions[config.release.dynamo]
-    problems = [
-        Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
-        for obj in stack.objects()
-        for line in object_problems(obj, config.cluster.kubernetes_version, dynamo)
-    ]
+    problems = schema_problems(stack.objects(), config.cluster.kubernetes_version, dynamo)
     problems += _storage_problems(stack)
     if problems:
         return problems, []
     return _placement(stack, catalog)
+
+
+def schema_problems(
+    objects: Sequence[dict[str, Any] | None], kubernetes_version: str, dynamo: DynamoVersion
+) -> list[Problem]:
+    """Every object against its schema (Kubernetes' at `kubernetes_version`, the release's CRDs), keyed by
+    the object: a problem of ours, not of a key."""
+    return [
+        Problem(f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}", line)
+        for obj in objects
+        if obj
+        for line in object_problems(obj, kubernetes_version, dynamo)
+    ]
 
 
 def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]]:
