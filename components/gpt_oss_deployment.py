@@ -28,8 +28,6 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render import manifests, smoke_test_job
 from gpt_oss_infra.core.render.stack_objects import Serving
-from gpt_oss_infra.core.resolve import sizing
-from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
 
 class Endpoint(TypedDict):
@@ -139,10 +137,12 @@ class GptOssDeployment(Block[DecidedDeployment]):
                 pools_of_this_program(),
                 with_hf_token=bool(args.get("uses_hf_token")),
                 clients=keys.clients,
+                beside=placed_on_pools_of_this_program(),
             ),
         )
-        if crowded := _crowded_pool(block.serving.deployment, args):
-            raise refusal("GptOssDeployment", name, ConfigError([crowded]))
+        placed = block.serving.deployment
+        if placed.pool is not None and args.get("node_selector") is None:  # on a GpuNodePool of this program
+            placed_on_pools_of_this_program().setdefault(placed.pool.name, []).append(placed)
         for warning in block.warnings:
             pulumi.log.warn(warning)
         # The gateway controller is the DynamoPlatform's, which this component depends on.
@@ -226,24 +226,6 @@ class Served:
     check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
     url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
     curl: pulumi.Output[str] | None  # and a curl command that does
-
-
-def _crowded_pool(deployment: ResolvedDeployment, args: GptOssDeploymentArgs) -> Problem | None:
-    """A deployment whose workers do not fit on its GpuNodePool beside the program's earlier deployments
-    there (each fits alone: its own check), which would leave some workers Pending; else it takes its place."""
-    pool = deployment.pool
-    if pool is None or args.get("node_selector") is not None or pool.name not in pools_of_this_program():
-        return None  # CPU workers, or GPU nodes another program made: not this program's to count
-    beside = placed_on_pools_of_this_program().setdefault(pool.name, [])
-    problems = sizing.placement_problems([*beside, deployment], {pool.name: pool})
-    if not problems:
-        beside.append(deployment)
-        return None
-    names = ", ".join(repr(earlier.name) for earlier in beside)
-    return Problem(
-        "node_pool",
-        f"GpuNodePool {pool.name!r} already runs GptOssDeployment {names}: {problems[0].message}",
-    )
 
 
 def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:

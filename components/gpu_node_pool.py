@@ -17,6 +17,8 @@ from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.config import NodePoolConfig
+from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 
@@ -83,7 +85,7 @@ class GpuNodePool(Component):
         )
         # Before this component exists, EC2 is asked through the provider its children will use.
         provider = pulumi.InvokeOptions(provider=aws_provider_of(opts))
-        facts = refused("GpuNodePool", name, lambda: pool_facts([block.pool], [], provider))
+        facts = refused("GpuNodePool", name, lambda: _asked_about(block, provider))
         planned = refused("GpuNodePool", name, lambda: blocks.gpu_node_group(block, facts))
         spec = planned.spec
         resources = gpu_node_pool(name, spec, block.environment, with_role=args.get("node_role_arn") is None)
@@ -152,6 +154,16 @@ class GpuNodePool(Component):
     def _publish(self, group: aws.eks.NodeGroup) -> None:
         self.node_labels = group.labels.apply(lambda labels: dict(labels or {}))
         self.register_outputs({"nodeGroupName": self.node_group_name, "nodeLabels": self.node_labels})
+
+
+def _asked_about(block: blocks.PoolBlock, provider: pulumi.InvokeOptions) -> AccountFacts:
+    """What EC2 says of the pool's instance type (and its Capacity Block), or ConfigError keyed by argument."""
+    try:
+        return pool_facts([block.pool], [], provider)
+    except ConfigError as error:
+        raise ConfigError(
+            blocks.as_arguments(error.problems, blocks.pool_key(block.pool.name), NodePoolConfig)
+        ) from None
 
 
 def _same_region(provider: pulumi.ProviderResource | None, region: str) -> pulumi.Output[str]:

@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from pydantic import TypeAdapter, ValidationError
+
 from gpt_oss_infra.core.checks import scheduling
 from gpt_oss_infra.core.checks.stack_checks import (
     api_key_problems,
@@ -26,6 +28,7 @@ from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_obj
 from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
     DeploymentConfig,
+    EksClusterConfig,
     EndpointConfig,
     ExistingClusterConfig,
     ModelCacheConfig,
@@ -50,6 +53,7 @@ from gpt_oss_infra.core.inputs.rules import (
     runtime_image_problems,
     unsupported_release,
 )
+from gpt_oss_infra.core.inputs.types import DeploymentName, DnsLabel
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render import manifests, network_policy, ownership, platform
 from gpt_oss_infra.core.render.aws.account import AccountFacts
@@ -67,15 +71,18 @@ from gpt_oss_infra.core.render.stack_objects import (
     teardown_guards,
 )
 from gpt_oss_infra.core.render.teardown import Teardown
+from gpt_oss_infra.core.resolve import sizing
 from gpt_oss_infra.core.resolve.efa import pool_gets_efa
-from gpt_oss_infra.core.resolve.recipes import NodePool, resolve_pool
+from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment, resolve_pool
 from gpt_oss_infra.core.resolve.resolution import Resolution, resolve_on
-from gpt_oss_infra.core.schema import StrictModel, closest_name, field_argument, from_arguments
+from gpt_oss_infra.core.schema import StrictModel, closest_name, field_argument, from_arguments, problems_from
 from gpt_oss_infra.core.yaml_files import read_yaml
 
 # What a block uses for an argument left out (configs/components.yaml).
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
-DEFAULT_KUBERNETES_VERSION: str = ExistingClusterConfig.model_fields["kubernetes_version"].default
+# The stack config's cluster.kubernetesVersion default (every cluster kind's): a GpuNodePool is not told its
+# cluster's version, whose AMI its nodes follow.
+DEFAULT_KUBERNETES_VERSION: str = EksClusterConfig.model_fields["kubernetes_version"].default
 Part = TypeVar("Part", bound=StrictModel)
 
 # The fields of a stack config part its block does not offer as arguments, and why.
@@ -88,6 +95,11 @@ NOT_OFFERED: dict[type[StrictModel], set[str]] = {
     DeploymentConfig: {"benchmark", "alerts", "autoscaling"},
     EndpointConfig: {"rate_limit", "client_rate_limits"},  # offered per minute: (client_)requests_per_minute
 }
+
+
+def offered(model: type[StrictModel]) -> list[str]:
+    """The fields of the stack config part `model` its block takes as arguments, named as the fields."""
+    return [name for name in model.model_fields if name not in NOT_OFFERED.get(model, set())]
 
 
 def whole(value: Any) -> Any:
@@ -109,22 +121,30 @@ class Arguments:
         self.problems: list[Problem] = []
 
     def field(self, model: type[StrictModel], field: str, argument: str, default: Any = None) -> Any:
-        """The argument `argument`, checked as `model`'s field `field`; `default` where it is not given.
-        Without a default of its own, the field's (the stack config's)."""
+        """The argument `argument`, checked as `model`'s field `field`; where it is not given (or is bad,
+        refused at `refuse`), `default`, else the field's own default (the stack config's)."""
+        fallback = default if default is not None else model.model_fields[field].default
         if self.given.get(argument) is None:
-            return default if default is not None else model.model_fields[field].default
+            return fallback
         try:
             return field_argument(model, field, argument, self.given[argument])
         except ConfigError as error:
             self.problems += error.problems
-            return default
+            return fallback
+
+    def name(self, argument: str, value: str, kind: Any) -> None:
+        """A name that names objects (the block's own `name`, or `node_pool`), checked as the stack config
+        checks such a name (`kind`: DnsLabel, DeploymentName), under `argument`."""
+        try:
+            TypeAdapter(kind).validate_python(value)
+        except ValidationError as error:
+            self.problems += problems_from(error, argument)
 
     def part(self, model: type[Part], defaults: dict[str, Any] | None = None) -> Part:
-        """The stack config part `model` from the arguments named as its fields (those its block offers:
-        NOT_OFFERED), `defaults` the block's own where they differ from the stack config's; or ConfigError
-        with its problems and every one so far."""
-        offered = [name for name in model.model_fields if name not in NOT_OFFERED.get(model, set())]
-        given = {name: self.given[name] for name in offered if self.given.get(name) is not None}
+        """The stack config part `model` from the arguments named as its fields (those its block offers),
+        `defaults` the block's own where they differ from the stack config's; or ConfigError with its
+        problems and every one so far."""
+        given = {name: self.given[name] for name in offered(model) if self.given.get(name) is not None}
         try:
             return from_arguments(model, (defaults or {}) | given)
         except ConfigError as error:
@@ -168,11 +188,9 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     values = platform.platform_values(settings, dynamo, block_storage_class, with_ngc_key)
     given.refuse(undeclared_platform_values(values, dynamo, "dynamo_release"))
     objects = platform.platform_objects(settings.namespace, dynamo, kubernetes_version, values, with_ngc_key)
-    gateway = (
-        cluster_gateway_software(catalog.charts, bool(arguments.get("load_balancer_controller")), None)
-        if arguments.get("gateway")
-        else None
-    )
+    with_nlb = given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller")
+    given.refuse()
+    gateway = cluster_gateway_software(catalog.charts, with_nlb, None) if arguments.get("gateway") else None
     guards = teardown_guards(settings.namespace, kubernetes_version, gateway, None, catalog)
     made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
     if gateway is not None:
@@ -244,6 +262,7 @@ def gpu_node_pool(name: str, arguments: dict[str, Any], catalog: Catalog, region
     """GpuNodePool: one GPU node group of an EKS cluster of the program's in `region`, or ConfigError keyed
     by argument. A pool decides its EFA alone (it sees no deployment): its `efa`, else none."""
     given = Arguments(arguments)
+    given.name("name", name, DnsLabel)  # the node group's, its labels' and its resources' names
     environment = given.field(StackConfig, "environment", "environment", DEFAULTS["environment"])
     settings = given.part(NodePoolConfig)
     given.refuse(eks_region_problems(region, "region"))
@@ -271,16 +290,18 @@ def pool_key(name: str) -> str:
 
 def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) -> list[Problem]:
     """Problems the stack's stages key by stack-file key under `prefix` (a part of type `part`), each named
-    as the block's argument: the part's field its key names (fsxThroughputPerTiB: fsx_throughput_per_tib)."""
+    as the block's argument (argument_named)."""
+    return [Problem(argument_named(problem.key, prefix, part), problem.message) for problem in problems]
+
+
+def argument_named(key: str, prefix: str, part: type[StrictModel], within: str = "") -> str:
+    """A stack-file key under `prefix` (a part of type `part`) as the block's argument, `within` the one that
+    holds the part: the field its key names (fsxThroughputPerTiB: fsx_throughput_per_tib); else the key."""
+    if not key.startswith(f"{prefix}."):
+        return key
+    first, dot, rest = key.removeprefix(f"{prefix}.").partition(".")
     arguments = {field.alias or name: name for name, field in part.model_fields.items()}
-
-    def named(key: str) -> str:
-        if prefix and not key.startswith(f"{prefix}."):
-            return key
-        first, dot, rest = key.removeprefix(f"{prefix}." if prefix else "").partition(".")
-        return f"{arguments[first]}{dot}{rest}" if first in arguments else key
-
-    return [Problem(named(problem.key), problem.message) for problem in problems]
+    return f"{within}{arguments[first]}{dot}{rest}" if first in arguments else key
 
 
 @dataclass(frozen=True)
@@ -314,11 +335,14 @@ def gpt_oss_deployment(
     pools: dict[str, PoolFacts],
     with_hf_token: bool,
     clients: list[str],
+    beside: dict[str, list[ResolvedDeployment]] | None = None,
 ) -> DeploymentBlock:
     """GptOssDeployment: one serving graph on the GPU nodes `node_pool` names (a GpuNodePool of the program's,
     one of `pools`) or `node_selector` selects, on a cluster the program does not describe; or ConfigError
-    keyed by argument. `clients`: the API keys' client names."""
+    keyed by argument. `clients`: the API keys' client names; `beside`: the program's deployments made so far
+    on each of its GpuNodePools, which this one is placed together with, as a stack places a pool's."""
     given = Arguments(arguments)
+    given.name("name", name, DeploymentName)  # the graph's and every derived object's
     catalog, recipe_name = _with_recipe(name, arguments, catalog)
     recipe = catalog.recipes.get(recipe_name) if recipe_name is not None else None
     recipe_argument = RECIPE_OBJECT if arguments.get(RECIPE_OBJECT) is not None else "recipe"
@@ -335,7 +359,8 @@ def gpt_oss_deployment(
         if gpu_hardware is not None and arguments.get("node_selector") is None
         else None
     )
-    # The GPU nodes as the deployment sees them: the recipe's hardware, their labels and count.
+    if arguments.get("node_pool") is not None:
+        given.name("node_pool", arguments["node_pool"], DnsLabel)  # its nodes' label value
     nodes = given.field(NodePoolConfig, "nodes", "pool_nodes", made.nodes if made else 1)
     selector = given.field(NodePoolConfig, "node_selector", "node_selector", made.labels if made else None)
     deployment = _deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool"))
@@ -348,8 +373,15 @@ def gpt_oss_deployment(
     problems = unsupported_release(release.dynamo, catalog, "dynamo_release")
     problems += kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
     problems += runtime_image_problems(release, dynamo, "runtime_image") if dynamo else []
+    # The nodes as an existing cluster's pool: labels that select them, and the hardware's minimum version.
+    nodes_problems = [
+        problem
+        for pool_name_seen, seen_config in node_pools.items()
+        for problem in pool_problems(pool_name_seen, seen_config, catalog, False, kubernetes_version)
+    ]
     problems += named.arguments(
-        deployment_problems(name, deployment, catalog, dynamo, node_pools)
+        nodes_problems
+        + deployment_problems(name, deployment, catalog, dynamo, node_pools)
         + model_limit_problems(name, deployment, catalog)
         + endpoint_problems(name, deployment.endpoint, with_nlb)
     )
@@ -393,11 +425,27 @@ def gpt_oss_deployment(
     given.refuse(schema_problems([*serving.objects(), *network_policies], kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
     given.refuse(named.arguments(placed))
+    if made is not None and (crowded := _crowded(this, (beside or {}).get(pool_name, []))):
+        given.refuse([crowded])
     warnings = release_warnings(dynamo, catalog, "dynamo_release")
     warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if with_nlb else []
     warnings += resolved.warnings + placement_warnings
     warnings += network_policy_warnings(enabled, policies, existing=True, exposed=[name] if exposed else [])
     return DeploymentBlock(serving, network_policies, [named.warning(text) for text in warnings])
+
+
+def _crowded(deployment: ResolvedDeployment, beside: list[ResolvedDeployment]) -> Problem | None:
+    """A deployment whose workers do not fit on its GpuNodePool beside the program's earlier deployments there
+    (each fits alone), which would leave some workers Pending."""
+    pool = deployment.pool
+    assert pool is not None, "a deployment on a GpuNodePool"
+    problems = sizing.placement_problems([*beside, deployment], {pool.name: pool})
+    if not problems:
+        return None
+    names = ", ".join(repr(earlier.name) for earlier in beside)
+    return Problem(
+        "node_pool", f"GpuNodePool {pool.name!r} already runs GptOssDeployment {names}: {problems[0].message}"
+    )
 
 
 def _with_recipe(name: str, arguments: dict[str, Any], catalog: Catalog) -> tuple[Catalog, str | None]:
@@ -462,10 +510,17 @@ def _named_pool(pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_ar
 def _deployment_part(given: Arguments, recipe: str | None, node_pool: str | None) -> DeploymentConfig:
     """The deployments.<name> part from the arguments named as its fields, the recipe's name, the pool's
     and the endpoint's per-minute rate limits (as RateLimits); or ConfigError with every problem so far."""
-    offered = [field for field in DeploymentConfig.model_fields if field not in NOT_OFFERED[DeploymentConfig]]
-    settings = {field: given.given[field] for field in offered if given.given.get(field) is not None}
+    settings = {field: given.given[field] for field in offered(DeploymentConfig) if given.given.get(field) is not None}
     settings |= {"recipe": recipe, "node_pool": node_pool}
     endpoint = dict(settings.get("endpoint") or {})
+    for field in NOT_OFFERED[EndpointConfig] & set(endpoint):
+        given.problems.append(
+            Problem(
+                f"endpoint.{field}",
+                "not an argument of the endpoint: give requests_per_minute or client_requests_per_minute",
+            )
+        )
+        del endpoint[field]
     for argument, field in _PER_MINUTE.items():
         if (limit := endpoint.pop(argument, None)) is not None:
             endpoint[field] = (
@@ -513,12 +568,12 @@ class _DeploymentNames:
             field = key.removeprefix(pool).removeprefix(".").split(".")[0]
             return pool_arguments.get(field, "node_pool")
         if key.startswith(f"{deployment}.endpoint."):
-            endpoint = key.removeprefix(f"{deployment}.endpoint.")
-            named = as_arguments([Problem(endpoint, "")], "", EndpointConfig)[0].key
-            return _per_minute_argument(f"endpoint.{named}")
+            return _per_minute_argument(argument_named(key, f"{deployment}.endpoint", EndpointConfig, "endpoint."))
         if key.startswith(f"{KEY_PREFIX}apiKeys"):
             return "api_keys" + key.removeprefix(f"{KEY_PREFIX}apiKeys")
-        return as_arguments([Problem(key, "")], deployment, DeploymentConfig)[0].key
+        if key == f"{KEY_PREFIX}cluster.kubernetesVersion":
+            return "kubernetes_version"
+        return argument_named(key, deployment, DeploymentConfig)
 
     def arguments(self, problems: list[Problem]) -> list[Problem]:
         return list(dict.fromkeys(Problem(self.argument_of(p.key), p.message) for p in problems))

@@ -661,3 +661,17 @@ def test_deployments_on_one_gpu_node_pool_are_placed_together(engine, nodes):
     ) in str(refused.value)
     registered = [resource.name for resource in engine.mocks.resources]
     assert "first-graph" in registered and not [name for name in registered if name.startswith("second")]
+
+
+def test_a_capacity_block_ec2_cannot_read_is_refused_by_the_pools_argument(engine):
+    """EC2 knows no such block (the mock answers none): refused under capacity_reservation_id, the argument,
+    not the stack-file key EC2's facts are read under."""
+    block = {"capacity_type": "CAPACITY_BLOCK", "capacity_reservation_id": "cr-0123456789abcdef0"}
+
+    def program():
+        GpuNodePool("gb200", POOL_ARGS | {"hardware": "gb200", "availability_zone": "us-east-2b", **block})
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert "\ncapacity_reservation_id: cannot read Capacity Block cr-0123456789abcdef0 from EC2" in str(refused.value)
+    assert "gpt-oss-infra:" not in str(refused.value)

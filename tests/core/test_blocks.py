@@ -224,3 +224,71 @@ def test_a_deployment_on_a_gpu_node_pool_selects_its_nodes_and_follows_its_efa(c
     assert not any(worker.efa for worker in block.serving.deployment.workers)
     # Its KV cache crosses the pool's two nodes over TCP: warned, keyed by the argument that decides it.
     assert any(warning.startswith("name: its KV cache moves between nodes") for warning in block.warnings)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("Bad_Name", {"recipe": "h200-agg-low-latency", **ON_H200}, "name: 'Bad_Name' must be a DNS label of at most"),
+        ("a" * 41, {"recipe": "h200-agg-low-latency", **ON_H200}, "name: '" + "a" * 41 + "' is 41 characters"),
+        (
+            "gpt-oss",
+            {"recipe": "h200-agg-low-latency", **ON_H200, "node_pool": "Bad_Pool"},
+            "node_pool: 'Bad_Pool' must",
+        ),
+        # Labels that select no node would leave the workers Pending.
+        (
+            "gpt-oss",
+            {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "node_selector": {}},
+            "node_selector: required",
+        ),
+        # GB200 nodes need dynamic resource allocation (Kubernetes 1.33 or later).
+        (
+            "gpt-oss",
+            {"recipe": "gb200-agg-low-latency", **ON_H200, "kubernetes_version": "1.30"},
+            "kubernetes_version: gb200 nodes need Kubernetes >= 1.33",
+        ),
+        (
+            "gpt-oss",
+            {
+                "recipe": "h200-agg-low-latency",
+                **ON_H200,
+                "endpoint": {"exposure": "internal", "rate_limit": {"requests": 5}},
+            },
+            "endpoint.rate_limit: not an argument of the endpoint",
+        ),
+    ],
+)
+def test_what_the_stack_checks_of_a_deployments_names_and_nodes_a_block_checks_too(catalog, name, arguments, expected):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment(name, arguments, catalog, {}, with_hf_token=False, clients=["a"])
+    assert str(refused.value).startswith(expected), str(refused.value)
+
+
+def test_a_gpu_node_pools_name_is_a_dns_label(catalog):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpu_node_pool("Bad_Name", H200_POOL, catalog, "us-east-2")
+    assert str(refused.value).startswith("name: 'Bad_Name' must be a DNS label"), str(refused.value)
+
+
+@pytest.mark.parametrize(("given", "expected"), [("false", "dynamo-system"), ("yes-please", None)])
+def test_a_platforms_load_balancer_controller_is_a_boolean(catalog, given, expected):
+    arguments = {"gateway": True, "load_balancer_controller": given}
+    if expected is None:
+        with pytest.raises(ConfigError, match="load_balancer_controller: Input should be a valid boolean"):
+            blocks.dynamo_platform(arguments, catalog, with_ngc_key=False, owner=OWNER)
+        return
+    block = blocks.dynamo_platform(arguments, catalog, with_ngc_key=False, owner=OWNER)
+    assert block.gateway is not None and not block.gateway.target.with_nlb  # "false" is false
+    assert block.guards is not None and block.guards.load_balancers_gone is None  # no NLB to wait for
+
+
+def test_a_deployment_that_no_longer_fits_beside_the_pools_others_is_refused_by_node_pool(catalog):
+    pools = {"h200": blocks.PoolFacts("h200", 1, {"gpt-oss-infra/pool": "h200"}, efa=False)}
+    arguments = {"recipe": "h200-agg-low-latency", "gpus": 8, "namespace": "gpt-oss", "node_pool": "h200"}
+    first = blocks.gpt_oss_deployment("first", arguments, catalog, pools, False, [])
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment("second", arguments, catalog, pools, False, [], {"h200": [first.serving.deployment]})
+    assert str(refused.value).startswith(
+        "node_pool: GpuNodePool 'h200' already runs GptOssDeployment 'first': pool h200"
+    )
