@@ -36,7 +36,6 @@ from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, Stack
 from gpt_oss_infra.core.render.teardown import Teardown
 
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
-Obj = TypeVar("Obj", dict[str, Any], dict[str, Any] | None)
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
 GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
@@ -197,6 +196,9 @@ def marked(stack: Stack, owner: str, adopt: list[str]) -> Stack:
         else None,
         teardown=marked_teardown(stack.teardown, owner, adopt),
     )
+
+
+Obj = TypeVar("Obj", dict[str, Any], dict[str, Any] | None)  # an object, or one a part may not have
 
 
 def marked_object(obj: Obj, owner: str, adopt: list[str]) -> Obj:
