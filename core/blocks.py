@@ -342,15 +342,39 @@ def gpt_oss_deployment(
     keyed by argument. `clients`: the API keys' client names; `beside`: the program's deployments made so far
     on each of its GpuNodePools, which this one is placed together with, as a stack places a pool's."""
     given = Arguments(arguments)
+    settings = _deployment_settings(name, given, catalog, pools)
+    given.refuse(_deployment_rule_problems(settings))
+    return _deployment_made(settings, given, with_hf_token, clients, (beside or {}).get(settings.pool_name, []))
+
+
+@dataclass(frozen=True)
+class _DeploymentSettings:
+    """A GptOssDeployment's arguments, checked field by field: its part of a stack config, and its facts."""
+
+    name: str
+    catalog: Catalog  # with the deployment's own recipe, where it gives one as an object
+    deployment: DeploymentConfig
+    release: Release
+    kubernetes_version: str
+    namespace: str
+    with_nlb: bool  # the cluster's load balancer controller gives a gateway an NLB
+    policies: bool | None  # network_policies as given (None: on with an endpoint)
+    pool_name: str
+    node_pools: dict[str, NodePoolConfig]  # its GPU nodes as it sees them (none for a cpu recipe)
+    on_gpu_node_pool: bool  # those nodes are a GpuNodePool of the program's
+    named: _DeploymentNames
+
+
+def _deployment_settings(
+    name: str, given: Arguments, catalog: Catalog, pools: dict[str, PoolFacts]
+) -> _DeploymentSettings:
+    """The deployment's arguments, each checked as the field it sets; ConfigError with every bad one."""
+    arguments = given.given
     given.name("name", name, DeploymentName)  # the graph's and every derived object's
     catalog, recipe_name = _with_recipe(name, arguments, catalog)
     recipe = catalog.recipes.get(recipe_name) if recipe_name is not None else None
     recipe_argument = RECIPE_OBJECT if arguments.get(RECIPE_OBJECT) is not None else "recipe"
     dynamo_release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
-    kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
-    namespace = given.field(StackConfig, "namespace", "namespace")
-    with_nlb = bool(given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller"))
-    policies = given.field(NetworkPoliciesConfig, "enabled", "network_policies")
     release = _release(given, dynamo_release, recipe.backend if recipe else None, catalog)
     gpu_hardware = recipe.hardware if recipe is not None and recipe.hardware != CPU_ONLY else None
     pool_name = arguments.get("node_pool") or name
@@ -361,47 +385,78 @@ def gpt_oss_deployment(
     )
     if arguments.get("node_pool") is not None:
         given.name("node_pool", arguments["node_pool"], DnsLabel)  # its nodes' label value
-    nodes = given.field(NodePoolConfig, "nodes", "pool_nodes", made.nodes if made else 1)
-    selector = given.field(NodePoolConfig, "node_selector", "node_selector", made.labels if made else None)
-    deployment = _deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool"))
-    given.refuse()
     # The GPU nodes as the deployment sees them: the recipe's hardware, their labels and count, their EFA.
-    seen = {"hardware": gpu_hardware, "nodes": nodes, "node_selector": selector, "efa": made.efa if made else None}
+    seen = {
+        "hardware": gpu_hardware,
+        "nodes": given.field(NodePoolConfig, "nodes", "pool_nodes", made.nodes if made else 1),
+        "node_selector": given.field(NodePoolConfig, "node_selector", "node_selector", made.labels if made else None),
+        "efa": made.efa if made else None,
+    }
+    settings = _DeploymentSettings(
+        name=name,
+        catalog=catalog,
+        deployment=_deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool")),
+        release=release,
+        kubernetes_version=given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version"),
+        namespace=given.field(StackConfig, "namespace", "namespace"),
+        with_nlb=given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller"),
+        policies=given.field(NetworkPoliciesConfig, "enabled", "network_policies"),
+        pool_name=pool_name,
+        node_pools={},
+        on_gpu_node_pool=made is not None,
+        named=_DeploymentNames(name, pool_name, recipe_argument),
+    )
+    given.refuse()
     node_pools = {pool_name: from_arguments(NodePoolConfig, seen)} if gpu_hardware is not None else {}
-    named = _DeploymentNames(name, pool_name, recipe_argument)
+    return dataclasses.replace(settings, node_pools=node_pools)
+
+
+def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
+    """The stack's rules of a deployment, its release and its nodes, each problem named as an argument."""
+    name, catalog, deployment, release = settings.name, settings.catalog, settings.deployment, settings.release
     dynamo = catalog.dynamo_versions.get(release.dynamo)
     problems = unsupported_release(release.dynamo, catalog, "dynamo_release")
-    problems += kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
+    problems += kubernetes_version_problems(settings.kubernetes_version, False, catalog, "kubernetes_version")
     problems += runtime_image_problems(release, dynamo, "runtime_image") if dynamo else []
     # The nodes as an existing cluster's pool: labels that select them, and the hardware's minimum version.
     nodes_problems = [
         problem
-        for pool_name_seen, seen_config in node_pools.items()
-        for problem in pool_problems(pool_name_seen, seen_config, catalog, False, kubernetes_version)
+        for pool, nodes in settings.node_pools.items()
+        for problem in pool_problems(pool, nodes, catalog, False, settings.kubernetes_version)
     ]
-    problems += named.arguments(
+    return problems + settings.named.arguments(
         nodes_problems
-        + deployment_problems(name, deployment, catalog, dynamo, node_pools)
+        + deployment_problems(name, deployment, catalog, dynamo, settings.node_pools)
         + model_limit_problems(name, deployment, catalog)
-        + endpoint_problems(name, deployment.endpoint, with_nlb)
+        + endpoint_problems(name, deployment.endpoint, settings.with_nlb)
     )
-    given.refuse(problems)
-    assert dynamo is not None, "refused above"
+
+
+def _deployment_made(
+    settings: _DeploymentSettings,
+    given: Arguments,
+    with_hf_token: bool,
+    clients: list[str],
+    beside: list[ResolvedDeployment],
+) -> DeploymentBlock:
+    """The deployment resolved on its nodes, its objects rendered and checked, and its warnings."""
+    name, catalog, deployment, named = settings.name, settings.catalog, settings.deployment, settings.named
+    dynamo = catalog.dynamo_versions[settings.release.dynamo]
     exposed = deployment.endpoint.exposure != "cluster"
-    gateways = cluster_gateway_software(catalog.charts, with_nlb, None) if exposed else None
+    gateways = cluster_gateway_software(catalog.charts, settings.with_nlb, None) if exposed else None
     if exposed:
         how = "give one per client (each value a secret)"
         given.refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
-    pools_on = {pool_name: resolve_pool(pool_name, node_pools[pool_name], catalog)} if node_pools else {}
+    pools = {pool: resolve_pool(pool, nodes, catalog) for pool, nodes in settings.node_pools.items()}
     try:
-        resolved = resolve_on(pools_on, {name: deployment}, release.dynamo, catalog)
+        resolved = resolve_on(pools, {name: deployment}, dynamo.version, catalog)
     except ConfigError as error:  # a worker that cannot be resolved
         raise ConfigError(named.arguments(error.problems)) from None
     given.refuse(named.arguments(resolved.problems))
     (this,) = resolved.deployments
     context = ServingContext(
-        release=release,
-        namespace=namespace,
+        release=settings.release,
+        namespace=settings.namespace,
         weights=not this.backend.spec.simulated,  # a mocker reads the tokenizer only
         with_hf_token=with_hf_token,
         with_ngc_key=False,  # the namespace's pull secret is the caller's (its DynamoPlatform's ngc_api_key)
@@ -410,28 +465,26 @@ def gpt_oss_deployment(
         clients=clients,
     )
     serving = serving_of(this, resolved.fits[name], context, catalog)
-    enabled = exposed if policies is None else policies
-    network_policies = (
-        [
-            policy
-            for policy in network_policy.network_policies(
-                namespace, [name], gateways.controller.chart.namespace if gateways else None, None
-            )
-            if policy["metadata"]["name"] in network_policy.deployment_policy_names(name)
-        ]
-        if enabled
-        else []
-    )
-    given.refuse(schema_problems([*serving.objects(), *network_policies], kubernetes_version, dynamo))
+    enabled = exposed if settings.policies is None else settings.policies
+    network_policies = _network_policies(name, settings.namespace, gateways) if enabled else []
+    given.refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
     given.refuse(named.arguments(placed))
-    if made is not None and (crowded := _crowded(this, (beside or {}).get(pool_name, []))):
+    if settings.on_gpu_node_pool and (crowded := _crowded(this, beside)):
         given.refuse([crowded])
     warnings = release_warnings(dynamo, catalog, "dynamo_release")
-    warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if with_nlb else []
+    warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if settings.with_nlb else []
     warnings += resolved.warnings + placement_warnings
-    warnings += network_policy_warnings(enabled, policies, existing=True, exposed=[name] if exposed else [])
+    warnings += network_policy_warnings(enabled, settings.policies, existing=True, exposed=[name] if exposed else [])
     return DeploymentBlock(serving, network_policies, [named.warning(text) for text in warnings])
+
+
+def _network_policies(name: str, namespace: str, gateways: GatewaySoftware | None) -> list[dict[str, Any]]:
+    """The NetworkPolicies of the deployment's graph pods (the namespace's default deny is the caller's)."""
+    policies = network_policy.network_policies(
+        namespace, [name], gateways.controller.chart.namespace if gateways else None, None
+    )
+    return [policy for policy in policies if policy["metadata"]["name"] in network_policy.deployment_policy_names(name)]
 
 
 def _crowded(deployment: ResolvedDeployment, beside: list[ResolvedDeployment]) -> Problem | None:
