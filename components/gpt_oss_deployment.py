@@ -62,7 +62,8 @@ class GptOssDeploymentArgs(TypedDict):
     node_selector: NotRequired[dict[str, str] | None]
     """The GPU nodes' labels, for nodes no GpuNodePool made (instead of the pool's label)."""
     pool_nodes: NotRequired[int | None]
-    """How many nodes that pool has, for the placement check (default 1)."""
+    """With node_selector: how many nodes it selects, for the placement check (default 1); a GpuNodePool's
+    nodes are counted as it made them."""
     router_mode: NotRequired[str | None]
     """The frontend's router: round-robin or kv (default: kv with more than one replica, else round-robin)."""
     overrides: NotRequired[dict[str, Any] | None]
@@ -141,7 +142,7 @@ class GptOssDeployment(Block[DecidedDeployment]):
             ),
         )
         placed = block.serving.deployment
-        if placed.pool is not None and args.get("node_selector") is None:  # on a GpuNodePool of this program
+        if block.on_gpu_node_pool and placed.pool is not None:  # the next on its pool is placed beside it
             placed_on_pools_of_this_program().setdefault(placed.pool.name, []).append(placed)
         for warning in block.warnings:
             pulumi.log.warn(warning)

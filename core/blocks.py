@@ -10,6 +10,7 @@ rules, render functions and checks, each called with the part it is about.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -84,6 +85,7 @@ DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
 # cluster's version, whose AMI its nodes follow.
 DEFAULT_KUBERNETES_VERSION: str = EksClusterConfig.model_fields["kubernetes_version"].default
 Part = TypeVar("Part", bound=StrictModel)
+T = TypeVar("T")
 
 # The fields of a stack config part its block does not offer as arguments, and why.
 NOT_OFFERED: dict[type[StrictModel], set[str]] = {
@@ -151,6 +153,13 @@ class Arguments:
             self.problems += error.problems
             raise ConfigError(self.problems) from None
 
+    def decided(self, decide: Callable[[], T]) -> T:
+        """`decide()`, or ConfigError with its problems and every one so far."""
+        try:
+            return decide()
+        except ConfigError as error:
+            raise ConfigError(self.problems + error.problems) from None
+
     def refuse(self, problems: list[Problem] | None = None) -> None:
         """ConfigError with every problem so far and `problems`, if there are any."""
         self.problems += problems or []
@@ -176,6 +185,7 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
     kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
     block_storage_class = given.field(ExistingClusterConfig, "block_storage_class_name", "block_storage_class")
+    with_nlb = given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller")
     settings = given.part(PlatformConfig)
     given.refuse()
     given.refuse(
@@ -188,8 +198,6 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     values = platform.platform_values(settings, dynamo, block_storage_class, with_ngc_key)
     given.refuse(undeclared_platform_values(values, dynamo, "dynamo_release"))
     objects = platform.platform_objects(settings.namespace, dynamo, kubernetes_version, values, with_ngc_key)
-    with_nlb = given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller")
-    given.refuse()
     gateway = cluster_gateway_software(catalog.charts, with_nlb, None) if arguments.get("gateway") else None
     guards = teardown_guards(settings.namespace, kubernetes_version, gateway, None, catalog)
     made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
@@ -321,6 +329,7 @@ class DeploymentBlock:
     serving: Serving
     network_policies: list[dict[str, Any]]  # its graph's own (the namespace's default deny is the caller's)
     warnings: list[str]
+    on_gpu_node_pool: bool  # on a GpuNodePool of the program's, where the program's next deployments go beside it
 
 
 RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
@@ -344,7 +353,7 @@ def gpt_oss_deployment(
     given = Arguments(arguments)
     settings = _deployment_settings(name, given, catalog, pools)
     given.refuse(_deployment_rule_problems(settings))
-    return _deployment_made(settings, given, with_hf_token, clients, (beside or {}).get(settings.pool_name, []))
+    return _deployment_made(settings, with_hf_token, clients, (beside or {}).get(settings.pool_name, []))
 
 
 @dataclass(frozen=True)
@@ -371,20 +380,24 @@ def _deployment_settings(
     """The deployment's arguments, each checked as the field it sets; ConfigError with every bad one."""
     arguments = given.given
     given.name("name", name, DeploymentName)  # the graph's and every derived object's
-    catalog, recipe_name = _with_recipe(name, arguments, catalog)
+    catalog, recipe_name = given.decided(lambda: _with_recipe(name, arguments, catalog))
     recipe = catalog.recipes.get(recipe_name) if recipe_name is not None else None
     recipe_argument = RECIPE_OBJECT if arguments.get(RECIPE_OBJECT) is not None else "recipe"
     dynamo_release = given.field(Release, "dynamo", "dynamo_release", DEFAULTS["dynamoRelease"])
+    kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
+    namespace = given.field(StackConfig, "namespace", "namespace")
+    with_nlb = given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller")
+    policies = given.field(NetworkPoliciesConfig, "enabled", "network_policies")
     release = _release(given, dynamo_release, recipe.backend if recipe else None, catalog)
     gpu_hardware = recipe.hardware if recipe is not None and recipe.hardware != CPU_ONLY else None
     pool_name = arguments.get("node_pool") or name
+    if arguments.get("node_pool") is not None:
+        given.name("node_pool", arguments["node_pool"], DnsLabel)  # its nodes' label value
     made = (
-        _named_pool(pool_name, gpu_hardware, pools, recipe_argument)
+        given.decided(lambda: _named_pool(pool_name, gpu_hardware, pools, recipe_argument, arguments))
         if gpu_hardware is not None and arguments.get("node_selector") is None
         else None
     )
-    if arguments.get("node_pool") is not None:
-        given.name("node_pool", arguments["node_pool"], DnsLabel)  # its nodes' label value
     # The GPU nodes as the deployment sees them: the recipe's hardware, their labels and count, their EFA.
     seen = {
         "hardware": gpu_hardware,
@@ -392,23 +405,22 @@ def _deployment_settings(
         "node_selector": given.field(NodePoolConfig, "node_selector", "node_selector", made.labels if made else None),
         "efa": made.efa if made else None,
     }
-    settings = _DeploymentSettings(
+    deployment = _deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool"))
+    given.refuse()
+    return _DeploymentSettings(
         name=name,
         catalog=catalog,
-        deployment=_deployment_part(given, recipe_name, pool_name if gpu_hardware else arguments.get("node_pool")),
+        deployment=deployment,
         release=release,
-        kubernetes_version=given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version"),
-        namespace=given.field(StackConfig, "namespace", "namespace"),
-        with_nlb=given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller"),
-        policies=given.field(NetworkPoliciesConfig, "enabled", "network_policies"),
+        kubernetes_version=kubernetes_version,
+        namespace=namespace,
+        with_nlb=with_nlb,
+        policies=policies,
         pool_name=pool_name,
-        node_pools={},
+        node_pools={pool_name: from_arguments(NodePoolConfig, seen)} if gpu_hardware is not None else {},
         on_gpu_node_pool=made is not None,
         named=_DeploymentNames(name, pool_name, recipe_argument),
     )
-    given.refuse()
-    node_pools = {pool_name: from_arguments(NodePoolConfig, seen)} if gpu_hardware is not None else {}
-    return dataclasses.replace(settings, node_pools=node_pools)
 
 
 def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
@@ -434,7 +446,6 @@ def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
 
 def _deployment_made(
     settings: _DeploymentSettings,
-    given: Arguments,
     with_hf_token: bool,
     clients: list[str],
     beside: list[ResolvedDeployment],
@@ -446,13 +457,13 @@ def _deployment_made(
     gateways = cluster_gateway_software(catalog.charts, settings.with_nlb, None) if exposed else None
     if exposed:
         how = "give one per client (each value a secret)"
-        given.refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
+        _refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
     pools = {pool: resolve_pool(pool, nodes, catalog) for pool, nodes in settings.node_pools.items()}
     try:
         resolved = resolve_on(pools, {name: deployment}, dynamo.version, catalog)
     except ConfigError as error:  # a worker that cannot be resolved
         raise ConfigError(named.arguments(error.problems)) from None
-    given.refuse(named.arguments(resolved.problems))
+    _refuse(named.arguments(resolved.problems))
     (this,) = resolved.deployments
     context = ServingContext(
         release=settings.release,
@@ -467,16 +478,23 @@ def _deployment_made(
     serving = serving_of(this, resolved.fits[name], context, catalog)
     enabled = exposed if settings.policies is None else settings.policies
     network_policies = _network_policies(name, settings.namespace, gateways) if enabled else []
-    given.refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
+    _refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
-    given.refuse(named.arguments(placed))
+    _refuse(named.arguments(placed))
     if settings.on_gpu_node_pool and (crowded := _crowded(this, beside)):
-        given.refuse([crowded])
+        _refuse([crowded])
     warnings = release_warnings(dynamo, catalog, "dynamo_release")
     warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if settings.with_nlb else []
     warnings += resolved.warnings + placement_warnings
     warnings += network_policy_warnings(enabled, settings.policies, existing=True, exposed=[name] if exposed else [])
-    return DeploymentBlock(serving, network_policies, [named.warning(text) for text in warnings])
+    return DeploymentBlock(
+        serving, network_policies, [named.warning(text) for text in warnings], settings.on_gpu_node_pool
+    )
+
+
+def _refuse(problems: list[Problem]) -> None:
+    if problems:
+        raise ConfigError(problems)
 
 
 def _network_policies(name: str, namespace: str, gateways: GatewaySoftware | None) -> list[dict[str, Any]]:
@@ -532,9 +550,12 @@ def _release(given: Arguments, dynamo: str, backend: str | None, catalog: Catalo
     )
 
 
-def _named_pool(pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_argument: str) -> PoolFacts:
+def _named_pool(
+    pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_argument: str, arguments: dict[str, Any]
+) -> PoolFacts:
     """The GpuNodePool `node_pool` names, made earlier by the same program, whose hardware the recipe is
-    for; else refused by argument: a pool that matches nothing would leave the workers Pending."""
+    for; else refused by argument: a pool that matches nothing would leave the workers Pending. Its nodes
+    are counted as it made them: pool_nodes is for nodes no GpuNodePool of the program made."""
     if pool not in pools:
         close = closest_name(pool, sorted(pools))
         made = f" (it made: {', '.join(sorted(pools))})" if pools else " (it made none)"
@@ -545,6 +566,16 @@ def _named_pool(pool: str, hardware: str, pools: dict[str, PoolFacts], recipe_ar
                     "node_pool",
                     f"{pool!r} names no GpuNodePool of this program{hint}; make the GpuNodePool first, or give "
                     "node_selector: the labels of GPU nodes another program made",
+                )
+            ]
+        )
+    if arguments.get("pool_nodes") is not None:
+        raise ConfigError(
+            [
+                Problem(
+                    "pool_nodes",
+                    f"only with node_selector, for nodes no GpuNodePool of this program made: GpuNodePool {pool!r} "
+                    f"has {pools[pool].nodes}, and the placement checks count those",
                 )
             ]
         )
@@ -566,7 +597,7 @@ def _deployment_part(given: Arguments, recipe: str | None, node_pool: str | None
     settings = {field: given.given[field] for field in offered(DeploymentConfig) if given.given.get(field) is not None}
     settings |= {"recipe": recipe, "node_pool": node_pool}
     endpoint = dict(settings.get("endpoint") or {})
-    for field in NOT_OFFERED[EndpointConfig] & set(endpoint):
+    for field in sorted(NOT_OFFERED[EndpointConfig] & set(endpoint)):
         given.problems.append(
             Problem(
                 f"endpoint.{field}",

@@ -292,3 +292,49 @@ def test_a_deployment_that_no_longer_fits_beside_the_pools_others_is_refused_by_
     assert str(refused.value).startswith(
         "node_pool: GpuNodePool 'h200' already runs GptOssDeployment 'first': pool h200"
     )
+
+
+def test_every_bad_deployment_argument_is_named_at_once(catalog):
+    arguments = {
+        "recipe": "h200-agg-low-latency",
+        **ON_H200,
+        "kubernetes_version": "abc",
+        "namespace": "BAD NS",
+        "network_policies": "maybe",
+        "endpoint": {"exposure": "bogus"},
+    }
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment("Bad_Name", arguments, catalog, {}, with_hf_token=False, clients=[])
+    keys = [problem.key for problem in refused.value.problems]
+    assert keys == ["name", "kubernetes_version", "namespace", "network_policies", "endpoint.exposure"]
+
+
+def test_a_bad_name_and_a_pool_the_program_did_not_make_are_named_together(catalog):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment(
+            "Bad_Name",
+            {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "node_pool": "nope"},
+            catalog,
+            {},
+            False,
+            [],
+        )
+    assert [problem.key for problem in refused.value.problems] == ["name", "node_pool"]
+
+
+def test_a_gpu_node_pools_nodes_are_counted_as_it_made_them(catalog):
+    """pool_nodes describes nodes no GpuNodePool of the program made: on one, it would let the deployment (and its
+    placement beside the pool's others) count nodes the pool does not have."""
+    pools = {"h200": blocks.PoolFacts("h200", 1, {"gpt-oss-infra/pool": "h200"}, efa=False)}
+    arguments = {
+        "recipe": "h200-agg-low-latency",
+        "gpus": 8,
+        "namespace": "gpt-oss",
+        "node_pool": "h200",
+        "pool_nodes": 5,
+    }
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment("second", arguments, catalog, pools, False, [])
+    assert str(refused.value).startswith(
+        "pool_nodes: only with node_selector, for nodes no GpuNodePool of this program"
+    )
