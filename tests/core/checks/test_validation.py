@@ -125,3 +125,62 @@ def test_graphs_stored_before_an_upgrade_are_ones_the_newest_crd_still_serves(ca
         for serving in build_stack(raw, catalog, with_hf_token=True, api_key_clients=["ci"]).serving:
             assert serving.graph["apiVersion"] == old.spec.graph_api_version
             assert object_problems(serving.graph, "1.33", newest) == [], stack
+
+
+# A GPU pool as Karpenter would provision it (issue 35's elastic pools): the vendored Karpenter v1.14.1 CRDs
+# (vendor/crds/karpenter/) validate the NodePool and EC2NodeClass the program will render for one.
+KARPENTER_NODE_CLASS = {
+    "apiVersion": "karpenter.k8s.aws/v1",
+    "kind": "EC2NodeClass",
+    "metadata": {"name": "h200"},
+    "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@v20260801"}],
+        "role": "gpt-oss-karpenter-node",
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "gpt-oss"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "gpt-oss"}}],
+        "metadataOptions": {"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1},
+        "blockDeviceMappings": [
+            {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "500Gi", "volumeType": "gp3", "encrypted": True}}
+        ],
+    },
+}
+KARPENTER_NODE_POOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "h200"},
+    "spec": {
+        "template": {
+            "metadata": {"labels": {"gpt-oss-infra/pool": "h200"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "h200"},
+                "requirements": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5en.48xlarge"]},
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                ],
+                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+                "expireAfter": "Never",
+            },
+        },
+        "limits": {"nvidia.com/gpu": "16", "nodes": "2"},
+        "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "karpenter_object", [KARPENTER_NODE_CLASS, KARPENTER_NODE_POOL], ids=["EC2NodeClass", "NodePool"]
+)
+def test_karpenters_objects_are_validated_against_its_own_crds(dev_stack, karpenter_object):
+    dynamo = dev_stack.platform.dynamo
+    assert object_problems(karpenter_object, "1.36", dynamo) == []
+    broken = copy.deepcopy(karpenter_object)
+    broken["spec"]["noSuchField"] = 1
+    assert any("noSuchField" in line for line in object_problems(broken, "1.36", dynamo))
+
+
+def test_a_consolidation_policy_karpenter_does_not_know_is_caught(dev_stack):
+    broken = copy.deepcopy(KARPENTER_NODE_POOL)
+    broken["spec"]["disruption"]["consolidationPolicy"] = "Never"
+    [problem] = object_problems(broken, "1.36", dev_stack.platform.dynamo)
+    allowed = "['WhenEmpty', 'WhenEmptyOrUnderutilized', 'Balanced']"
+    assert problem.startswith(f"spec.disruption.consolidationPolicy: 'Never' is not one of {allowed}")
