@@ -417,12 +417,13 @@ def fingerprint(replay: dict[str, Any]) -> str:
 
 def run_driver(replay_request: dict[str, Any], folder: Path, **run: Any) -> dict[str, Any]:
     """tools/replay_driver.py's result for the request, run in .venv-trial with `folder` for its files, quiet
-    (the router logs every request otherwise); `run`: more of subprocess.run's options."""
+    (the router logs every request otherwise); `run`: more of subprocess.run's options. Its temporary files
+    go in `folder` too: Dynamo's logging leaves one behind on every start."""
     (folder / "request.json").write_text(json.dumps(replay_request))
     subprocess.run(
         [str(REPLAY_PYTHON), str(DRIVER), str(folder / "request.json"), str(folder / "result.json")],
         cwd=folder,
-        env={"RUST_LOG": "error", "DYN_LOG": "error", "PATH": "/usr/bin:/bin"},
+        env={"RUST_LOG": "error", "DYN_LOG": "error", "PATH": "/usr/bin:/bin", "TMPDIR": str(folder)},
         check=True,
         **run,
     )

@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import string
@@ -292,17 +293,29 @@ class Process:
 
 
 class Processes:
-    """Every process the trial starts, each in its own process group, all stopped on exit."""
+    """Every process the trial starts, each in its own process group, all stopped on exit.
+
+    Each gets TMPDIR in a directory of their own, removed when they are stopped: Dynamo's processes leave a
+    temporary file behind on every start (dynamo.runtime.logging writes SGLang's logging config with
+    delete=False). The directory is a short one under /tmp, as the default is: Unix socket paths there
+    must stay within 107 bytes. A Job that brings its own TMPDIR keeps it."""
 
     def __init__(self, log_dir: Path):
         self.log_dir = log_dir
         self.started: list[Process] = []
+        self.tmp: Path | None = None  # made with the first process
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> Process:
+        self.tmp = self.tmp or Path(tempfile.mkdtemp(prefix="trial-tmp-"))
         log = self.log_dir / f"{name}.log"
         with log.open("w") as out:
             popen = subprocess.Popen(
-                argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                argv,
+                env={"TMPDIR": str(self.tmp)} | env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         process = Process(name, log, popen)
         self.started.append(process)
@@ -325,6 +338,8 @@ class Processes:
                 process.popen.wait(max(deadline - time.monotonic(), 0.1))
             _signal(process.popen.pid, signal.SIGKILL)  # the rest of its group, if any outlived it
             process.popen.wait()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
         return [process.name for process in self.started if _group_alive(process.popen.pid)]
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -297,3 +299,16 @@ def test_the_run_starts_with_the_trial_by_its_id():
 
     trial = test_the_trial_serves_every_deployment_and_reports_simulated_figures
     assert f"tests/tools/test_trial.py::{trial.__name__}" == LONGEST_TEST
+
+
+def test_what_a_process_leaves_in_its_temporary_directory_goes_with_it(tmp_path):
+    """Dynamo's processes write a temporary file on every start and never delete it (dynamo.runtime.logging's
+    SGLang logging config); a trial's processes get a TMPDIR of their own, removed when they are stopped."""
+    leave_one = "import tempfile; print(tempfile.NamedTemporaryFile(suffix='.json', delete=False).name)"
+    processes = trial.Processes(tmp_path)
+    process = processes.start("leaves-a-file", [sys.executable, "-c", leave_one], {"PATH": os.environ["PATH"]})
+    process.popen.wait(timeout=30)
+    left = Path(process.log.read_text().strip())
+    assert left.exists() and left.parent == processes.tmp and processes.tmp.name.startswith("trial-tmp-")
+    assert processes.stop() == []
+    assert not left.exists() and not processes.tmp.exists()
