@@ -17,7 +17,6 @@ from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import load_catalog
-from gpt_oss_infra.core.inputs.config import NodePoolConfig
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
 from gpt_oss_infra.core.render.labels import POOL_LABEL
@@ -161,9 +160,7 @@ def _asked_about(block: blocks.PoolBlock, provider: pulumi.InvokeOptions) -> Acc
     try:
         return pool_facts([block.pool], [], provider)
     except ConfigError as error:
-        raise ConfigError(
-            blocks.as_arguments(error.problems, blocks.pool_key(block.pool.name), NodePoolConfig)
-        ) from None
+        raise ConfigError(blocks.pool_arguments(error.problems, block.pool.name)) from None
 
 
 def _same_region(provider: pulumi.ProviderResource | None, region: str) -> pulumi.Output[str]:

@@ -20,10 +20,11 @@ from gpt_oss_infra.core.checks import scheduling
 from gpt_oss_infra.core.checks.stack_checks import (
     api_key_problems,
     network_policy_warnings,
+    object_pods,
     schema_problems,
     undeclared_platform_values,
 )
-from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.errors import ConfigError, Problem, refuse
 from gpt_oss_infra.core.inputs import aws_values
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog, recipe_from_object
 from gpt_oss_infra.core.inputs.config import (
@@ -163,8 +164,14 @@ class Arguments:
     def refuse(self, problems: list[Problem] | None = None) -> None:
         """ConfigError with every problem so far and `problems`, if there are any."""
         self.problems += problems or []
-        if self.problems:
-            raise ConfigError(self.problems)
+        refuse(self.problems)
+
+
+def _release_problems(release: str, kubernetes_version: str, catalog: Catalog) -> list[Problem]:
+    """A Dynamo release and a cluster version (an existing cluster's: the block's) this program cannot serve."""
+    return unsupported_release(release, catalog, "dynamo_release") + kubernetes_version_problems(
+        kubernetes_version, False, catalog, "kubernetes_version"
+    )
 
 
 @dataclass(frozen=True)
@@ -188,10 +195,7 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     with_nlb = given.field(ExistingClusterConfig, "load_balancer_controller", "load_balancer_controller")
     settings = given.part(PlatformConfig)
     given.refuse()
-    given.refuse(
-        unsupported_release(release, catalog, "dynamo_release")
-        + kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
-    )
+    given.refuse(_release_problems(release, kubernetes_version, catalog))
     dynamo = catalog.dynamo_versions[release]
     if dynamo.bundled_nats(settings.nats) and not block_storage_class:
         given.refuse([nats_needs_block_storage("block_storage_class", f"Dynamo {release}'s default")])
@@ -239,8 +243,7 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     cache = given.part(ModelCacheConfig, defaults={"storage": "existing"})  # the cluster's StorageClass by default
     given.refuse()
     given.refuse(
-        unsupported_release(release, catalog, "dynamo_release")
-        + kubernetes_version_problems(kubernetes_version, False, catalog, "kubernetes_version")
+        _release_problems(release, kubernetes_version, catalog)
         + existing_storage_needs_a_class(cache, "storage_class_name")
         + cache_size_problems(cache.size, catalog, "size")
     )
@@ -279,7 +282,7 @@ def gpu_node_pool(name: str, arguments: dict[str, Any], catalog: Catalog, region
     given.refuse([outside] if outside else [])
     # The cluster's Kubernetes version is not the pool's to say: its AMI follows the cluster's.
     problems = pool_problems(name, settings, catalog, created=True, kubernetes_version=DEFAULT_KUBERNETES_VERSION)
-    given.refuse(as_arguments(problems, pool_key(name), NodePoolConfig))
+    given.refuse(pool_arguments(problems, name))
     pool = resolve_pool(name, settings, catalog)
     return PoolBlock(pool, pool_gets_efa(pool, wanted_by_deployments=False), environment)
 
@@ -288,12 +291,13 @@ def gpu_node_group(block: PoolBlock, facts: AccountFacts) -> GpuGroupPlan:
     """The pool's node group as EC2's `facts` allow it, or ConfigError keyed by argument."""
     group = gpu_group_plan(block.pool, block.efa, facts)
     if group.problems:
-        raise ConfigError(as_arguments(group.problems, pool_key(block.pool.name), NodePoolConfig))
+        raise ConfigError(pool_arguments(group.problems, block.pool.name))
     return group
 
 
-def pool_key(name: str) -> str:
-    return f"{KEY_PREFIX}nodePools.{name}"
+def pool_arguments(problems: list[Problem], pool: str) -> list[Problem]:
+    """Problems the stack's stages key under nodePools.<pool>, named as GpuNodePool's arguments."""
+    return as_arguments(problems, f"{KEY_PREFIX}nodePools.{pool}", NodePoolConfig)
 
 
 def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) -> list[Problem]:
@@ -427,8 +431,7 @@ def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
     """The stack's rules of a deployment, its release and its nodes, each problem named as an argument."""
     name, catalog, deployment, release = settings.name, settings.catalog, settings.deployment, settings.release
     dynamo = catalog.dynamo_versions.get(release.dynamo)
-    problems = unsupported_release(release.dynamo, catalog, "dynamo_release")
-    problems += kubernetes_version_problems(settings.kubernetes_version, False, catalog, "kubernetes_version")
+    problems = _release_problems(release.dynamo, settings.kubernetes_version, catalog)
     problems += runtime_image_problems(release, dynamo, "runtime_image") if dynamo else []
     # The nodes as an existing cluster's pool: labels that select them, and the hardware's minimum version.
     nodes_problems = [
@@ -457,13 +460,13 @@ def _deployment_made(
     gateways = cluster_gateway_software(catalog.charts, settings.with_nlb, None) if exposed else None
     if exposed:
         how = "give one per client (each value a secret)"
-        _refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
+        refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))
     pools = {pool: resolve_pool(pool, nodes, catalog) for pool, nodes in settings.node_pools.items()}
     try:
         resolved = resolve_on(pools, {name: deployment}, dynamo.version, catalog)
     except ConfigError as error:  # a worker that cannot be resolved
         raise ConfigError(named.arguments(error.problems)) from None
-    _refuse(named.arguments(resolved.problems))
+    refuse(named.arguments(resolved.problems))
     (this,) = resolved.deployments
     context = ServingContext(
         release=settings.release,
@@ -478,11 +481,11 @@ def _deployment_made(
     serving = serving_of(this, resolved.fits[name], context, catalog)
     enabled = exposed if settings.policies is None else settings.policies
     network_policies = _network_policies(name, settings.namespace, gateways) if enabled else []
-    _refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
+    refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
-    _refuse(named.arguments(placed))
+    refuse(named.arguments(placed))
     if settings.on_gpu_node_pool and (crowded := _crowded(this, beside)):
-        _refuse([crowded])
+        refuse([crowded])
     warnings = release_warnings(dynamo, catalog, "dynamo_release")
     warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if settings.with_nlb else []
     warnings += resolved.warnings + placement_warnings
@@ -490,11 +493,6 @@ def _deployment_made(
     return DeploymentBlock(
         serving, network_policies, [named.warning(text) for text in warnings], settings.on_gpu_node_pool
     )
-
-
-def _refuse(problems: list[Problem]) -> None:
-    if problems:
-        raise ConfigError(problems)
 
 
 def _network_policies(name: str, namespace: str, gateways: GatewaySoftware | None) -> list[dict[str, Any]]:
@@ -647,7 +645,7 @@ class _DeploymentNames:
         deployment, pool = f"{KEY_PREFIX}deployments.{self.name}", f"{KEY_PREFIX}nodePools.{self.pool}"
         if key in (deployment, f"{deployment}.recipe"):
             return "name" if key == deployment else self.recipe_argument
-        if key.startswith(f"{pool}"):
+        if key == pool or key.startswith(f"{pool}."):
             pool_arguments = {"nodes": "pool_nodes", "nodeSelector": "node_selector", "hardware": self.recipe_argument}
             field = key.removeprefix(pool).removeprefix(".").split(".")[0]
             return pool_arguments.get(field, "node_pool")
@@ -681,10 +679,9 @@ def _placement(
         scheduling.gpu_pool(pool, False, resolved.efa_pools[name], catalog, "existing")
         for name, pool in resolved.pools.items()
     ]
-    pods = scheduling.graph_pods(serving.graph)
-    if serving.smoke_test is not None:
-        pods.append(scheduling.job_pod(serving.smoke_test.job, scheduling.SERVING))
-    made = {(obj["kind"], obj["metadata"]["name"]) for obj in serving.objects()}
+    objects = serving.objects()
+    made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
     made |= {("PersistentVolumeClaim", manifests.MODEL_CACHE_PVC)}
     made |= {("Secret", manifests.HF_TOKEN_SECRET)} if with_hf_token else set()
+    pods = object_pods(objects)
     return scheduling.placement_problems(pods, [*pools, scheduling.OTHER_NODES], made, catalog.image_platforms)

@@ -20,3 +20,9 @@ class ConfigError(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def refuse(problems: list[Problem]) -> None:
+    """ConfigError with `problems`, if there are any."""
+    if problems:
+        raise ConfigError(problems)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpt_oss_infra.core.checks.stack_checks import part_problems, policy_warnings, stack_problems
-from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.errors import refuse
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.rules import aws_problems, parse_stack_config
 from gpt_oss_infra.core.render import ownership
@@ -35,19 +35,14 @@ def build_stack(
     `owner`: the Pulumi project and stack (ownership.owner_of) the objects are marked as made by."""
     clients = sorted(api_key_clients or [])
     config, warnings = parse_stack_config(raw_config, catalog, region=region)
-    _refuse(aws_problems(config, region))
+    refuse(aws_problems(config, region))
     resolved = resolve_stack(config, catalog)
     parts = render_parts(config, resolved, catalog, with_ngc_key, region)
-    _refuse(resolved.problems + part_problems(config, resolved, parts, catalog, clients))
+    refuse(resolved.problems + part_problems(config, resolved, parts, catalog, clients))
     warnings = warnings + resolved.warnings + policy_warnings(config)
     stack = render_stack(config, resolved, parts, catalog, with_hf_token, with_ngc_key, clients, warnings)
     problems, placement_warnings = stack_problems(stack, catalog)
     stack.warnings.extend(placement_warnings)
     adopt = getattr(config.cluster, "adopt", [])
-    _refuse(problems + ownership.adoption_problems(stack, adopt))
+    refuse(problems + ownership.adoption_problems(stack, adopt))
     return ownership.marked(stack, owner, adopt) if owner else stack
-
-
-def _refuse(problems: list[Problem]) -> None:
-    if problems:
-        raise ConfigError(problems)

@@ -117,14 +117,20 @@ def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]
     else:
         pools.append(scheduling.OTHER_NODES)
     objects = stack.objects()
+    made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
+    return scheduling.placement_problems([*pods, *object_pods(objects)], pools, made, catalog.image_platforms)
+
+
+def object_pods(objects: list[dict[str, Any]]) -> list[scheduling.Pod]:
+    """The pods of the Jobs and graphs among `objects`, as the scheduler would be asked to place them."""
+    pods = []
     for obj in objects:
         if obj["kind"] == "Job":
             download = obj["metadata"]["labels"].get("app.kubernetes.io/component") == "model-download"
             pods.append(scheduling.job_pod(obj, scheduling.FILLING if download else scheduling.SERVING))
         elif obj["kind"] == DGD_KIND:
             pods += scheduling.graph_pods(obj)
-    made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
-    return scheduling.placement_problems(pods, pools, made, catalog.image_platforms)
+    return pods
 
 
 def _storage_problems(stack: Stack) -> list[Problem]:

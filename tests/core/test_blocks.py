@@ -7,7 +7,7 @@ import pytest
 
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.config import NodePoolConfig, namespace_config
+from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries
 
@@ -132,7 +132,7 @@ def test_a_pool_problem_of_the_stacks_stages_is_named_as_its_argument():
         Problem("gpt-oss-infra:nodePools.gpu.nodes", "y"),
         Problem("configs/hardware.yaml: p5en.48xlarge.efaInterfaces", "z"),
     ]
-    named = blocks.as_arguments(problems, blocks.pool_key("gpu"), NodePoolConfig)
+    named = blocks.pool_arguments(problems, "gpu")
     assert [problem.key for problem in named] == [
         "capacity_reservation_id",
         "nodes",
@@ -338,3 +338,11 @@ def test_a_gpu_node_pools_nodes_are_counted_as_it_made_them(catalog):
     assert str(refused.value).startswith(
         "pool_nodes: only with node_selector, for nodes no GpuNodePool of this program"
     )
+
+
+def test_only_the_deployments_own_pool_keys_are_named_as_its_pool_arguments():
+    names = blocks._DeploymentNames("gpt-oss", "gpu", "recipe")
+    assert names.argument_of("gpt-oss-infra:nodePools.gpu.nodes") == "pool_nodes"
+    assert names.argument_of("gpt-oss-infra:nodePools.gpu") == "node_pool"
+    # Another pool's key whose name merely starts with this one's is not this pool's.
+    assert names.argument_of("gpt-oss-infra:nodePools.gpu2.nodes") == "gpt-oss-infra:nodePools.gpu2.nodes"
