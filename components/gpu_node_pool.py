@@ -19,6 +19,7 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
+from gpt_oss_infra.core.render.aws.specs import NodeGroupSpec
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 
 _NO_REGION = "required: the region EC2 is asked in (give region, or pulumi config set aws:region <region>)"
@@ -87,6 +88,7 @@ class GpuNodePool(Component):
         facts = refused("GpuNodePool", name, lambda: _asked_about(block, provider))
         planned = refused("GpuNodePool", name, lambda: blocks.gpu_node_group(block, facts))
         spec = planned.spec
+        assert isinstance(spec, NodeGroupSpec), "a GpuNodePool is a managed node group: it takes no scaling"
         resources = gpu_node_pool(name, spec, block.environment, with_role=args.get("node_role_arn") is None)
         # What AWS would refuse of them, under the argument that holds the value.
         given: dict[str, Any] = {"cluster_name": args["cluster_name"], "node_role_arn": args.get("node_role_arn")}
@@ -97,7 +99,10 @@ class GpuNodePool(Component):
         self._begin(name, opts)
         # What a GptOssDeployment of this program that names this pool (node_pool) is checked against.
         pools_of_this_program()[name] = blocks.PoolFacts(
-            block.pool.config.hardware, block.pool.config.nodes, {POOL_LABEL: name}, efa=bool(spec.network_interfaces)
+            block.pool.config.hardware,
+            block.pool.config.most_nodes,
+            {POOL_LABEL: name},
+            efa=bool(spec.network_interfaces),
         )
         on_this = pulumi.InvokeOutputOptions(parent=self)
         zones = [spec.availability_zone] if spec.availability_zone else sorted(facts.offered_zones[spec.instance_type])

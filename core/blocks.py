@@ -90,7 +90,9 @@ T = TypeVar("T")
 
 # The fields of a stack config part its block does not offer as arguments, and why.
 NOT_OFFERED: dict[type[StrictModel], set[str]] = {
-    NodePoolConfig: {"node_selector", "price_per_node_hour"},  # a created pool's own label; the catalog's price
+    # A created pool's own label; the catalog's price; a managed node group's size is fixed (an elastic pool's
+    # Karpenter objects are the stack's, cluster kind eks).
+    NodePoolConfig: {"node_selector", "price_per_node_hour", "scaling"},
     PlatformConfig: {"nats", "grove", "kai_scheduler"},  # the release's own choice of the chart's optional parts
     ModelCacheConfig: {"keep_on_destroy"},  # the file system is the caller's: the block deletes none
     # The stack's aiperf Job and Prometheus alerts; autoscaling: its Planner reads the stack's Prometheus
@@ -277,6 +279,7 @@ def gpu_node_pool(name: str, arguments: dict[str, Any], catalog: Catalog, region
     environment = given.field(StackConfig, "environment", "environment", DEFAULTS["environment"])
     settings = given.part(NodePoolConfig)
     given.refuse(eks_region_problems(region, "region"))
+    given.refuse([Problem("nodes", "required key is missing")] if settings.nodes is None else [])
     zone = settings.availability_zone
     outside = aws_values.zone_problem("availability_zone", zone, region) if zone else None
     given.refuse([outside] if outside else [])

@@ -23,11 +23,13 @@ import pytest
 import yaml
 
 from gpt_oss_infra.components import gpt_oss_stack
+from gpt_oss_infra.components.targets import eks
 from gpt_oss_infra.core.errors import ConfigError
-from gpt_oss_infra.core.inputs.catalog import load_catalog
+from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_KEYS, StackConfig, namespace_config
 from gpt_oss_infra.core.inputs.rules import parse_stack_config
 from gpt_oss_infra.core.render.aws.account import CapacityBlock
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError
@@ -221,11 +223,22 @@ def _run(entries_json: str, stack: str) -> _Made:
         rendered.extend([*deferred.objects(), *deferred.platform.crds])
         return deferred
 
+    plan = eks.plan
+
+    def planned(stack_objects: Stack, catalog: Catalog) -> ClusterPlan:
+        """The created cluster's plan, with its Karpenter objects (elastic pools) among the rendered ones."""
+        cluster_plan = plan(stack_objects, catalog)
+        if cluster_plan.eks is not None and cluster_plan.eks.karpenter is not None:
+            rendered.extend(cluster_plan.eks.karpenter.objects())
+        return cluster_plan
+
     gpt_oss_stack.defer_serving = recorded  # type: ignore[assignment]
+    eks.plan = planned  # type: ignore[assignment]
     try:
         run = run_program(ROOT / "__main__.py", "gpt-oss-infra", stack, config, sorted({*secret_keys, *decrypted}))
     finally:
         gpt_oss_stack.defer_serving = defer_serving
+        eks.plan = plan
     return _Made(run, rendered)
 
 

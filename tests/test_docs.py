@@ -65,7 +65,8 @@ def test_the_config_reference_is_the_config_models():
         ("deployments.<name>.endpoint.allowedCidrs", "list of CIDR (at least 1)", "unset"),
         ("deployments.<name>.endpoint.clientRateLimits", "map of `<client>` to object (at most 15)", "`{}`"),
         ("cluster.kubernetesVersion", 'minor version ("1.36")', "`1.36`"),
-        ("nodePools.<pool>.nodes", "int ≥ 0", "required"),
+        ("nodePools.<pool>.nodes", "int ≥ 0", "unset"),
+        ("nodePools.<pool>.scaling.maxNodes", "int > 0", "required"),
         ("deployments.<name>.endpoint.clientRateLimits.<client>.unit", "`Second` \\| `Minute` \\| `Hour`", "`Minute`"),
     ],
 )

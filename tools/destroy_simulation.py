@@ -16,10 +16,15 @@ and dependencies), by Pulumi's rules and the cloud's:
                attached, an Elastic IP a NAT gateway holds [ec2-delete-sg] [eks-delete-cluster]
 A resource the cloud refuses fails the destroy and stays, and so does everything it depends on.
 Controller-made resources (load balancers, volumes) are the destroy waits' (core/render/teardown.py).
+Karpenter's nodes go with their NodePool only while the controller is there, and once no serving graph's
+worker (do-not-disrupt, no termination grace period: core/render/karpenter.py) is on them: else they stay,
+billing, their network interfaces in the cluster's subnets and security groups [karpenter-uninstall].
 
   [ec2-delete-sg]      https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteSecurityGroup.html
   [eks-delete-cluster] https://docs.aws.amazon.com/eks/latest/APIReference/API_DeleteCluster.html
   [efs-delete-fs]      https://docs.aws.amazon.com/efs/latest/ug/API_DeleteFileSystem.html
+  [karpenter-uninstall] https://karpenter.sh/v1.14/troubleshooting/ ("Unable to delete nodes after
+                       uninstalling Karpenter": their finalizers hold them; aws/karpenter-provider-aws#6870)
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gpt_oss_infra.core.dynamo_graph import KIND, resource_components
+from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.tools.dependencies import COMPONENT_PREFIX, direct_waits, transitive_waits
 from gpt_oss_infra.tools.pulumi_engine import Registration
 
@@ -43,8 +50,11 @@ NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 # A gateway's NLB, which the AWS Load Balancer Controller makes: not one of the plan's resources.
 NLB = "aws:elbv2/loadBalancer:LoadBalancer (the AWS Load Balancer Controller's)"
+# An elastic pool's nodes, which Karpenter launches: not one of the plan's resources.
+KARPENTER_NODES = "aws:ec2/instance:Instance (Karpenter's, of a NodePool)"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 # Resources that put network interfaces in the subnets and security groups they are given.
-WITH_NETWORK_INTERFACES = {FSX_LUSTRE, MOUNT_TARGET, EKS_CLUSTER, NODE_GROUP, NAT_GATEWAY, NLB}
+WITH_NETWORK_INTERFACES = {FSX_LUSTRE, MOUNT_TARGET, EKS_CLUSTER, NODE_GROUP, NAT_GATEWAY, NLB, KARPENTER_NODES}
 SECURITY_GROUP_RULES = {
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
@@ -61,6 +71,7 @@ NLB_CLASS = "service.k8s.aws/nlb"
 NLB_CONTROLLERS = {"gateway-helm", "aws-load-balancer-controller"}
 # An NLB a controller left behind, as a resource the simulation reports (not one of the plan's).
 _NLB = Registration(type=NLB, name="", parent=None, inputs={}, options={})
+_KARPENTER_NODES = Registration(type=KARPENTER_NODES, name="", parent=None, inputs={}, options={})
 # A resource type -> the types that, while one of them that depends on it is still there, make the cloud
 # refuse to delete it (ANY: every type).
 IN_USE_BY: dict[str, set[str]] = {
@@ -120,7 +131,8 @@ def simulate_destroy(resources: Iterable[Registration]) -> Destroy:
                 users[dependency].add(resource.name)
     # What controllers leave behind, decided by the dependency graph alone (Pulumi deletes what does not
     # depend on each other in parallel, in any order): each holds what it stands in, as a resource would.
-    left_behind = _left_behind(custom, transitive_waits(registered))
+    transitive = transitive_waits(registered)
+    left_behind = _left_behind(custom, transitive) | _karpenter_nodes_left(custom, transitive)
     outcomes: dict[str, str] = {}  # of the resources deleted so far (those that depend on the next)
     steps = []
     for resource in reversed(custom):
@@ -174,6 +186,43 @@ def _left_behind(resources: list[Registration], waits: dict[str, frozenset[str]]
             )
             left[name] = _LeftBehind(_NLB, why, frozenset({SUBNET, VPC}))
     return left
+
+
+def _karpenter_nodes_left(resources: list[Registration], waits: dict[str, frozenset[str]]) -> dict[str, _LeftBehind]:
+    """Each NodePool's nodes, unless the NodePool is deleted before the Karpenter controller (depends on it)
+    and after every serving graph whose workers run on its nodes (each depends on it)."""
+    controllers = {r.name for r in resources if _chart(r) == "karpenter"}
+    left = {}
+    for node_pool in (r for r in resources if r.type == NODE_POOL):
+        pool = node_pool.inputs["metadata"]["name"]
+        reasons = []
+        if not controllers <= waits[node_pool.name]:
+            reasons.append(
+                f"{node_pool.name} may be deleted after the Karpenter controller, whose finalizers then hold them"
+            )
+        on_it = [r.name for r in resources if pool in _graph_pools(r) and node_pool.name not in waits[r.name]]
+        if on_it:
+            reasons.append(
+                f"{', '.join(on_it)} may still serve on them when {node_pool.name} goes, and its workers' "
+                "do-not-disrupt holds them until the delete times out"
+            )
+        if reasons:
+            why = "; ".join(reasons) + ": they stay, billing, holding the cluster's subnets and security groups"
+            left[f"nodes of Karpenter NodePool {pool}"] = _LeftBehind(
+                _KARPENTER_NODES, why, frozenset({SUBNET, SECURITY_GROUP, VPC})
+            )
+    return left
+
+
+def _graph_pools(resource: Registration) -> set[str]:
+    """The pools a DynamoGraphDeployment's components run on (their nodeSelector's pool label)."""
+    if not resource.type.endswith(f":{KIND}"):
+        return set()
+    return {
+        selector[POOL_LABEL]
+        for component in resource_components(resource.type, resource.inputs)
+        if POOL_LABEL in (selector := component.pod.get("nodeSelector") or {})
+    }
 
 
 def _chart(resource: Registration) -> str | None:

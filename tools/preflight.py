@@ -102,7 +102,9 @@ def node_groups(stack: Stack) -> list[NodeGroup]:
     for pool in stack.pools.values():
         config = pool.config
         groups.append(
-            NodeGroup(pool.name, pool.instance_type, config.nodes, config.capacity_type, config.availability_zone, pool)
+            NodeGroup(
+                pool.name, pool.instance_type, config.most_nodes, config.capacity_type, config.availability_zone, pool
+            )
         )
     return groups
 
@@ -495,8 +497,8 @@ def pool_nodes_finding(stack: Stack, pool: NodePool, cluster: Cluster, catalog: 
             refusals[node["metadata"]["name"]] = reason
     usable = len(nodes) - len(refusals)
     check = f"nodes {pool.name}"
-    expects = f"{pool.config.nodes} node(s) with {selector_text}, {pool.instance.gpus_per_node} GPUs, {arch}"
-    if usable >= pool.config.nodes:
+    expects = f"{pool.config.most_nodes} node(s) with {selector_text}, {pool.instance.gpus_per_node} GPUs, {arch}"
+    if usable >= pool.config.most_nodes:
         return ok(check, f"{usable} Ready node(s) for the {expects}")
     found = f"{usable} of the {expects}" + "".join(f"; {name}: {why}" for name, why in sorted(refusals.items()))
     fix = (
@@ -542,7 +544,7 @@ def would_check(stack: Stack, region: str | None) -> list[Finding]:
             ("cluster", f"answers, and runs Kubernetes {cluster.kubernetes_version}"),
             *((f"StorageClass {name}", f"exists ({key})") for key, name in _storage_classes_named(stack)),
             *(
-                (f"nodes {p.name}", f"{p.config.nodes} Ready node(s) with {_selector_text(p)}")
+                (f"nodes {p.name}", f"{p.config.most_nodes} Ready node(s) with {_selector_text(p)}")
                 for p in stack.pools.values()
             ),
         ]

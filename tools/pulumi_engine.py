@@ -494,6 +494,14 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
         return {"latestVersion": 1, "arn": f"arn:aws:ec2:us-east-2:{ACCOUNT_ID}:launch-template/{name}"}
     if type_ == "aws:eks/nodeGroup:NodeGroup":  # EKS names the group's Auto Scaling group
         return {"resources": [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}]}
+    if type_ == "aws:iam/role:Role":  # the account in it, as IAM's: Karpenter's policies are read from it
+        return named | {"arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{named['name']}"}
+    if type_ == "aws:sqs/queue:Queue":
+        queue = named["name"]
+        return named | {
+            "url": f"https://sqs.us-east-2.amazonaws.com/{ACCOUNT_ID}/{queue}",
+            "arn": f"arn:aws:sqs:us-east-2:{ACCOUNT_ID}:{queue}",
+        }
     return named
 
 

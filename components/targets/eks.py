@@ -12,19 +12,22 @@ import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.aws.build import AwsResources, Built, resolved
 from gpt_oss_infra.components.aws.eks_cluster import EksCluster
+from gpt_oss_infra.components.aws.karpenter import Karpenter
 from gpt_oss_infra.components.aws.load_balancer_controller import LoadBalancerController
 from gpt_oss_infra.components.aws.lookups import account_facts
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.gpu_node_pool import GpuNodePool
 from gpt_oss_infra.components.kubernetes import resource_args
 from gpt_oss_infra.components.targets.target import ClusterAccess, ClusterTarget, FileSystemRef
-from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.checks.stack_checks import schema_problems
+from gpt_oss_infra.core.errors import ConfigError, Problem, refuse
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import StackConfig
 from gpt_oss_infra.core.inputs.rules import REGION_KEY
 from gpt_oss_infra.core.render.aws import specs as aws_specs
-from gpt_oss_infra.core.render.aws.resources import AwsResource, created_cluster
-from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, eks_plan
+from gpt_oss_infra.core.render.aws.karpenter import karpenter_resources
+from gpt_oss_infra.core.render.aws.resources import AwsResource, cluster_network, created_cluster
+from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, EksPlan, eks_plan
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import HARDWARE_LABEL, POOL_LABEL
 from gpt_oss_infra.core.render.stack_objects import Stack
@@ -37,13 +40,20 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
         raise ConfigError(
             [Problem(REGION_KEY, "required for a cluster of kind eks: pulumi config set aws:region <region>")]
         )
-    return eks_plan(
+    cluster_plan = eks_plan(
         config,
         stack.pools,
         stack.efa_pools,
         catalog.addon_versions[config.cluster.kubernetes_version],
         account_facts(stack),
+        catalog.charts,
+        catalog.karpenter,
     )
+    assert cluster_plan.eks is not None, "the eks kind's plan has its add-ons and node groups"
+    if cluster_plan.eks.karpenter is not None:  # against Karpenter's own CRDs, as the stack's objects are
+        dynamo = catalog.dynamo_versions[config.release.dynamo]
+        refuse(schema_problems(cluster_plan.eks.karpenter.objects(), config.cluster.kubernetes_version, dynamo))
+    return cluster_plan
 
 
 # The cluster component's name, which every AWS resource's name starts with.
@@ -52,7 +62,17 @@ NAME = "gptoss"
 
 def aws_resources(stack: Stack, cluster_plan: ClusterPlan) -> list[AwsResource]:
     assert cluster_plan.eks is not None, "the eks kind's plan has its add-ons and node groups"
-    return created_cluster(NAME, stack.config, cluster_plan.eks, _load_balancers(stack)).resources()
+    made = created_cluster(NAME, stack.config, cluster_plan.eks, _load_balancers(stack))
+    region = pulumi.Config("aws").require("region")
+    return made.resources() + _karpenter_resources(NAME, stack.config, cluster_plan.eks, region)
+
+
+def _karpenter_resources(name: str, config: StackConfig, plan: EksPlan, region: str) -> list[AwsResource]:
+    """Karpenter's AWS side, where the cluster has elastic pools."""
+    if plan.karpenter is None:
+        return []
+    cluster = cluster_network(f"{name}-eks-cluster")
+    return karpenter_resources(f"{name}-karpenter", config.cluster.name, region, cluster, plan.elastic)
 
 
 def _load_balancers(stack: Stack) -> ChartRelease | None:
@@ -163,13 +183,23 @@ class AwsCluster(Component):
                 opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
             )
             load_balancers_ready = [controller.release]
+        elastic: dict[str, pulumi.Resource] = {}
+        if eks_plan.karpenter is not None:  # on the system nodes, with their add-ons
+            karpenter = Karpenter(
+                f"{name}-karpenter",
+                _karpenter_resources(name, config, eks_plan, args.region),
+                built,
+                eks_plan.karpenter,
+                opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
+            )
+            elastic = karpenter.node_pools
         private_subnet_ids = resolved(made.subnet_ids, built)
         self.target = ClusterTarget(
             provider=eks.provider,
             crds_provider=eks.crds_provider,
             access=ClusterAccess(eks.kubeconfig),
             system_ready=[node_addons, storage_class],
-            gpu_ready={pool: made_pool.node_group for pool, made_pool in gpu_pools.items()},
+            gpu_ready={pool: made_pool.node_group for pool, made_pool in gpu_pools.items()} | elastic,
             file_system=file_system,
             storage_ready=storage_ready,
             load_balancers_ready=load_balancers_ready,

@@ -283,6 +283,15 @@ def _key_value_list(value: Any) -> Any:
     return [{"Key": key, "Value": tag} for key, tag in value.items()]
 
 
+def _attribute_string(value: Any) -> Any:
+    """An attribute map's value: the provider sends numbers and booleans as their strings."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if not isinstance(value, int | str):
+        raise Unconvertible("a number, a boolean or a string")
+    return str(value)
+
+
 def _one_item_list(value: Any) -> Any:
     return [value]
 
@@ -293,6 +302,7 @@ def _unset_when_minus_one(value: Any) -> Any:
 
 # Each use in the mapping says where its difference is documented.
 TRANSFORMS: dict[str, Callable[[Any], Any]] = {
+    "attribute_string": _attribute_string,
     "bool_string": _bool_string,
     "key_value_list": _key_value_list,
     "one_item_list": _one_item_list,
@@ -312,6 +322,8 @@ def shape_at(shape: Shape, parts: PathParts) -> Shape | None:
             shape = shape.member
         elif shape.type_name == "structure" and part in shape.members:
             shape = shape.members[part]
+        elif shape.type_name == "map" and (not shape.key.enum or part in shape.key.enum):
+            shape = shape.value  # a map entry (e.g. an SQS queue attribute), its key one the API names
         else:
             return None
     return shape

@@ -298,7 +298,7 @@ def gpu_pool(pool: NodePool, created: bool, efa: bool, catalog: Catalog, storage
     daemon_sets = daemon_sets_on(catalog.nodes, "efa" if efa else "gpu", storage)
     return Pool(
         name=pool.name,
-        nodes=pool.config.nodes,
+        nodes=pool.config.most_nodes,
         labels=labels | _arch_labels(facts),
         taints=[{"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]}] if created else [],
         cpu_architecture=pool.hardware.cpu_architecture,

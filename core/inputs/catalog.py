@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, model_validator
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, ValidationError, model_validator
 
 from gpt_oss_infra.core.backends import Backend, load_backends
 from gpt_oss_infra.core.dynamo import DynamoVersion, DynamoVersionSpec
@@ -128,6 +128,9 @@ class Recipe(StrictModel):
     # What the recipe is for: the latency targets its best-configuration search meets
     # (configs/aiconfigurator.yaml); none for a cpu recipe.
     goal: Goal | None = None
+    # Why losing a worker at two minutes' notice (a Spot reclaim) is acceptable for this recipe; none: it
+    # is not, and an elastic pool of its deployments is refused SPOT (core/inputs/rules.py).
+    tolerates_interruption: str | None = None
     workers: dict[Role, WorkerRole]
 
     @model_validator(mode="after")
@@ -223,6 +226,33 @@ class TeardownSettings(StrictModel):
     destroy_timeout_seconds: PositiveInt
     grace_period_seconds: PositiveInt
     resources: dict[str, dict[str, str]]
+
+
+class ColdStartPhase(StrictModel):
+    """One phase of a worker's wait for a new node, as published (minutes None: no figure is)."""
+
+    phase: str
+    minutes: NonNegativeFloat | None
+    at_most_minutes: PositiveFloat
+    published: str
+    source: str
+
+
+class KarpenterSettings(StrictModel):
+    """configs/karpenter.yaml: how elastic pools' nodes are provisioned (core/render/karpenter.py)."""
+
+    ami_alias: Annotated[str, Field(pattern=r"^al2023@v\d{8}$")]  # a pinned release, never @latest
+    consolidate_after: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")]
+    controller_resources: dict[str, dict[str, str]]
+    cold_start: list[ColdStartPhase]
+
+    @property
+    def cold_start_minutes(self) -> tuple[float, float]:
+        """A new node's worker serving after this long, at least and at most (published figures)."""
+        return (
+            sum(phase.minutes or 0 for phase in self.cold_start),
+            sum(phase.at_most_minutes for phase in self.cold_start),
+        )
 
 
 class BenchmarkSettings(StrictModel):
@@ -357,6 +387,7 @@ class Catalog:
     efa: EfaPodSettings
     smoke_test: SmokeTestSettings
     teardown: TeardownSettings
+    karpenter: KarpenterSettings
     pod_resources: PodResources
     addon_versions: dict[str, dict[str, AddonVersion]]  # Kubernetes version -> add-on -> pinned build
     scripts: dict[str, str]  # jobs/<file name> -> its text, mounted into the Jobs that run it
@@ -444,6 +475,9 @@ def _load_catalog(config_dir: Path) -> Catalog:
         ),
         teardown=_parse(
             TeardownSettings, _read_yaml(config_dir / "teardown.yaml"), f"{config_dir / 'teardown.yaml'}: "
+        ),
+        karpenter=_parse(
+            KarpenterSettings, _read_yaml(config_dir / "karpenter.yaml"), f"{config_dir / 'karpenter.yaml'}: "
         ),
         pod_resources=_parse(
             PodResources, _read_yaml(config_dir / "pod-resources.yaml"), f"{config_dir / 'pod-resources.yaml'}: "

@@ -233,11 +233,40 @@ class ExistingClusterConfig(_ClusterConfig):
 ClusterConfig = Annotated[EksClusterConfig | ExistingClusterConfig, Field(discriminator="kind")]
 
 
+class NodeScalingConfig(StrictModel):
+    """Nodes that follow the load: Karpenter starts a node when a worker the Planner adds has none, and
+    removes it once its workers are gone (docs/autoscaling.md: Elastic GPU pools)."""
+
+    min_nodes: Annotated[
+        int,
+        Field(
+            ge=0,
+            description="the fewest nodes: at most what the pool's graphs hold at their minimum workers (Karpenter "
+            "keeps no idle node); 0 lets a pool without graphs cost nothing",
+        ),
+    ] = 0
+    max_nodes: Annotated[
+        PositiveInt,
+        Field(description="the most nodes: the NodePool's limit, the pool's GPU budget and the cost's worst case"),
+    ]
+
+
 class NodePoolConfig(StrictModel):
-    """A pool of GPU nodes of one hardware type."""
+    """A pool of GPU nodes of one hardware type: a fixed number (`nodes`), or, on a created cluster, nodes
+    that follow the load (`scaling`)."""
 
     hardware: Annotated[str, Field(description="a hardware type of configs/hardware.yaml: b200, gb200, h200 or h100")]
-    nodes: Annotated[int, Field(ge=0, description="the GPU nodes in the pool")]
+    nodes: Annotated[
+        int | None,
+        Field(ge=0, description="the GPU nodes in the pool, a fixed number: required unless scaling is given"),
+    ] = None
+    scaling: Annotated[
+        NodeScalingConfig | None,
+        Field(
+            description="eks: {minNodes, maxNodes} in place of nodes: Karpenter provisions the pool's nodes as its "
+            "workers need them, within maxNodes (not with a Capacity Block)"
+        ),
+    ] = None
     capacity_type: Annotated[
         CapacityType,
         Field(
@@ -280,6 +309,14 @@ class NodePoolConfig(StrictModel):
     price_per_node_hour: Annotated[
         PositiveFloat | None, Field(allow_inf_nan=False, description="what one node costs per hour, in USD")
     ] = None
+
+    @property
+    def most_nodes(self) -> int:
+        """The nodes the pool may have at once: its fixed count, or its scaling's maximum (0 while neither
+        is given: refused by core.inputs.rules)."""
+        if self.scaling is not None:
+            return self.scaling.max_nodes
+        return self.nodes or 0
 
 
 class ModelCacheConfig(StrictModel):

@@ -60,6 +60,8 @@ def parse_stack_config(
         + _pool_problems(config, catalog)
         + _deployment_problems(config, catalog)
         + _autoscaling_problems(config, catalog)
+        + _spot_problems(config, catalog)
+        + _cold_start_problems(config, catalog)
         + [
             problem
             for name, each in config.deployments.items()
@@ -127,7 +129,9 @@ def pool_problems(
     """One GPU pool: a node group of the cluster the program creates (`created`), or nodes of an existing
     one; each problem under its stack-file key (nodePools.<name>.<key>)."""
     key = f"{KEY_PREFIX}nodePools.{name}"
-    problems = [] if created else _existing_pool_problems(name, pool)
+    problems = _size_problems(key, pool, created)
+    if not created:
+        problems += _existing_pool_problems(name, pool)
     hardware = catalog.hardware.get(pool.hardware)
     if hardware is None:
         return [*problems, _unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware)]
@@ -154,12 +158,54 @@ def pool_problems(
     return problems
 
 
+def _size_problems(key: str, pool: NodePoolConfig, created: bool) -> list[Problem]:
+    """A fixed number of nodes, or (on a created cluster) the bounds Karpenter keeps them within."""
+    scaling = pool.scaling
+    if scaling is None:
+        if pool.nodes is None:
+            return [
+                Problem(
+                    f"{key}.nodes",
+                    "required: the pool's number of nodes, or (on a created cluster) scaling: {minNodes, maxNodes} "
+                    "for nodes that follow the load",
+                )
+            ]
+        return []
+    if pool.nodes is not None:
+        return [
+            Problem(
+                f"{key}.scaling",
+                "not with nodes: give a fixed number of nodes, or scaling's bounds for nodes that follow the load",
+            )
+        ]
+    if not created:
+        return [
+            Problem(
+                f"{key}.scaling",
+                "only for a cluster the program creates (kind: eks), where Karpenter provisions the pool: on an "
+                "existing cluster the pool describes nodes that exist; give nodes (the most it may have), and bound "
+                "the Planner by your cluster's own autoscaler (docs/autoscaling.md: Existing clusters)",
+            )
+        ]
+    if scaling.min_nodes > scaling.max_nodes:
+        return [Problem(f"{key}.scaling.minNodes", f"{scaling.min_nodes} is more than maxNodes {scaling.max_nodes}")]
+    return []
+
+
 def _capacity_problems(
     key: str, pool: NodePoolConfig, instance_type: str, sold_as: list[CapacityType]
 ) -> list[Problem]:
     """How a node group of a cluster the program creates buys its instances (an existing cluster's
     nodes were bought already: _existing_pool_problems)."""
     problems = []
+    if pool.scaling is not None and (pool.capacity_type == "CAPACITY_BLOCK" or pool.capacity_reservation_id):
+        problems.append(
+            Problem(
+                f"{key}.scaling",
+                "not with a Capacity Block or reservation: its nodes are a fixed number, paid for whether they "
+                "serve or not; give nodes (a Capacity Block pool stays a managed node group)",
+            )
+        )
     if pool.capacity_type not in sold_as:
         problems.append(
             Problem(
@@ -618,6 +664,54 @@ def _autoscaling_problems(config: StackConfig, catalog: Catalog) -> list[Problem
                 )
             )
     return problems
+
+
+def _spot_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """An elastic pool on Spot loses a node at two minutes' notice, while a worker's replacement loads its
+    weights for 15-30 minutes ([dynamo-recipe-gptoss]): allowed only where every recipe on the pool says why
+    it can lose a worker (its `toleratesInterruption`)."""
+    problems = []
+    for name, pool in config.node_pools.items():
+        if pool.scaling is None or pool.capacity_type != "SPOT":
+            continue
+        intolerant = sorted(
+            {
+                deployment.recipe
+                for deployment in config.deployments.values()
+                if deployment.node_pool == name
+                and (recipe := catalog.recipes.get(deployment.recipe)) is not None
+                and recipe.tolerates_interruption is None
+            }
+        )
+        if intolerant:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}nodePools.{name}.capacityType",
+                    f"SPOT, but recipe {', '.join(intolerant)} does not tolerate interruption: Spot reclaims a "
+                    "node at two minutes' notice, failing its requests in flight, and a replacement worker loads "
+                    "its weights for 15-30 minutes; use ON_DEMAND (a recipe that tolerates it says why in "
+                    "toleratesInterruption)",
+                )
+            )
+    return problems
+
+
+def _cold_start_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
+    """A graph on an elastic pool may wait for its nodes to start before its image pull and weight load
+    (configs/karpenter.yaml coldStart): `pulumi up` must wait for it that long."""
+    fewest, most = catalog.karpenter.cold_start_minutes
+    return [
+        Problem(
+            f"{KEY_PREFIX}deployments.{name}.readyTimeoutMinutes",
+            f"{deployment.ready_timeout_minutes}, but on elastic pool {deployment.node_pool} a worker may wait "
+            f"{fewest:g}-{most:g} minutes before it serves (a node's start, then the image pull and weight load: "
+            f"configs/karpenter.yaml coldStart, published figures): give at least {math.ceil(most)}",
+        )
+        for name, deployment in config.deployments.items()
+        if (pool := config.node_pools.get(deployment.node_pool or "")) is not None
+        and pool.scaling is not None
+        and deployment.ready_timeout_minutes < most
+    ]
 
 
 def model_limit_problems(name: str, deployment: DeploymentConfig, catalog: Catalog) -> list[Problem]:

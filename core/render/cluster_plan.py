@@ -10,22 +10,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.catalog import AddonVersion
-from gpt_oss_infra.core.inputs.config import EksClusterConfig, StackConfig
+from gpt_oss_infra.core.inputs.catalog import AddonVersion, Chart, KarpenterSettings
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
 from gpt_oss_infra.core.render.aws import capacity
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan
 from gpt_oss_infra.core.render.aws.efa_interfaces import efa_network_interfaces
 from gpt_oss_infra.core.render.aws.specs import (
     AddonSpec,
+    ElasticPoolSpec,
     NodeGroupSpec,
     addons,
     api_access,
+    elastic_pool,
     gpu_node_group,
     pool_offering_problems,
     system_node_group,
     system_offering_problems,
 )
+from gpt_oss_infra.core.render.karpenter import KarpenterObjects, karpenter_objects
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
 
@@ -69,13 +72,15 @@ class EksPlan:
 
     addons: list[AddonSpec]
     groups: list[NodeGroupSpec]  # the system group first
+    elastic: list[ElasticPoolSpec] = field(default_factory=list)  # pools Karpenter provisions
+    karpenter: KarpenterObjects | None = None  # its release and the elastic pools' objects, with any
 
 
 @dataclass(frozen=True)
 class GpuGroupPlan:
-    """One GPU pool's node group, as EC2's facts allow it."""
+    """One GPU pool's node group (or, for an elastic pool, its Karpenter NodePool), as EC2's facts allow it."""
 
-    spec: NodeGroupSpec
+    spec: NodeGroupSpec | ElasticPoolSpec
     block: BlockPlan | None  # a Capacity Block pool's schedule
     warnings: list[str]
     problems: list[Problem]  # each under its stack-file key (nodePools.<name>.<key>)
@@ -95,6 +100,17 @@ def gpu_group_plan(pool: NodePool, efa: bool, facts: AccountFacts) -> GpuGroupPl
     if efa:
         interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)
         problems += found
+    if pool.config.scaling is not None:
+        if interfaces and not pool.config.availability_zone:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}nodePools.{pool.name}.availabilityZone",
+                    "required for an elastic pool with EFA: its nodes share one cluster placement group, which "
+                    "lives in one zone, and Karpenter must launch every node there; one of those EC2 offers "
+                    f"{pool.instance_type} in: {', '.join(sorted(facts.offered_zones[pool.instance_type]))}",
+                )
+            )
+        return GpuGroupPlan(elastic_pool(pool, interfaces), None, warnings, problems)
     block = None
     if pool.config.capacity_type == "CAPACITY_BLOCK":
         reservation = pool.config.capacity_reservation_id
@@ -116,6 +132,8 @@ def eks_plan(
     efa_pools: dict[str, bool],
     pinned_addons: dict[str, AddonVersion],
     facts: AccountFacts,
+    charts: dict[str, Chart],
+    karpenter: KarpenterSettings,
 ) -> ClusterPlan:
     """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
     AWS would refuse."""
@@ -123,18 +141,27 @@ def eks_plan(
     assert isinstance(cluster, EksClusterConfig), "eks_plan plans a cluster the program creates (cluster.kind eks)"
     addon_specs, warnings = addons(config, pinned_addons)
     groups, blocks, problems = [system_node_group(config)], {}, system_offering_problems(config, facts)
+    elastic: list[ElasticPoolSpec] = []
     for pool in pools.values():
         group = gpu_group_plan(pool, efa_pools[pool.name], facts)
         problems += group.problems
         warnings += group.warnings
         if group.block is not None:
             blocks[pool.name] = group.block
-        groups.append(group.spec)
+        if isinstance(group.spec, ElasticPoolSpec):
+            elastic.append(group.spec)
+        else:
+            groups.append(group.spec)
     if problems:
         raise ConfigError(problems)
     return ClusterPlan(
         api_access=api_access(cluster),
         warnings=warnings,
         blocks=blocks,
-        eks=EksPlan(addons=addon_specs, groups=groups),
+        eks=EksPlan(
+            addons=addon_specs,
+            groups=groups,
+            elastic=elastic,
+            karpenter=karpenter_objects(cluster, elastic, charts, karpenter, config.environment),
+        ),
     )

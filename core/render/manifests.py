@@ -18,6 +18,7 @@ from gpt_oss_infra.core.dynamo_graph import GraphComponent, ModelVolume, render_
 from gpt_oss_infra.core.inputs.catalog import FrontendResources, GpuWorkerResources, PodResources
 from gpt_oss_infra.core.inputs.config import Release
 from gpt_oss_infra.core.render import planner, pod_security
+from gpt_oss_infra.core.render.karpenter import DO_NOT_DISRUPT
 from gpt_oss_infra.core.render.labels import (
     DEPLOYMENT_LABEL,
     FRONTEND_ROLE,
@@ -300,8 +301,10 @@ def _worker(
         type=worker.role,
         replicas=worker.replicas,
         labels=worker_labels(deployment.name, worker.role),
-        # A changed engine config rolls the workers: the ConfigMap alone would not.
-        annotations={"gpt-oss-infra/engine-config-sha256": _files_sha256(files)} if files else {},
+        # A changed engine config rolls the workers: the ConfigMap alone would not. On an elastic pool,
+        # Karpenter never disrupts a node under a worker (core/render/karpenter.py).
+        annotations=({"gpt-oss-infra/engine-config-sha256": _files_sha256(files)} if files else {})
+        | (DO_NOT_DISRUPT if deployment.pool and deployment.pool.config.scaling else {}),
         pod=pod,
         gpus=worker.gpus,
         # The device plugin hands EFA devices only to pods that request them.

@@ -23,7 +23,7 @@ def deployment_match(deployment: ResolvedDeployment) -> SimulatedMatch | None:
             "recipe": deployment.recipe_name,
             "gpus": {worker.role: worker.gpus for worker in deployment.workers},
             "instanceType": deployment.pool.instance_type,
-            "nodes": deployment.pool.config.nodes,
+            "nodes": deployment.pool.config.most_nodes,
             "autoscaling": None
             if autoscaling is None
             else {

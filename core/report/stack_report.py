@@ -47,7 +47,7 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
             name: {
                 "hardware": pool.config.hardware,
                 "instanceType": pool.instance_type,
-                "nodes": pool.config.nodes,
+                "nodes": pool.config.most_nodes,
                 "gpusPerNode": pool.instance.gpus_per_node,
                 "gpus": pool.total_gpus,
                 "gpusUsed": pools[name].gpus_used,
@@ -57,6 +57,7 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
                 "efa": stack.efa_pools[name],
             }
             | ({"capacityBlock": _block_report(blocks[name])} if name in blocks else {})
+            | ({"scaling": _elastic_report(pools[name], stack, catalog)} if pool.config.scaling else {})
             for name, pool in stack.pools.items()
         },
         "cost": {
@@ -93,8 +94,64 @@ def _idle_pool_warnings(pools: dict[str, cost.PoolCost]) -> list[str]:
             else "their price (unknown)"
         )
         for name, pool in pools.items()
-        if pool.gpus_used == 0 and pool.pool.config.nodes > 0
+        if pool.gpus_used == 0 and pool.pool.config.nodes  # an elastic pool keeps no node no worker needs
     ]
+
+
+def _elastic_report(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict[str, Any]:
+    """An elastic pool's bounds and GPU budget, what it costs at both ends and over make simulate's day, and
+    a new node's wait."""
+    scaling = pool.pool.config.scaling
+    assert scaling is not None and pool.fewest is not None, "an elastic pool's"
+    fewest, most = catalog.karpenter.cold_start_minutes
+    chart = catalog.charts["karpenter"]
+    return {
+        "provisioner": f"Karpenter {chart.version} (chart {chart.repo}/{chart.chart})",
+        "minNodes": scaling.min_nodes,
+        "maxNodes": scaling.max_nodes,
+        "gpuBudget": pool.pool.total_gpus,
+        "nodesAtFewest": int(pool.fewest.quantity.split()[0]),
+        "usdPerHourAtFewest": _rounded(pool.fewest.usd_per_hour),
+        "usdPerHourAtMost": _rounded(pool.line.usd_per_hour),
+        "simulatedDay": _simulated_day(pool, stack, catalog),
+        "coldStartMinutes": [fewest, most],
+        "coldStartBasis": "; ".join(
+            f"{phase.phase}: "
+            + (
+                f"up to {phase.at_most_minutes:g}"
+                if phase.minutes is None
+                else f"{phase.minutes:g}-{phase.at_most_minutes:g}"
+            )
+            + f" min ({phase.published!r}, {phase.source})"
+            for phase in catalog.karpenter.cold_start
+        ),
+    }
+
+
+def _simulated_day(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict[str, Any]:
+    """What the pool costs per hour over make simulate's day, from the replays of its graphs with their
+    Planners (a fixed graph's at its size): their GPU-hours at the pool's price per GPU, as if nodes came and
+    went with the workers (Karpenter keeps an empty node consolidateAfter longer)."""
+    on_pool = [d for d in stack.deployments if d.pool and d.pool.name == pool.pool.name]
+    per_gpu_hour = (pool.line.usd_per_hour or 0) / pool.pool.total_gpus if pool.line.usd_per_hour else None
+    gpu_hours = 0.0
+    keys = []
+    for deployment in on_pool:
+        simulated = simulated_report(catalog, deployment)
+        day = simulated["day"] if simulated else {}
+        run = day.get("planner") or day.get("static")
+        if simulated is None or run is None:
+            return {"usdPerHour": None, "basis": f"not simulated: make simulate has no replay of {deployment.name}"}
+        gpu_hours += run["gpuHours"]
+        keys.append(simulated["basis"].removeprefix("simulated: "))
+    usd = None if per_gpu_hour is None or not on_pool else round(gpu_hours * per_gpu_hour / 24, 2)
+    return {
+        "usdPerHour": usd,
+        "gpuHoursPerDay": round(gpu_hours, 1),
+        "basis": "; ".join(keys)
+        + f"; nodes assumed to follow the workers (Karpenter keeps an empty node {catalog.karpenter.consolidate_after} "
+        "longer)",
+    }
 
 
 def _rounded(value: float | None) -> float | None:
@@ -113,6 +170,20 @@ def _block_report(plan: BlockPlan) -> dict[str, Any]:
         "nodesAppear": "now" if plan.nodes_now else (_timestamp(scale_up.at) if scale_up else "never"),
         "drainedAt": _timestamp(plan.drained_at),
     }
+
+
+def _elastic_lines(name: str, scaling: dict[str, Any]) -> list[str]:
+    day = scaling["simulatedDay"]
+    fewest, most = scaling["coldStartMinutes"]
+    return [
+        f"- {name}: elastic, nodes started and removed by {scaling['provisioner']}: at most {scaling['maxNodes']} "
+        f"nodes, a budget of {scaling['gpuBudget']} GPUs for its Planners (the NodePool's nvidia.com/gpu limit)",
+        f"  - cost: at its fewest ({scaling['nodesAtFewest']} node(s), what its graphs' minimum workers hold) "
+        f"{_money(scaling['usdPerHourAtFewest'])}/hour; at its most {_money(scaling['usdPerHourAtMost'])}/hour; "
+        f"over the simulated day {_money(day['usdPerHour'])}/hour on average (simulated: {day['basis']})",
+        f"  - a worker with no node free waits {fewest:g}-{most:g} minutes before it serves (published: "
+        f"{scaling['coldStartBasis']})",
+    ]
 
 
 def _timestamp(moment: datetime) -> str:
@@ -315,15 +386,23 @@ def render_summary(
         "|---|---|---|---:|---:|---|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
+        nodes = f"{pool['scaling']['minNodes']}..{pool['nodes']} (elastic)" if pool.get("scaling") else pool["nodes"]
         lines.append(
-            f"| {name} | {pool['hardware']} | {pool['instanceType']} | {pool['nodes']} "
+            f"| {name} | {pool['hardware']} | {pool['instanceType']} | {nodes} "
             f"| {pool['gpusUsed']} / {pool['gpusIdle']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "
             f"| {_money(pool['usdPerHour'])} |"
         )
     if not report["nodePools"]:
         lines.append("| (none: no GPU node pool) | | | | | | | |")
-    lines += ["", "A pool bills all its nodes, idle GPUs included."]
+    elastic = any(pool.get("scaling") for pool in report["nodePools"].values())
+    lines += [
+        "",
+        "A pool bills all its nodes, idle GPUs included"
+        + ("; an elastic pool's $/hour is at its most." if elastic else "."),
+    ]
     for name, pool in report["nodePools"].items():
+        if pool.get("scaling"):
+            lines += _elastic_lines(name, pool["scaling"])
         block = pool.get("capacityBlock")
         if block:
             lines.append(

@@ -4,6 +4,10 @@ region, or "unknown" where no price for that region is known (never another regi
 A GPU pool costs all its nodes, whatever its deployments use. On-Demand pools are at list price;
 Spot and Capacity Block pools are not billed at it, so they cost `nodePools.<pool>.pricePerNodeHour`
 when the user gives one, else unknown. Storage billed per GB-month is shown per hour (/ hoursPerMonth).
+
+An elastic pool (Karpenter) counts at its most nodes, maxNodes, in the stack's total: the worst case its
+Planners may reach. Its fewest, what its graphs' minimum workers hold, is priced beside it (the report adds
+what it costs over make simulate's day).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from gpt_oss_infra.core.inputs.catalog import Catalog, EksSupport, Prices, Regio
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
 from gpt_oss_infra.core.quantity import gibibytes
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
-from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
+from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib, nodes_at_minimum
 
 PRICES = "configs/prices.yaml"
 
@@ -31,7 +35,8 @@ class CostLine:
 class PoolCost:
     pool: NodePool
     gpus_used: int
-    line: CostLine
+    line: CostLine  # every node; an elastic pool's at its most
+    fewest: CostLine | None = None  # an elastic pool at the nodes its graphs' fewest workers hold
 
     @property
     def gpus_idle(self) -> int:
@@ -57,17 +62,30 @@ def pool_costs(
     costs = {}
     for name, pool in pools.items():
         used = sum(d.total_gpus for d in deployments if d.pool and d.pool.name == name)
-        costs[name] = PoolCost(pool, used, _pool_line(pool, regional, region, created))
+        if pool.config.scaling is None:
+            costs[name] = PoolCost(pool, used, _pool_line(pool, regional, region, created, pool.config.most_nodes))
+            continue
+        fewest = nodes_at_minimum(pool, deployments)
+        costs[name] = PoolCost(
+            pool,
+            used,
+            _pool_line(pool, regional, region, created, pool.config.most_nodes, "at its most (scaling.maxNodes)"),
+            _pool_line(pool, regional, region, created, fewest, "at its fewest (its graphs' minimum workers)"),
+        )
     return costs
 
 
-def _pool_line(pool: NodePool, regional: RegionPrices | None, region: str | None, created: bool) -> CostLine:
+def _pool_line(
+    pool: NodePool, regional: RegionPrices | None, region: str | None, created: bool, nodes: int, when: str = ""
+) -> CostLine:
+    """The pool's `nodes` nodes; `when`: which of an elastic pool's sizes they are."""
     config = pool.config
-    item, quantity = f"GPU pool {pool.name}: {pool.instance_type}", f"{config.nodes} node(s)"
+    item = f"GPU pool {pool.name}: {pool.instance_type}" + (f", {when}" if when else "")
+    quantity = f"{nodes} node(s)"
     if not created:
         return CostLine(item, quantity, None, "an existing cluster's nodes: billed to that cluster, not this stack")
     if config.price_per_node_hour is not None:
-        return CostLine(item, quantity, config.price_per_node_hour * config.nodes, "pricePerNodeHour (stack config)")
+        return CostLine(item, quantity, config.price_per_node_hour * nodes, "pricePerNodeHour (stack config)")
     if config.capacity_type != "ON_DEMAND":
         kind = "Spot" if config.capacity_type == "SPOT" else "Capacity Block"
         why = f"{kind}: not billed at list price; set {KEY_PREFIX}nodePools.{pool.name}.pricePerNodeHour"
@@ -75,7 +93,7 @@ def _pool_line(pool: NodePool, regional: RegionPrices | None, region: str | None
     price = regional.ec2.get(pool.instance_type) if regional else None
     if price is None:
         return CostLine(item, quantity, None, _unknown(region, f"{pool.instance_type} On-Demand"))
-    return CostLine(item, quantity, price * config.nodes, f"{PRICES}, On-Demand list price in {region}")
+    return CostLine(item, quantity, price * nodes, f"{PRICES}, On-Demand list price in {region}")
 
 
 def stack_cost(
@@ -132,7 +150,8 @@ def stack_cost(
     if gateways:
         nlb = regional.nlb_hour if regional else None
         lines.append(priced("Network Load Balancers (plus LCUs by traffic)", str(gateways), nlb, gateways, "NLB"))
-    root_gib = system.disk_size_gib * system.nodes + sum(p.disk_size_gib * p.nodes for p in config.node_pools.values())
+    pools_gib = sum(pool.disk_size_gib * pool.most_nodes for pool in config.node_pools.values())
+    root_gib = system.disk_size_gib * system.nodes + pools_gib
     block_gib = root_gib + (gibibytes(config.observability.storage_size) if config.observability.enabled else 0)
     ebs = regional.ebs_gp3_gb_month if regional else None
     lines.append(

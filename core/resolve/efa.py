@@ -36,7 +36,7 @@ def crosses_nodes(deployment: ResolvedDeployment) -> bool:
         return True
     if deployment.recipe.mode != "disaggregated":
         return False
-    return deployment.pool.config.nodes > 1 or deployment.total_gpus > per_node
+    return deployment.pool.config.most_nodes > 1 or deployment.total_gpus > per_node
 
 
 def efa_image(dynamo: DynamoVersion, deployment: ResolvedDeployment) -> str | None:

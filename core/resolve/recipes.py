@@ -53,6 +53,11 @@ class Worker:
         """As many as it may ever run: what its pool must hold."""
         return self.scaling.max_replicas if self.scaling else self.replicas
 
+    @property
+    def fewest_replicas(self) -> int:
+        """As few as it ever runs: what keeps an elastic pool's nodes."""
+        return self.scaling.min_replicas if self.scaling else self.replicas
+
 
 @dataclass(frozen=True)
 class NodePool:
@@ -67,7 +72,7 @@ class NodePool:
 
     @property
     def total_gpus(self) -> int:
-        return self.instance.gpus_per_node * self.config.nodes
+        return self.instance.gpus_per_node * self.config.most_nodes
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def resolve_on(
     unsizable = sizing.kv_dtype_problems(deployments, catalog.model)
     if unsizable:  # the sizing below reads the KV dtype's element size
         raise ConfigError(unsizable)
-    problems = sizing.placement_problems(deployments, pools)
+    problems = sizing.placement_problems(deployments, pools) + sizing.floor_problems(deployments, pools)
     problems += [problem for _, found in drains.values() for problem in found]
     for deployment in deployments:
         found, warned = targets.target_problems(deployment, catalog)

@@ -167,7 +167,38 @@ def _unplaced(
 ) -> Problem | None:
     """The first worker pod of the pool's deployments, `counts` of each (deployment, role), that no node
     has room for; None when they all fit."""
-    pods = sorted(
+    pods = _pods(on_pool, counts)
+    unplaced = _first_fit(pool, pods)
+    if unplaced is None:
+        return None
+    gpus, name, role, conflicts = unplaced
+    need = sum(pod[0] for pod in pods)
+    apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
+    scaling = next(w.scaling for d in on_pool for w in d.workers if (d.name, w.role) == (name, role))
+    at_most = " with every autoscaled role at its maxReplicas" if scaling else ""
+    if split_of is not None:
+        split = ", ".join(f"{w.service_name} {counts[(split_of.name, w.role)]}" for w in split_of.workers)
+        at_most = f" with {split_of.name}'s Planner running {split} within its GPU budget"
+    size = (
+        f"at most {pool.config.most_nodes} (scaling.maxNodes)" if pool.config.scaling else str(pool.config.most_nodes)
+    )
+    return Problem(
+        f"{scaling.key}.maxReplicas" if scaling else f"{KEY_PREFIX}deployments.{name}.nodePool",
+        f"pool {pool.name} ({size} x {pool.instance_type}, "
+        f"{pool.instance.gpus_per_node} GPUs each, {pool.total_gpus} in all) cannot place a "
+        f"{gpus}-GPU {'' if role == 'worker' else role + ' '}worker: the "
+        f"pool's deployments need {need} GPUs{at_most} as {[pod[0] for pod in pods]}{apart_note}; "
+        + ("raise maxNodes or reduce " if pool.config.scaling else "add nodes or reduce ")
+        + ("maxReplicas" if scaling else "replicas"),
+    )
+
+
+_Pod = tuple[int, str, str, str | None]  # GPUs, deployment, role, the role it is kept apart from
+
+
+def _pods(on_pool: list[ResolvedDeployment], counts: dict[tuple[str, str], int]) -> list[_Pod]:
+    """Each worker pod, `counts` of each (deployment, role), largest first."""
+    return sorted(
         (
             (worker.gpus, d.name, worker.role, worker.efa.apart_from if worker.efa else None)
             for d in on_pool
@@ -177,33 +208,60 @@ def _unplaced(
         reverse=True,
         key=lambda pod: pod[:3],
     )
-    free = [pool.instance.gpus_per_node] * pool.config.nodes
+
+
+def _first_fit(pool: NodePool, pods: list[_Pod]) -> tuple[int, str, str, set[tuple[str, str]]] | None:
+    """The pods on the pool's nodes in turn, each on the first with room that holds no worker it is kept
+    apart from; the first that no node takes (its GPUs, deployment, role, what it is kept apart from), or None."""
+    return _packed(pool.instance.gpus_per_node, pool.config.most_nodes, pods)[1]
+
+
+def _packed(
+    gpus_per_node: int, nodes: int, pods: list[_Pod]
+) -> tuple[int, tuple[int, str, str, set[tuple[str, str]]] | None]:
+    """First-fit of `pods` onto `nodes` nodes: how many nodes hold a pod, and the first pod none takes."""
+    free = [gpus_per_node] * nodes
     placed: list[set[tuple[str, str]]] = [set() for _ in free]  # (deployment, role) on each node
     kept_apart = {(name, role, avoid) for _, name, role, avoid in pods if avoid}
     for gpus, name, role, _ in pods:
         conflicts = {(name, b) for n, a, b in kept_apart if n == name and a == role}
         conflicts |= {(name, a) for n, a, b in kept_apart if n == name and b == role}
         node = next((i for i, room in enumerate(free) if room >= gpus and not placed[i] & conflicts), None)
-        if node is not None:
-            free[node] -= gpus
-            placed[node].add((name, role))
+        if node is None:
+            return sum(1 for held in placed if held), (gpus, name, role, conflicts)
+        free[node] -= gpus
+        placed[node].add((name, role))
+    return sum(1 for held in placed if held), None
+
+
+def nodes_at_minimum(pool: NodePool, deployments: list[ResolvedDeployment]) -> int:
+    """The nodes the pool's graphs hold with every role at its fewest workers (first-fit, as placement
+    checks them): the fewest an elastic pool keeps while they run, since Karpenter keeps no empty node."""
+    on_pool = [d for d in deployments if d.pool and d.pool.name == pool.name]
+    fewest = {(d.name, w.role): w.fewest_replicas for d in on_pool for w in d.workers}
+    pods = _pods(on_pool, fewest)
+    return _packed(pool.instance.gpus_per_node, len(pods), pods)[0]
+
+
+def floor_problems(deployments: list[ResolvedDeployment], pools: dict[str, NodePool]) -> list[Problem]:
+    """An elastic pool's minNodes is at most what its graphs' fewest workers hold: Karpenter keeps no node
+    that no pod needs, so a higher floor would be a figure the pool never keeps."""
+    problems = []
+    for name, pool in pools.items():
+        scaling = pool.config.scaling
+        if scaling is None:
             continue
-        need = sum(pod[0] for pod in pods)
-        apart_note = "; its prefill and decode workers need different nodes (EFA)" if conflicts else ""
-        scaling = next(w.scaling for d in on_pool for w in d.workers if (d.name, w.role) == (name, role))
-        at_most = " with every autoscaled role at its maxReplicas" if scaling else ""
-        if split_of is not None:
-            split = ", ".join(f"{w.service_name} {counts[(split_of.name, w.role)]}" for w in split_of.workers)
-            at_most = f" with {split_of.name}'s Planner running {split} within its GPU budget"
-        return Problem(
-            f"{scaling.key}.maxReplicas" if scaling else f"{KEY_PREFIX}deployments.{name}.nodePool",
-            f"pool {pool.name} ({pool.config.nodes} x {pool.instance_type}, "
-            f"{pool.instance.gpus_per_node} GPUs each, {pool.total_gpus} in all) cannot place a "
-            f"{gpus}-GPU {'' if role == 'worker' else role + ' '}worker: the "
-            f"pool's deployments need {need} GPUs{at_most} as {[pod[0] for pod in pods]}{apart_note}; "
-            "add nodes or reduce " + ("maxReplicas" if scaling else "replicas"),
-        )
-    return None
+        held = nodes_at_minimum(pool, deployments)
+        if scaling.min_nodes > held:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}nodePools.{name}.scaling.minNodes",
+                    f"{scaling.min_nodes}, but the pool's graphs at their fewest workers hold {held} node(s), and "
+                    "Karpenter keeps no node that no worker needs: set minNodes to at most "
+                    f"{held}, or raise the graphs' minReplicas",
+                )
+            )
+    return problems
 
 
 def kv_dtype_problems(deployments: list[ResolvedDeployment], model: ModelSpec) -> list[Problem]:

@@ -1,6 +1,7 @@
 """Every Kubernetes object the program registers is a manifest the core rendered and checked, as it is:
 the run-time side of tests/test_import_graph.py's one-path test. Only the values the shell alone knows
-are filled in: a created file system's id in the EFS StorageClass, and FSx's in its static volume."""
+are filled in: a created file system's id in the EFS StorageClass, FSx's in its static volume, and the
+Karpenter node role's name in an elastic pool's EC2NodeClass."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.support import example_entries, rendered_objects, stack_names, succes
 FILLED_BY_THE_SHELL = {
     ("StorageClass", "parameters"): ["fileSystemId"],  # EFS
     ("PersistentVolume", "spec"): ["csi.volumeHandle", "csi.volumeAttributes"],  # FSx for Lustre
+    ("EC2NodeClass", "spec"): ["role"],  # an elastic pool's: Karpenter's node role (components/aws/karpenter.py)
 }
 
 

@@ -51,10 +51,13 @@ def test_the_system_side_waits_for_system_nodes(eks_stack_run):
 def test_every_graph_waits_for_its_own_pool_nodes(eks_stack_run):
     stack, run = eks_stack_run
     waits = transitive_waits(run.resources)
-    pools = example_entries(stack)["gpt-oss-infra:deployments"]
+    entries = example_entries(stack)
+    pools, elastic = entries["gpt-oss-infra:deployments"], entries.get("gpt-oss-infra:nodePools") or {}
     for graph in (r for r in run.resources if r.type in GRAPH_TYPES):
         pool = pools[graph.inputs["metadata"]["name"]].get("nodePool", "system")  # CPU workers: system nodes
-        assert f"gptoss-nodes-{pool}" in waits[graph.name], graph.name
+        # An elastic pool's nodes come from its Karpenter NodePool, which waits for the controller.
+        nodes = f"gptoss-karpenter-{pool}-node-pool" if "scaling" in elastic.get(pool, {}) else f"gptoss-nodes-{pool}"
+        assert nodes in waits[graph.name], graph.name
 
 
 def _rewired(run, names, dropped=frozenset(), added=frozenset()):

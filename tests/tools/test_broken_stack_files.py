@@ -61,6 +61,12 @@ def disaggregated(entries, **autoscaling) -> None:
     deployment(entries)["recipe"] = "b200-disagg-1p4d"
 
 
+def elastic(entries, **scaling) -> None:
+    """The dev pool's nodes provisioned by Karpenter, between `scaling`'s bounds, instead of a fixed count."""
+    pool(entries).pop("nodes")
+    pool(entries)["scaling"] = {"maxNodes": 2} | scaling
+
+
 def on_release(entries, dynamo: str) -> None:
     release(entries).update(dynamo=dynamo, runtimeImage=f"nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:{dynamo}")
 
@@ -149,6 +155,63 @@ BROKEN = {
         lambda e: pool(e).update(instanceType="p5.48xlarge"),
         "nodePools.gpu.instanceType",
         "'p5.48xlarge' does not carry h200; one of p5en.48xlarge, p5e.48xlarge",
+    ),
+    # elastic pools (issue 35): each refusal an elastic pool's bounds can meet
+    "a pool both fixed and elastic": (
+        lambda e: pool(e).update(scaling={"maxNodes": 2}),
+        "nodePools.gpu.scaling",
+        "not with nodes: give a fixed number of nodes, or scaling's bounds",
+    ),
+    "a pool of no size": (
+        lambda e: pool(e).pop("nodes"),
+        "nodePools.gpu.nodes",
+        "required: the pool's number of nodes, or (on a created cluster) scaling: {minNodes, maxNodes}",
+    ),
+    "an elastic pool of an existing cluster": (
+        lambda e: (as_existing(e), elastic(e)),
+        "nodePools.gpu.scaling",
+        "only for a cluster the program creates (kind: eks), where Karpenter provisions the pool",
+    ),
+    "an elastic pool in a Capacity Block": (
+        lambda e: (elastic(e), pool(e).update(CAPACITY_BLOCK | {"availabilityZone": "us-east-2b"})),
+        "nodePools.gpu.scaling",
+        "not with a Capacity Block or reservation: its nodes are a fixed number",
+    ),
+    "an elastic pool's minimum above its maximum": (
+        lambda e: elastic(e, minNodes=3),
+        "nodePools.gpu.scaling.minNodes",
+        "3 is more than maxNodes 2",
+    ),
+    "an elastic pool's floor its graphs never hold": (
+        lambda e: elastic(e, minNodes=2),
+        "nodePools.gpu.scaling.minNodes",
+        "2, but the pool's graphs at their fewest workers hold 1 node(s), and Karpenter keeps no node",
+    ),
+    "Planners asking more than an elastic pool's budget": (
+        lambda e: (elastic(e), autoscaled(e, maxReplicas=3)),
+        "deployments.gpt-oss.autoscaling.maxReplicas",
+        (
+            "pool gpu (at most 2 (scaling.maxNodes) x p5en.48xlarge, 8 GPUs each, 16 in all) cannot place",
+            "raise maxNodes or reduce maxReplicas",
+        ),
+    ),
+    "an elastic Spot pool for a recipe that cannot lose a worker": (
+        lambda e: (elastic(e), pool(e).update(capacityType="SPOT")),
+        "nodePools.gpu.capacityType",
+        "SPOT, but recipe h200-agg-low-latency does not tolerate interruption",
+    ),
+    "a readiness wait shorter than an elastic pool's cold start": (
+        lambda e: (elastic(e), deployment(e).update(readyTimeoutMinutes=30)),
+        "deployments.gpt-oss.readyTimeoutMinutes",
+        "30, but on elastic pool gpu a worker may wait 15-45 minutes before it serves",
+    ),
+    "an elastic EFA pool without its zone": (
+        lambda e: (
+            disaggregated(e, prefill={"maxReplicas": 1}, decode={"maxReplicas": 1}),
+            elastic(e, maxNodes=2),
+        ),
+        "nodePools.gpu.availabilityZone",
+        "required for an elastic pool with EFA: its nodes share one cluster placement group",
     ),
     # model cache
     "a storage kind we do not make": (

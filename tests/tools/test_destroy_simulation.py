@@ -123,3 +123,58 @@ def test_only_the_mount_targets_of_an_efs_file_system_hold_it():
     assert in_use["gptoss-model-storage-efs"] == (
         f"the cloud refuses while {mount_targets[0]} remains (DependencyViolation)"
     )
+
+
+@pytest.fixture(scope="module")
+def elastic_run() -> ProgramRun:
+    """configs/examples/Pulumi.autoscaling.yaml: an elastic pool, its nodes Karpenter's."""
+    return successful_run(example_entries("autoscaling"), stack="autoscaling")
+
+
+def test_destroy_removes_karpenters_nodes_before_the_controller_and_the_cluster(elastic_run):
+    """The graphs go first (their workers' do-not-disrupt would hold the nodes), then the NodePool, whose
+    nodes Karpenter drains, then its EC2NodeClass, then the controller, its identity and queue, the cluster."""
+    destroy = simulate_destroy(elastic_run.resources)
+    assert destroy.complete and destroy.of("orphaned") == []
+    order = [step.name for step in destroy.steps]
+    node_pool, node_class = (
+        order.index("gptoss-karpenter-b200-node-pool"),
+        order.index("gptoss-karpenter-b200-node-class"),
+    )
+    graphs = [order.index(name) for name in ("chat-graph", "long-prompts-graph")]
+    assert max(graphs) < node_pool < node_class < order.index("gptoss-karpenter-release")
+    assert order.index("gptoss-karpenter-release") < order.index("gptoss-karpenter-identity")
+    assert order.index("gptoss-karpenter-release") < order.index("gptoss-eks-cluster")
+
+
+def test_a_node_pool_that_may_outlive_its_controller_leaves_its_nodes_holding_the_network(elastic_run):
+    """As if the NodePool did not wait for the Karpenter release: destroy may uninstall Karpenter first, and
+    the nodes' finalizers then hold them (aws/karpenter-provider-aws#6870)."""
+    node_pool, node_class = "gptoss-karpenter-b200-node-pool", "gptoss-karpenter-b200-node-class"
+    assert node_class in next(r for r in elastic_run.resources if r.name == node_pool).waits_for
+    unordered = [
+        dataclasses.replace(r, waits_for=r.waits_for - {node_class, "gptoss-karpenter-release"})
+        if r.name in (node_pool, node_class)
+        else r
+        for r in elastic_run.resources
+    ]
+    destroy = simulate_destroy(unordered)
+    (orphaned,) = destroy.of("orphaned")
+    assert orphaned.name == "nodes of Karpenter NodePool b200"
+    assert orphaned.why.startswith(f"{node_pool} may be deleted after the Karpenter controller")
+    assert {SUBNET, SECURITY_GROUP, VPC} <= {step.type for step in destroy.of("in use")}
+
+
+def test_a_graph_that_may_outlive_its_node_pool_holds_the_nodes(elastic_run):
+    """As if a graph did not wait for its pool's NodePool: its do-not-disrupt workers may still be on the nodes."""
+    graph = "chat-graph"
+    node_pool = "gptoss-karpenter-b200-node-pool"
+    waits = {r.name: r.waits_for for r in elastic_run.resources}
+    parts = [r.name for r in elastic_run.resources if node_pool in r.waits_for and r.name.startswith("chat")]
+    assert graph in parts or any(node_pool in waits[p] for p in parts)
+    cut = [
+        dataclasses.replace(r, waits_for=r.waits_for - {node_pool}) if r.name.startswith("chat") else r
+        for r in elastic_run.resources
+    ]
+    (orphaned,) = simulate_destroy(cut).of("orphaned")
+    assert orphaned.why.startswith("chat-graph may still serve on them when gptoss-karpenter-b200-node-pool goes")

@@ -101,7 +101,7 @@ def test_the_plan_quotes_the_entry_replayed_for_the_deployment(catalog, stored):
 def test_a_deployment_replayed_for_nothing_like_it_gets_no_figures(catalog):
     """Another pool size is another deployment: the entry is not quoted for it."""
     pools = namespace_config(example_entries("autoscaling"))["nodePools"]
-    bigger = {name: pool | {"nodes": pool["nodes"] + 1} for name, pool in pools.items()}
+    bigger = {name: pool | {"scaling": pool["scaling"] | {"maxNodes": 5}} for name, pool in pools.items()}
     stack = _autoscaling_stack(catalog, {"nodePools": bigger})
     assert [simulated_report(catalog, serving.deployment) for serving in stack.serving] == [None, None]
 
@@ -109,7 +109,9 @@ def test_a_deployment_replayed_for_nothing_like_it_gets_no_figures(catalog):
 def test_a_deployment_worth_scaling_but_without_timing_tables_says_which_profile_to_add(catalog):
     # b200-agg-low-latency at 1 GPU: profiles cover its 4- and 8-GPU workers only.
     chat = {"recipe": "b200-agg-low-latency", "nodePool": "b200", "gpus": 1}
-    (serving,) = _autoscaling_stack(catalog, {"deployments": {"chat": chat}}).serving
+    pools = namespace_config(example_entries("autoscaling"))["nodePools"]
+    one_node = {name: pool | {"scaling": pool["scaling"] | {"minNodes": 1}} for name, pool in pools.items()}
+    (serving,) = _autoscaling_stack(catalog, {"deployments": {"chat": chat}, "nodePools": one_node}).serving
     assert simulate._not_imitated(catalog, serving.deployment) == (
         "no timing tables for its workers: add a profile to configs/mocker-timing/profiles.yaml, make mocker-timing"
     )

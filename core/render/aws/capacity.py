@@ -86,13 +86,14 @@ def block_plan(pool: NodePool, block: CapacityBlock, now: datetime) -> tuple[Blo
                 f"{block.reservation_id} is in {block.availability_zone}, not {config.availability_zone}",
             )
         )
-    if block.instance_count < config.nodes:
+    if block.instance_count < config.most_nodes:
         problems.append(
             Problem(
-                f"{key}.nodes", f"{block.reservation_id} holds {block.instance_count} instances, not {config.nodes}"
+                f"{key}.nodes",
+                f"{block.reservation_id} holds {block.instance_count} instances, not {config.most_nodes}",
             )
         )
-    if block.ended and config.nodes > 0:
+    if block.ended and config.most_nodes > 0:
         problems.append(
             Problem(
                 f"{key}.capacityReservationId",
@@ -110,7 +111,7 @@ def block_plan(pool: NodePool, block: CapacityBlock, now: datetime) -> tuple[Blo
     schedules = []
     if before_drain:
         schedules.append(
-            ScheduledScaling(f"{pool.name}-start-{block.reservation_id}", block.start, config.nodes, catch_up=True)
+            ScheduledScaling(f"{pool.name}-start-{block.reservation_id}", block.start, config.most_nodes, catch_up=True)
         )
         if ours_drain:
             schedules.append(ScheduledScaling(f"{pool.name}-end-{block.reservation_id}", drained_at, 0))
@@ -120,7 +121,7 @@ def block_plan(pool: NodePool, block: CapacityBlock, now: datetime) -> tuple[Blo
             block=block,
             # Created before its block starts, the group stays empty until the scale-up; created
             # inside it, it asks for its nodes at once (the scale-up repeats the same size).
-            desired_at_creation=config.nodes if nodes_now else 0,
+            desired_at_creation=config.most_nodes if nodes_now else 0,
             schedules=schedules,
             nodes_now=nodes_now,
             drained_at=drained_at,

@@ -22,6 +22,7 @@ from gpt_oss_infra.core.render.aws.capacity import ScheduledScaling
 from gpt_oss_infra.core.render.cluster_plan import EksPlan
 from gpt_oss_infra.core.render.gateway import LOAD_BALANCER_SERVICE_ACCOUNT
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.karpenter import EFA_PEERS_TAG
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib
 
 # The source of a Ref to a value the program is given rather than one of these resources: a block's
@@ -318,8 +319,9 @@ class NodeGroupPlacement:
     interface_groups: list[Any] = field(default_factory=list)  # security groups of EFA interfaces
 
 
-def efa_security_group(name: str, vpc_id: Any) -> AwsResource:
-    """EFA peers talk to each other on all traffic (an EFA interface carries it and the cluster's group)."""
+def efa_security_group(name: str, vpc_id: Any, tags: dict[str, str] | None = None) -> AwsResource:
+    """EFA peers talk to each other on all traffic (an EFA interface carries it and the cluster's group).
+    `tags`: those an elastic pool's EC2NodeClass selects it by."""
     return AwsResource(
         "aws:ec2/securityGroup:SecurityGroup",
         f"{name}-efa",
@@ -328,6 +330,7 @@ def efa_security_group(name: str, vpc_id: Any) -> AwsResource:
             "description": "EFA: all traffic between members",
             "ingress": [{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
             "egress": [{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+            **({"tags": tags} if tags else {}),
         },
     )
 
@@ -477,13 +480,15 @@ def node_groups(
     subnet_ids: list[Any],
     subnet_by_zone: dict[str, Any],
     environment: str,
+    elastic_efa_tags: dict[str, str] | None = None,
 ) -> NodeGroups:
     """The system group (`groups`' first) and one group per GPU pool of a created cluster, with one node
-    role, and the EFA security group where a pool has EFA."""
+    role, and the EFA security group where a pool has EFA (an elastic pool's too: `elastic_efa_tags`, the
+    tags its EC2NodeClass selects the group by)."""
     shared = node_role(f"{name}-node-role")
     interface_groups: list[Any] = []
-    if any(spec.network_interfaces for spec in groups):
-        shared.append(efa_security_group(name, cluster.vpc_id))
+    if any(spec.network_interfaces for spec in groups) or elastic_efa_tags:
+        shared.append(efa_security_group(name, cluster.vpc_id, elastic_efa_tags))
         interface_groups = [cluster.security_group_id, id_of(f"{name}-efa")]
 
     def group(spec: aws_specs.NodeGroupSpec) -> list[AwsResource]:
@@ -710,7 +715,15 @@ def created_cluster(
         network=made_network,
         control_plane=control_plane,
         base_addons=eks_addons(f"{name}-addons", eks.name, [a for a in plan.addons if not a.needs_nodes]),
-        node_groups=node_groups(f"{name}-nodes", plan.groups, eks, subnet_ids, subnet_by_zone, config.environment),
+        node_groups=node_groups(
+            f"{name}-nodes",
+            plan.groups,
+            eks,
+            subnet_ids,
+            subnet_by_zone,
+            config.environment,
+            {EFA_PEERS_TAG: cluster.name} if any(spec.network_interfaces for spec in plan.elastic) else None,
+        ),
         node_addons=eks_addons(f"{name}-node-addons", eks.name, [a for a in plan.addons if a.needs_nodes]),
         model_storage=[]
         if storage.storage == "existing"

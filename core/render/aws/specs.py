@@ -71,6 +71,45 @@ class NodeGroupSpec:
         return self.capacity_type == "CAPACITY_BLOCK"
 
 
+@dataclass(frozen=True)
+class ElasticPoolSpec:
+    """A pool whose nodes Karpenter provisions (nodePools.<pool>.scaling): what its NodePool and EC2NodeClass
+    say (core/render/karpenter.py) and the AWS resources they need (core/render/aws/karpenter.py)."""
+
+    pool: str
+    hardware: str
+    instance_type: str
+    capacity_type: str  # ON_DEMAND or SPOT (a Capacity Block pool stays a managed node group)
+    gpus_per_node: int
+    min_nodes: int
+    max_nodes: int
+    disk_size_gib: int
+    availability_zone: str | None  # required with EFA: its cluster placement group lives in one zone
+    network_interfaces: list[dict[str, Any]]  # EFA layout as a launch template's; [] = one ENA interface
+
+    @property
+    def gpu_limit(self) -> int:
+        """The pool's GPU budget: the most GPUs Karpenter may start for it."""
+        return self.max_nodes * self.gpus_per_node
+
+
+def elastic_pool(pool: NodePool, network_interfaces: list[dict[str, Any]]) -> ElasticPoolSpec:
+    scaling = pool.config.scaling
+    assert scaling is not None, "an elastic pool has its scaling bounds"
+    return ElasticPoolSpec(
+        pool=pool.name,
+        hardware=pool.config.hardware,
+        instance_type=pool.instance_type,
+        capacity_type=pool.config.capacity_type,
+        gpus_per_node=pool.instance.gpus_per_node,
+        min_nodes=scaling.min_nodes,
+        max_nodes=scaling.max_nodes,
+        disk_size_gib=pool.config.disk_size_gib,
+        availability_zone=pool.config.availability_zone,
+        network_interfaces=network_interfaces,
+    )
+
+
 def system_node_group(config: StackConfig) -> NodeGroupSpec:
     system = _created(config).system_nodes
     return NodeGroupSpec(
@@ -129,7 +168,7 @@ def _offered_nowhere(instance_type: str) -> str:
 
 def gpu_node_group(pool: NodePool, network_interfaces: list[dict[str, Any]], block: BlockPlan | None) -> NodeGroupSpec:
     config = pool.config
-    nodes = config.nodes
+    nodes = config.most_nodes
     if block is not None:  # min 0: the scheduled actions take it to `nodes` and back [eks-cb]
         scaling = {"desired_size": block.desired_at_creation, "min_size": 0, "max_size": max(nodes, 1)}
     else:  # EKS needs maxSize >= 1; a pool of 0 nodes keeps its node group ready to scale

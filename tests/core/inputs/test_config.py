@@ -144,7 +144,7 @@ def test_errors_say_what_is_allowed(dev_raw, catalog):
         "gpt-oss-infra:nodePools.gpu.hardwar: unknown key; allowed keys here: "
         "availabilityZone, capacityReservationId, capacityType, diskSizeGiB" in text
     )
-    assert "nodeSelector, nodes, pricePerNodeHour; did you mean 'hardware'?" in text
+    assert "nodeSelector, nodes, pricePerNodeHour, scaling; did you mean 'hardware'?" in text
 
 
 def test_every_problem_is_reported_at_once(dev_raw, catalog):
@@ -184,7 +184,11 @@ def test_a_deployment_name_that_is_no_dns_label_is_told_the_real_limit(dev_raw, 
             -5,
             "must be at least 1 (got -5): how long `pulumi up` waits for the graph to be Ready, in minutes",
         ),
-        (("nodePools", "gpu", "nodes"), -1, "must be at least 0 (got -1): the GPU nodes in the pool"),
+        (
+            ("nodePools", "gpu", "nodes"),
+            -1,
+            "must be at least 0 (got -1): the GPU nodes in the pool, a fixed number: required unless scaling is given",
+        ),
         (
             ("nodePools", "gpu", "diskSizeGiB"),
             50,
