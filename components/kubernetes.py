@@ -128,6 +128,7 @@ def chart_release(
         namespace=chart.namespace,
         create_namespace=create_namespace,
         values=release.values | shell_values,
+        skip_crds=True if release.skips_crds else None,
         opts=parent.child_opts(depends_on=depends_on),
     )
 

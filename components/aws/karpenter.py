@@ -19,7 +19,7 @@ from gpt_oss_infra.components.aws.build import Built, register
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.kubernetes import chart_release, custom_resource
 from gpt_oss_infra.core.render.aws.resources import AwsResource
-from gpt_oss_infra.core.render.karpenter import CHART, NODE_ROLE, KarpenterObjects
+from gpt_oss_infra.core.render.karpenter import CHART, CRD_CHART, NODE_ROLE, KarpenterObjects
 
 # A NodePool's nodes drain and terminate, and an EC2NodeClass waits for them: GPU instances take minutes to
 # terminate, past the Kubernetes provider's 10-minute default.
@@ -35,19 +35,26 @@ class Karpenter(Component):
         resources: list[AwsResource],
         built: Built,
         objects: KarpenterObjects,
+        node_classes_wait_for: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`node_classes_wait_for`: what the EC2NodeClasses select that is made elsewhere (the EFA peers'
+        security group)."""
         super().__init__("gpt-oss-infra:aws:Karpenter", name, None, opts)
         register(self, resources, built)
         node_role = built[f"{name}-node-role"]
         assert isinstance(node_role, aws.iam.Role)
+        # Its identity with every policy attached, and its queue's policy, before the controller starts (and
+        # after it stops, at destroy).
+        identity = [
+            resource
+            for key, resource in built.items()
+            if key.startswith(f"{name}-")
+            and (key.endswith("-attachment") or key in (f"{name}-identity", f"{name}-interruption-queue-policy"))
+        ]
+        crds = chart_release(self, f"{name}-crds", objects.crds, release_name=CRD_CHART, create_namespace=False)
         release = chart_release(
-            self,
-            f"{name}-release",
-            objects.release,
-            [built[f"{name}-identity"], built[f"{name}-interruption-queue-policy"]],
-            release_name=CHART,
-            create_namespace=False,  # kube-system
+            self, f"{name}-release", objects.release, [crds, *identity], release_name=CHART, create_namespace=False
         )
         deleting = pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)
         self.node_pools: dict[str, pulumi.Resource] = {}
@@ -59,7 +66,7 @@ class Karpenter(Component):
                 self,
                 f"{name}-{pool}-node-class",
                 node_class | {"spec": spec | {"role": node_role.name}},
-                depends_on=[release, built[f"{name}-node-access"], *placement],
+                depends_on=[release, built[f"{name}-node-access"], *placement, *node_classes_wait_for],
                 custom_timeouts=deleting,
             )
             self.node_pools[pool] = custom_resource(

@@ -28,7 +28,7 @@ from gpt_oss_infra.core.render.aws import specs as aws_specs
 from gpt_oss_infra.core.render.aws.karpenter import karpenter_resources
 from gpt_oss_infra.core.render.aws.resources import AwsResource, cluster_network, created_cluster
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan, EksPlan, eks_plan
-from gpt_oss_infra.core.render.gpu_software import ChartRelease
+from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems
 from gpt_oss_infra.core.render.labels import HARDWARE_LABEL, POOL_LABEL
 from gpt_oss_infra.core.render.stack_objects import Stack
 
@@ -50,9 +50,13 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
         catalog.karpenter,
     )
     assert cluster_plan.eks is not None, "the eks kind's plan has its add-ons and node groups"
-    if cluster_plan.eks.karpenter is not None:  # against Karpenter's own CRDs, as the stack's objects are
+    karpenter = cluster_plan.eks.karpenter
+    if karpenter is not None:  # against Karpenter's own CRDs and chart values, as the stack's objects are
         dynamo = catalog.dynamo_versions[config.release.dynamo]
-        refuse(schema_problems(cluster_plan.eks.karpenter.objects(), config.cluster.kubernetes_version, dynamo))
+        refuse(
+            schema_problems(karpenter.objects(), config.cluster.kubernetes_version, dynamo)
+            + chart_problems([karpenter.crds, karpenter.release], set())
+        )
     return cluster_plan
 
 
@@ -190,6 +194,7 @@ class AwsCluster(Component):
                 _karpenter_resources(name, config, eks_plan, args.region),
                 built,
                 eks_plan.karpenter,
+                [built[key] for key in (f"{name}-nodes-efa",) if key in built],  # the EFA peers' group
                 opts=self.child_opts(providers=[eks.provider], depends_on=[node_addons]),
             )
             elastic = karpenter.node_pools

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from gpt_oss_infra.core.dynamo import ChartPod, DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND, graph_components
 from gpt_oss_infra.core.errors import Problem
-from gpt_oss_infra.core.inputs.catalog import Catalog, InstanceFacts, NodeFacts, NodePods
+from gpt_oss_infra.core.inputs.catalog import Catalog, Chart, InstanceFacts, NodeFacts, NodePods
 from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.quantity import parse_quantity
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
@@ -444,6 +444,21 @@ def cluster_pods(node_facts: NodeFacts, storage: str) -> list[Pod]:
         for pods in node_facts.cluster_pods
         if pods.storage in (None, storage)
     ]
+
+
+def karpenter_pods(chart: Chart, requests: dict[str, str]) -> Pod:
+    """Karpenter's controller (elastic pools): its chart's replicas, one per node (the chart's required
+    hostname anti-affinity), off Karpenter's own nodes (its affinity), each with `requests`."""
+    labels = {"app.kubernetes.io/name": "karpenter"}
+    return Pod(
+        owner=f"chart {chart.chart} (its controller)",
+        replicas=chart.default_values()["replicas"],
+        requests=Amounts(cpu=_millicores(requests["cpu"]), memory=_mebibytes(requests["memory"]), pods=1),
+        phase=ALWAYS,
+        labels=labels,
+        apart_from=[labels],
+        images=[],
+    )
 
 
 def _millicores(quantity: str | int) -> int:

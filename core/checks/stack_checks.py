@@ -15,7 +15,7 @@ from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, EndpointConfig, StackConfig
 from gpt_oss_infra.core.inputs.types import is_dns_label
-from gpt_oss_infra.core.render import gateway, gpu_software
+from gpt_oss_infra.core.render import gateway, gpu_software, karpenter
 from gpt_oss_infra.core.render.stack_objects import Stack, StackParts
 from gpt_oss_infra.core.resolve.resolution import Resolution
 
@@ -114,6 +114,9 @@ def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]
             )
         )
         pods += scheduling.cluster_pods(catalog.nodes, storage_kind)
+        if any(pool.config.scaling for pool in stack.pools.values()):  # Karpenter, on the system nodes
+            chart = catalog.charts[karpenter.CHART]
+            pods.append(scheduling.karpenter_pods(chart, catalog.karpenter.controller_resources["requests"]))
     else:
         pools.append(scheduling.OTHER_NODES)
     objects = stack.objects()

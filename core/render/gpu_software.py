@@ -22,6 +22,8 @@ class ChartRelease:
     # It creates Prometheus Operator objects (a ServiceMonitor): install it after the chart that
     # installs their CRDs (kube-prometheus-stack), or it fails.
     after_monitoring: bool = False
+    # Helm would install its crds/ on first install only, never upgrading them: another release owns them.
+    skips_crds: bool = False
 
 
 def gpu_software(

@@ -35,6 +35,7 @@ from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, common_labels
 
 CHART = "karpenter"  # configs/charts.yaml
+CRD_CHART = "karpenter-crd"  # its CRDs, which `helm upgrade` upgrades (the controller chart's crds/ it would not)
 SERVICE_ACCOUNT = "karpenter"  # the chart's fullname for release `karpenter`: its Pod Identity association's
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
 NODE_POOL_API = "karpenter.sh/v1"
@@ -50,8 +51,9 @@ _CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}  # EKS's names -> K
 
 @dataclass(frozen=True)
 class KarpenterObjects:
-    """The controller's release and each elastic pool's EC2NodeClass and NodePool."""
+    """The CRDs' release, the controller's, and each elastic pool's EC2NodeClass and NodePool."""
 
+    crds: ChartRelease
     release: ChartRelease
     node_classes: dict[str, dict[str, Any]]  # pool -> its EC2NodeClass
     node_pools: dict[str, dict[str, Any]]  # pool -> its NodePool
@@ -88,7 +90,8 @@ def karpenter_objects(
     }
     subnets = _subnet_terms(cluster)
     return KarpenterObjects(
-        release=ChartRelease(charts[CHART], values),
+        crds=ChartRelease(charts[CRD_CHART], {}),
+        release=ChartRelease(charts[CHART], values, skips_crds=True),
         node_classes={spec.pool: node_class(spec, cluster.name, subnets, settings, environment) for spec in pools},
         node_pools={spec.pool: node_pool(spec, settings) for spec in pools},
     )

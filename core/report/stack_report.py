@@ -110,21 +110,12 @@ def _elastic_report(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict
         "minNodes": scaling.min_nodes,
         "maxNodes": scaling.max_nodes,
         "gpuBudget": pool.pool.total_gpus,
-        "nodesAtFewest": int(pool.fewest.quantity.split()[0]),
+        "nodesAtFewest": pool.fewest_nodes,
         "usdPerHourAtFewest": _rounded(pool.fewest.usd_per_hour),
         "usdPerHourAtMost": _rounded(pool.line.usd_per_hour),
         "simulatedDay": _simulated_day(pool, stack, catalog),
         "coldStartMinutes": [fewest, most],
-        "coldStartBasis": "; ".join(
-            f"{phase.phase}: "
-            + (
-                f"up to {phase.at_most_minutes:g}"
-                if phase.minutes is None
-                else f"{phase.minutes:g}-{phase.at_most_minutes:g}"
-            )
-            + f" min ({phase.published!r}, {phase.source})"
-            for phase in catalog.karpenter.cold_start
-        ),
+        "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start],
     }
 
 
@@ -144,13 +135,17 @@ def _simulated_day(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict[
             return {"usdPerHour": None, "basis": f"not simulated: make simulate has no replay of {deployment.name}"}
         gpu_hours += run["gpuHours"]
         keys.append(simulated["basis"].removeprefix("simulated: "))
-    usd = None if per_gpu_hour is None or not on_pool else round(gpu_hours * per_gpu_hour / 24, 2)
+    usd = None
+    if per_gpu_hour is not None and on_pool:
+        # Never below the whole nodes the graphs hold at their minimum workers.
+        usd = round(max(gpu_hours * per_gpu_hour / 24, pool.fewest.usd_per_hour or 0), 2) if pool.fewest else None
     return {
         "usdPerHour": usd,
         "gpuHoursPerDay": round(gpu_hours, 1),
         "basis": "; ".join(keys)
-        + f"; nodes assumed to follow the workers (Karpenter keeps an empty node {catalog.karpenter.consolidate_after} "
-        "longer)",
+        + "; a lower bound: its GPU-hours at the pool's price per GPU, not below its fewest nodes' cost, while EC2 "
+        "bills whole nodes, workers kept apart need more of them, a new node bills through its cold start, and "
+        f"Karpenter keeps an empty node {catalog.karpenter.consolidate_after} longer",
     }
 
 
@@ -180,10 +175,15 @@ def _elastic_lines(name: str, scaling: dict[str, Any]) -> list[str]:
         f"nodes, a budget of {scaling['gpuBudget']} GPUs for its Planners (the NodePool's nvidia.com/gpu limit)",
         f"  - cost: at its fewest ({scaling['nodesAtFewest']} node(s), what its graphs' minimum workers hold) "
         f"{_money(scaling['usdPerHourAtFewest'])}/hour; at its most {_money(scaling['usdPerHourAtMost'])}/hour; "
-        f"over the simulated day {_money(day['usdPerHour'])}/hour on average (simulated: {day['basis']})",
-        f"  - a worker with no node free waits {fewest:g}-{most:g} minutes before it serves (published: "
-        f"{scaling['coldStartBasis']})",
+        f"over the simulated day at least {_money(day['usdPerHour'])}/hour on average (simulated: {day['basis']})",
+        f"  - a worker with no node free waits {fewest:g}-{most:g} minutes before it serves (published figures, "
+        f"configs/karpenter.yaml coldStart: {'; '.join(map(_phase_text, scaling['coldStart']))})",
     ]
+
+
+def _phase_text(phase: dict[str, Any]) -> str:
+    low, high = phase["minutes"], phase["atMostMinutes"]
+    return f"{phase['phase']}: " + (f"up to {high:g}" if low is None else f"{low:g}-{high:g}") + " min"
 
 
 def _timestamp(moment: datetime) -> str:
@@ -386,7 +386,8 @@ def render_summary(
         "|---|---|---|---:|---:|---|---|---:|",
     ]
     for name, pool in report["nodePools"].items():
-        nodes = f"{pool['scaling']['minNodes']}..{pool['nodes']} (elastic)" if pool.get("scaling") else pool["nodes"]
+        scaling = pool.get("scaling")
+        nodes = f"{scaling['nodesAtFewest']}..{pool['nodes']} (elastic)" if scaling else pool["nodes"]
         lines.append(
             f"| {name} | {pool['hardware']} | {pool['instanceType']} | {nodes} "
             f"| {pool['gpusUsed']} / {pool['gpusIdle']} | {pool['capacityType']} | {'yes' if pool['efa'] else 'no'} "

@@ -37,6 +37,7 @@ class PoolCost:
     gpus_used: int
     line: CostLine  # every node; an elastic pool's at its most
     fewest: CostLine | None = None  # an elastic pool at the nodes its graphs' fewest workers hold
+    fewest_nodes: int | None = None  # those nodes
 
     @property
     def gpus_idle(self) -> int:
@@ -71,6 +72,7 @@ def pool_costs(
             used,
             _pool_line(pool, regional, region, created, pool.config.most_nodes, "at its most (scaling.maxNodes)"),
             _pool_line(pool, regional, region, created, fewest, "at its fewest (its graphs' minimum workers)"),
+            fewest,
         )
     return costs
 

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from gpt_oss_infra.tools.dependencies import transitive_waits
 from gpt_oss_infra.tools.destroy_simulation import EFS, FSX_LUSTRE, SECURITY_GROUP, SUBNET, VPC, simulate_destroy
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun, Registration
 from tests.support import example_entries, run_entries, stack_names, successful_run
@@ -132,19 +133,20 @@ def elastic_run() -> ProgramRun:
 
 
 def test_destroy_removes_karpenters_nodes_before_the_controller_and_the_cluster(elastic_run):
-    """The graphs go first (their workers' do-not-disrupt would hold the nodes), then the NodePool, whose
-    nodes Karpenter drains, then its EC2NodeClass, then the controller, its identity and queue, the cluster."""
+    """Pulumi deletes a resource only after everything that depends on it: the graphs go first (their workers'
+    do-not-disrupt would hold the nodes), then the NodePool, whose nodes Karpenter drains, then its
+    EC2NodeClass, then the controller and its CRDs, identity and queue, and the cluster last."""
     destroy = simulate_destroy(elastic_run.resources)
     assert destroy.complete and destroy.of("orphaned") == []
-    order = [step.name for step in destroy.steps]
-    node_pool, node_class = (
-        order.index("gptoss-karpenter-b200-node-pool"),
-        order.index("gptoss-karpenter-b200-node-class"),
-    )
-    graphs = [order.index(name) for name in ("chat-graph", "long-prompts-graph")]
-    assert max(graphs) < node_pool < node_class < order.index("gptoss-karpenter-release")
-    assert order.index("gptoss-karpenter-release") < order.index("gptoss-karpenter-identity")
-    assert order.index("gptoss-karpenter-release") < order.index("gptoss-eks-cluster")
+    waits = transitive_waits(elastic_run.resources)
+    node_pool, node_class = "gptoss-karpenter-b200-node-pool", "gptoss-karpenter-b200-node-class"
+    for graph in ("chat-graph", "long-prompts-graph"):
+        assert node_pool in waits[graph]
+    assert node_class in waits[node_pool]
+    assert {"gptoss-karpenter-release", "gptoss-karpenter-crds"} <= waits[node_class]
+    assert {"gptoss-karpenter-identity", "gptoss-karpenter-crds", "gptoss-eks-cluster"} <= waits[
+        "gptoss-karpenter-release"
+    ]
 
 
 def test_a_node_pool_that_may_outlive_its_controller_leaves_its_nodes_holding_the_network(elastic_run):

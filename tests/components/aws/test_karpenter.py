@@ -5,15 +5,19 @@ AWS side is its own published template's, with every parameter filled in."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from gpt_oss_infra.core.checks.stack_checks import schema_problems
+from gpt_oss_infra.components.aws.karpenter import Karpenter
+from gpt_oss_infra.core.checks import scheduling
+from gpt_oss_infra.core.checks.stack_checks import schema_problems, stack_problems
 from gpt_oss_infra.core.dynamo_graph import graph_components
 from gpt_oss_infra.core.render.aws.karpenter import controller_policies, karpenter_resources
-from gpt_oss_infra.core.render.aws.resources import cluster_network
+from gpt_oss_infra.core.render.aws.resources import ClusterNetwork, cluster_network
 from gpt_oss_infra.core.render.aws.specs import gpu_node_group, wildcard_actions
+from gpt_oss_infra.core.render.gpu_software import chart_problems
 from gpt_oss_infra.core.render.karpenter import DO_NOT_DISRUPT, NODE_ROLE
 from gpt_oss_infra.core.render.planner import planner_settings
 
@@ -138,3 +142,51 @@ def test_its_policies_are_the_published_ones_with_every_parameter_filled_in():
     pass_role = policies["IAMIntegrationPolicy"]["Statement"][0]
     assert pass_role["Action"] == "iam:PassRole" and pass_role["Resource"] == NODE_ROLE_ARN
     assert all(wildcard_actions(policy) == [] for policy in policies.values())
+
+
+def test_the_controller_starts_on_its_crds_and_every_policy_and_its_objects_outlast_a_slow_drain(engine, eks_plan):
+    """The CRDs come from their own chart (Helm never upgrades a chart's crds/); the controller waits for its
+    policies; the NodePool and EC2NodeClass get 30 minutes to drain and terminate GPU nodes at destroy."""
+    plan = eks_plan(STACK).eks
+    cluster = ClusterNetwork("gptoss-autoscaling", "vpc-0123", "sg-0123")  # as the EKS cluster gives them
+    resources = karpenter_resources("k", "gptoss-autoscaling", "us-east-2", cluster, plan.elastic)
+
+    def program() -> None:
+        built: dict = {}
+        Karpenter("k", resources, built, plan.karpenter, [])
+
+    engine.run(program)
+    assert engine.inputs("k-crds")["chart"] == "oci://public.ecr.aws/karpenter/karpenter-crd"
+    assert engine.inputs("k-release")["skipCrds"] is True
+    attachments = sorted(name for name in engine.built if name.endswith("-attachment"))
+    assert len(attachments) == 6
+    assert set(engine.waits_for("k-release")) >= {"k-crds", "k-identity", *attachments}
+    for name in ("k-b200-node-class", "k-b200-node-pool"):
+        assert engine.built[name].opts.custom_timeouts.delete == "30m"
+    assert "k-release" in engine.waits_for("k-b200-node-class")
+    assert engine.waits_for("k-b200-node-pool") == ["k-b200-node-class"]
+
+
+def test_the_crd_chart_is_the_controllers_version_and_a_value_neither_declares_is_caught(karpenter):
+    assert karpenter.crds.chart.version == karpenter.release.chart.version
+    assert chart_problems([karpenter.crds, karpenter.release], set()) == []
+    broken = dataclasses.replace(karpenter.release, values=karpenter.release.values | {"setings": {}})
+    (problem,) = chart_problems([broken], set())
+    assert problem.message.startswith("setings: not a value this chart declares (vendor/charts/karpenter/1.14.1)")
+
+
+def test_the_controller_is_placed_on_the_system_nodes_beside_the_rest(example_stack, catalog):
+    """Two replicas of 1 CPU and 1 GiB each, one per node: they fit the autoscaling example's system nodes; at
+    7 CPUs each they leave the platform's own pods no room, which the placement check says."""
+    stack = example_stack(STACK)
+    controller = scheduling.karpenter_pods(catalog.charts["karpenter"], {"cpu": "1", "memory": "1Gi"})
+    assert (controller.replicas, controller.requests.cpu, controller.requests.memory) == (2, 1000, 1024)
+    assert stack_problems(stack, catalog)[0] == []
+    greedy = dataclasses.replace(
+        catalog,
+        karpenter=catalog.karpenter.model_copy(
+            update={"controller_resources": {"requests": {"cpu": "7", "memory": "1Gi"}, "limits": {}}}
+        ),
+    )
+    problems, _ = stack_problems(stack, greedy)
+    assert problems and all("short of CPU" in problem.message for problem in problems)

@@ -332,3 +332,18 @@ def test_an_unknown_name_with_nothing_close_gets_the_list_alone(dev_raw, catalog
     dev_raw["deployments"]["gpt-oss"]["recipe"] = "fastest"
     (problem,) = refused(dev_raw, catalog).problems
     assert "did you mean" not in problem.message and problem.message.endswith("trial-mocker-disagg")
+
+
+def test_an_elastic_spot_pool_is_allowed_where_every_recipe_on_it_tolerates_interruption(dev_raw, catalog):
+    pool = dev_raw["nodePools"]["gpu"]
+    pool.pop("nodes")
+    pool.update(scaling={"maxNodes": 2}, capacityType="SPOT")
+    assert problem_keys(copy.deepcopy(dev_raw), catalog) == ["gpt-oss-infra:nodePools.gpu.capacityType"]
+    recipe = dev_raw["deployments"]["gpt-oss"]["recipe"]
+    tolerant = dataclasses.replace(
+        catalog,
+        recipes=catalog.recipes
+        | {recipe: catalog.recipes[recipe].model_copy(update={"tolerates_interruption": "a test's say-so"})},
+    )
+    config, _ = parse_stack_config(dev_raw, tolerant)
+    assert config.node_pools["gpu"].capacity_type == "SPOT"

@@ -188,3 +188,23 @@ def test_a_version_past_its_standard_support_is_priced_at_the_extended_rate(cata
 def test_every_kubernetes_version_with_pinned_add_ons_has_its_support_dates(catalog):
     """A version missing from eksStandardSupportEnds would be priced at the standard rate for ever."""
     assert set(catalog.addon_versions) <= set(catalog.prices.eks_standard_support_ends)
+
+
+def test_an_elastic_pool_is_priced_at_its_fewest_and_most_nodes_and_over_the_simulated_day(catalog):
+    report = report_of("autoscaling", catalog)
+    node = catalog.prices.regions["us-east-2"].ec2["p6-b200.48xlarge"]
+    scaling = report["nodePools"]["b200"]["scaling"]
+    assert (scaling["nodesAtFewest"], scaling["maxNodes"], scaling["gpuBudget"]) == (2, 4, 32)
+    assert scaling["usdPerHourAtFewest"] == pytest.approx(2 * node)
+    assert scaling["usdPerHourAtMost"] == pytest.approx(4 * node) == report["nodePools"]["b200"]["usdPerHour"]
+    line = report["cost"]["lines"][0]
+    assert line["quantity"] == "4 node(s)" and "at its most" in line["item"]  # the total counts the worst case
+    day = scaling["simulatedDay"]
+    gpu_hours = sum(
+        catalog.simulated.deployments[f"autoscaling/{name}"].runs["day/planner"].gpu_hours
+        for name in ("chat", "long-prompts")
+    )
+    assert day["gpuHoursPerDay"] == pytest.approx(gpu_hours, abs=0.1)
+    assert day["usdPerHour"] == pytest.approx(max(gpu_hours * node / 8 / 24, 2 * node), abs=0.01)
+    assert 2 * node <= day["usdPerHour"] <= 4 * node
+    assert scaling["coldStartMinutes"] == [15, 45]
