@@ -229,7 +229,7 @@ class GptOssStack(Component):
                     serving=serving,
                     api_keys=decided.keys.values,
                     network_policies=[],  # the namespace's, made together (Workloads)
-                    gpu_nodes=target.gpu_ready.get(serving.deployment.pool.name) if serving.deployment.pool else None,
+                    gpu_nodes=target.gpu_ready.get(serving.deployment.config.node_pool or ""),  # a cpu pool's too
                     gateway_ready=gateways.ready if gateways else [],
                 ),
                 # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.

@@ -48,6 +48,7 @@ def plan(stack: Stack, catalog: Catalog) -> ClusterPlan:
         account_facts(stack),
         catalog.charts,
         catalog.karpenter,
+        catalog.nodes,
     )
     assert cluster_plan.eks is not None, "the eks kind's plan has its add-ons and node groups"
     karpenter = cluster_plan.eks.karpenter

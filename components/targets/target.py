@@ -36,7 +36,8 @@ class ClusterTarget:
     crds_provider: k8s.Provider | None = None
     # Everything but GPU workloads waits for these, and only these.
     system_ready: list[pulumi.Resource] = field(default_factory=list)
-    # Per GPU pool: what its GPU workloads wait for too (its node group), where the target makes nodes.
+    # Per pool the target makes nodes for: what its workloads wait for too (its node group, or an elastic
+    # pool's NodePool, a cpu pool's included).
     gpu_ready: dict[str, pulumi.Resource] = field(default_factory=dict)
     file_system: FileSystemRef | None = None  # None: the model cache uses an existing StorageClass
     storage_ready: list[pulumi.Resource] = field(default_factory=list)  # what mounting the file system needs

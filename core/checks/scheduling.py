@@ -30,8 +30,10 @@ from gpt_oss_infra.core.dynamo import ChartPod, DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import KIND, graph_components
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import Catalog, Chart, InstanceFacts, NodeFacts, NodePods
+from gpt_oss_infra.core.inputs.config import NodePoolConfig
 from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.quantity import parse_quantity
+from gpt_oss_infra.core.render.karpenter import cpu_pool_taint
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
@@ -284,6 +286,35 @@ def system_pool(instance_type: str, nodes: int, catalog: Catalog, storage: str) 
         cpu_architecture=facts.cpu_architecture if facts else "x86_64",
         free=node_free(facts, catalog.nodes, 0, 0, daemon_sets_on(catalog.nodes, "system", storage)),
     )
+
+
+def cpu_pool(name: str, config: NodePoolConfig, catalog: Catalog, storage: str) -> Pool:
+    """A cpu pool's nodes, at its most (labels and taint as core/render/karpenter.py gives its NodePool)."""
+    facts = catalog.nodes.instance_types.get(config.instance_type or "")
+    return Pool(
+        name=name,
+        nodes=config.most_nodes,
+        labels={HARDWARE_LABEL: config.hardware, POOL_LABEL: name, **_arch_labels(facts)},
+        taints=[cpu_pool_taint(name)],
+        cpu_architecture=facts.cpu_architecture if facts else "x86_64",
+        free=node_free(facts, catalog.nodes, 0, 0, daemon_sets_on(catalog.nodes, "system", storage)),
+    )
+
+
+def nodes_held(pool: Pool, pods: list[Pod]) -> int:
+    """How many of the pool's nodes `pods` (each replica) hold, first-fit by CPU and memory, largest first."""
+    free: list[list[int]] = []  # per node used: CPU millicores and MiB left
+    size = (pool.free.cpu or 0, pool.free.memory or 0)
+    for cpu, memory in sorted(
+        ((pod.requests.cpu or 0, pod.requests.memory or 0) for pod in pods for _ in range(pod.replicas)), reverse=True
+    ):
+        node = next((room for room in free if room[0] >= cpu and room[1] >= memory), None)
+        if node is None:
+            node = list(size)
+            free.append(node)
+        node[0] -= cpu
+        node[1] -= memory
+    return len(free)
 
 
 def gpu_pool(pool: NodePool, created: bool, efa: bool, catalog: Catalog, storage: str) -> Pool:

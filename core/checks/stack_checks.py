@@ -12,10 +12,11 @@ from gpt_oss_infra.core.checks import scheduling, storage
 from gpt_oss_infra.core.checks.validation import DGD_KIND, object_problems
 from gpt_oss_infra.core.dynamo import DynamoVersion, undeclared_values
 from gpt_oss_infra.core.errors import Problem
-from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, SECRET_COMMANDS, EksClusterConfig, EndpointConfig, StackConfig
 from gpt_oss_infra.core.inputs.types import is_dns_label
 from gpt_oss_infra.core.render import gateway, gpu_software, karpenter
+from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.stack_objects import Stack, StackParts
 from gpt_oss_infra.core.resolve.resolution import Resolution
 
@@ -82,7 +83,8 @@ def stack_problems(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[
     problems += _storage_problems(stack)
     if problems:
         return problems, []
-    return _placement(stack, catalog)
+    placement, warnings = _placement(stack, catalog)
+    return placement + _cpu_floor_problems(stack, catalog), warnings
 
 
 def schema_problems(
@@ -114,14 +116,73 @@ def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]
             )
         )
         pods += scheduling.cluster_pods(catalog.nodes, storage_kind)
-        if any(pool.config.scaling for pool in stack.pools.values()):  # Karpenter, on the system nodes
+        pools += [
+            scheduling.cpu_pool(name, pool, catalog, storage_kind)
+            for name, pool in stack.config.node_pools.items()
+            if pool.hardware == CPU_ONLY
+        ]
+        if any(pool.scaling for pool in stack.config.node_pools.values()):  # Karpenter, on the system nodes
             chart = catalog.charts[karpenter.CHART]
             pods.append(scheduling.karpenter_pods(chart, catalog.karpenter.controller_resources["requests"]))
     else:
         pools.append(scheduling.OTHER_NODES)
     objects = stack.objects()
     made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
-    return scheduling.placement_problems([*pods, *object_pods(objects)], pools, made, catalog.image_platforms)
+    pods += _on_cpu_pools_at_most(object_pods(objects), stack)
+    return scheduling.placement_problems(pods, pools, made, catalog.image_platforms)
+
+
+def cpu_pools_at_fewest(stack: Stack, catalog: Catalog) -> dict[str, int]:
+    """Each cpu pool: the nodes its graphs' pods hold with every autoscaled worker at its fewest replicas
+    (first-fit by CPU and memory): the fewest it keeps, since Karpenter keeps no empty node."""
+    fewest = {
+        f"{DGD_KIND} {stack.config.namespace}/{deployment.name} {worker.service_name}": worker.fewest_replicas
+        for deployment in stack.deployments
+        for worker in deployment.workers
+    }
+    pods = [
+        dataclasses.replace(pod, replicas=fewest.get(pod.owner, pod.replicas)) for pod in object_pods(stack.objects())
+    ]
+    storage = stack.config.model_cache.storage
+    return {
+        name: scheduling.nodes_held(
+            scheduling.cpu_pool(name, config, catalog, storage),
+            [pod for pod in pods if pod.node_selector.get(POOL_LABEL) == name],
+        )
+        for name, config in stack.config.node_pools.items()
+        if config.hardware == CPU_ONLY
+    }
+
+
+def _cpu_floor_problems(stack: Stack, catalog: Catalog) -> list[Problem]:
+    """A cpu pool's minNodes is at most what its graphs' fewest workers hold (as a GPU pool's:
+    core/resolve/sizing.py floor_problems)."""
+    problems = []
+    for name, held in cpu_pools_at_fewest(stack, catalog).items():
+        scaling = stack.config.node_pools[name].scaling
+        if scaling is not None and scaling.min_nodes > held:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}nodePools.{name}.scaling.minNodes",
+                    f"{scaling.min_nodes}, but the pool's graphs at their fewest workers hold {held} node(s), and "
+                    f"Karpenter keeps no node that no worker needs: set minNodes to at most {held}, or raise the "
+                    "graphs' minReplicas",
+                )
+            )
+    return problems
+
+
+def _on_cpu_pools_at_most(pods: list[scheduling.Pod], stack: Stack) -> list[scheduling.Pod]:
+    """The graphs' pods, each autoscaled worker on a cpu pool at its most replicas: the pool must hold what
+    its Planners may ask for (a GPU pool's are placed at their most by core/resolve/sizing.py)."""
+    most = {
+        f"{DGD_KIND} {stack.config.namespace}/{deployment.name} {worker.service_name}": worker.most_replicas
+        for deployment in stack.deployments
+        if deployment.pool is None and deployment.config.node_pool
+        for worker in deployment.workers
+        if worker.scaling is not None
+    }
+    return [dataclasses.replace(pod, replicas=most.get(pod.owner, pod.replicas)) for pod in pods]
 
 
 def object_pods(objects: list[dict[str, Any]]) -> list[scheduling.Pod]:

@@ -232,6 +232,7 @@ class ColdStartPhase(StrictModel):
     """One phase of a worker's wait for a new node, as published (minutes None: no figure is)."""
 
     phase: str
+    weights: bool = False  # only a graph that loads weights waits for it
     minutes: NonNegativeFloat | None
     at_most_minutes: PositiveFloat
     published: str
@@ -246,13 +247,14 @@ class KarpenterSettings(StrictModel):
     controller_resources: dict[str, dict[str, str]]
     cold_start: list[ColdStartPhase]
 
-    @property
-    def cold_start_minutes(self) -> tuple[float, float]:
+    def cold_start_phases(self, weights: bool = True) -> list[ColdStartPhase]:
+        """What a new node's worker waits for: a graph's that loads `weights`, or one's that loads none."""
+        return [phase for phase in self.cold_start if weights or not phase.weights]
+
+    def cold_start_minutes(self, weights: bool = True) -> tuple[float, float]:
         """A new node's worker serving after this long, at least and at most (published figures)."""
-        return (
-            sum(phase.minutes or 0 for phase in self.cold_start),
-            sum(phase.at_most_minutes for phase in self.cold_start),
-        )
+        phases = self.cold_start_phases(weights)
+        return sum(phase.minutes or 0 for phase in phases), sum(phase.at_most_minutes for phase in phases)
 
 
 class BenchmarkSettings(StrictModel):

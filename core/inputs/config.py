@@ -255,7 +255,13 @@ class NodePoolConfig(StrictModel):
     """A pool of GPU nodes of one hardware type: a fixed number (`nodes`), or, on a created cluster, nodes
     that follow the load (`scaling`)."""
 
-    hardware: Annotated[str, Field(description="a hardware type of configs/hardware.yaml: b200, gb200, h200 or h100")]
+    hardware: Annotated[
+        str,
+        Field(
+            description="a hardware type of configs/hardware.yaml: b200, gb200, h200 or h100; or cpu: an elastic "
+            "pool of CPU nodes (instanceType and scaling required) for recipes without GPUs"
+        ),
+    ]
     nodes: Annotated[
         int | None,
         Field(ge=0, description="the GPU nodes in the pool, a fixed number: required unless scaling is given"),

@@ -22,7 +22,7 @@ from gpt_oss_infra.core.dynamo import DynamoVersion
 from gpt_oss_infra.core.dynamo_graph import image_release
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs import aws_values
-from gpt_oss_infra.core.inputs.catalog import CapacityType, Catalog
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, CapacityType, Catalog
 from gpt_oss_infra.core.inputs.config import (
     KEY_PREFIX,
     DeploymentConfig,
@@ -132,6 +132,8 @@ def pool_problems(
     problems = _size_problems(key, pool, created)
     if not created:
         problems += _existing_pool_problems(name, pool)
+    if pool.hardware == CPU_ONLY:
+        return problems + _cpu_pool_problems(key, pool, catalog, created)
     hardware = catalog.hardware.get(pool.hardware)
     if hardware is None:
         return [*problems, _unknown(f"{key}.hardware", "hardware", pool.hardware, catalog.hardware)]
@@ -155,6 +157,37 @@ def pool_problems(
                 f"{pool.hardware} nodes need Kubernetes >= {minimum} ({hardware.min_kubernetes_reason})",
             )
         )
+    return problems
+
+
+def _cpu_pool_problems(key: str, pool: NodePoolConfig, catalog: Catalog, created: bool) -> list[Problem]:
+    """A pool of CPU nodes for recipes without GPUs: elastic only (fixed CPU nodes are the system nodes), of
+    an instance type whose size the placement check knows (configs/nodes.yaml) and that carries no GPU."""
+    problems = []
+    if created and pool.scaling is None:
+        problems.append(
+            Problem(
+                f"{key}.scaling",
+                "required for a cpu pool: its nodes follow its workers (fixed CPU nodes are cluster.systemNodes)",
+            )
+        )
+    gpu_types = {name for hardware in catalog.hardware.values() for name in hardware.instance_types}
+    sized = sorted(
+        name for name, facts in catalog.nodes.instance_types.items() if facts.vcpus and name not in gpu_types
+    )
+    if pool.instance_type not in sized:
+        problems.append(
+            Problem(
+                f"{key}.instanceType",
+                f"{'required' if pool.instance_type is None else repr(pool.instance_type) + ' is not one'} for a cpu "
+                f"pool: one of {', '.join(sized)} (configs/nodes.yaml, whose sizes the placement check uses)",
+            )
+        )
+    problems += [
+        Problem(f"{key}.{alias}", "not for a cpu pool: its nodes have no GPU and no EFA")
+        for field, alias in (("efa", "efa"), ("capacity_reservation_id", "capacityReservationId"))
+        if getattr(pool, field) is not None
+    ]
     return problems
 
 
@@ -609,11 +642,11 @@ def deployment_problems(
         problems.append(
             Problem(f"{key}.recipe", f"recipe {deployment.recipe} does not run on Dynamo {dynamo.version}: {why}")
         )
+    pool = node_pools.get(deployment.node_pool or "")
     if recipe.gpu_free:
-        return problems + _gpu_free_problems(deployment, key)
+        return problems + _gpu_free_problems(deployment, key, pool)
     if deployment.node_pool is None:
         return [*problems, Problem(f"{key}.nodePool", f"required: the node pool of {recipe.hardware} GPUs to run on")]
-    pool = node_pools.get(deployment.node_pool)
     if pool is None:
         return [*problems, _unknown(f"{key}.nodePool", "node pool", deployment.node_pool, node_pools)]
     if recipe.hardware != pool.hardware:
@@ -699,7 +732,7 @@ def _spot_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 def _cold_start_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     """A graph on an elastic pool may wait for its nodes to start before its image pull and weight load
     (configs/karpenter.yaml coldStart): `pulumi up` must wait for it that long."""
-    fewest, most = catalog.karpenter.cold_start_minutes
+    fewest, most = catalog.karpenter.cold_start_minutes()  # weights loaded: the longest wait
     return [
         Problem(
             f"{KEY_PREFIX}deployments.{name}.readyTimeoutMinutes",
@@ -754,14 +787,15 @@ def loads_weights(config: StackConfig, catalog: Catalog) -> bool:
     return not recipes or any(not catalog.backends[recipe.backend].spec.simulated for recipe in recipes if recipe)
 
 
-def _gpu_free_problems(deployment: DeploymentConfig, key: str) -> list[Problem]:
-    """A recipe without GPUs runs on CPU nodes: GPU keys are mistakes, not preferences."""
+def _gpu_free_problems(deployment: DeploymentConfig, key: str, pool: NodePoolConfig | None) -> list[Problem]:
+    """A recipe without GPUs runs on CPU nodes: GPU keys are mistakes, not preferences. Its nodePool, when
+    given, is a cpu pool's."""
     reason = f"recipe {deployment.recipe} needs no GPU: its workers run on CPU nodes"
     given = [
         (
             "nodePool",
-            deployment.node_pool is not None,
-            "leave it out (the system nodes, or any node of an existing cluster)",
+            deployment.node_pool is not None and (pool is None or pool.hardware != CPU_ONLY),
+            "leave it out (the system nodes, or any node of an existing cluster), or name a pool of hardware cpu",
         ),
         ("gpus", deployment.gpus is not None, "leave it out"),
         (

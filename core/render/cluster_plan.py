@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.catalog import AddonVersion, Chart, KarpenterSettings
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, AddonVersion, Chart, KarpenterSettings, NodeFacts
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
 from gpt_oss_infra.core.render.aws import capacity
 from gpt_oss_infra.core.render.aws.account import AccountFacts
@@ -22,6 +22,7 @@ from gpt_oss_infra.core.render.aws.specs import (
     NodeGroupSpec,
     addons,
     api_access,
+    cpu_pool,
     elastic_pool,
     gpu_node_group,
     pool_offering_problems,
@@ -134,6 +135,7 @@ def eks_plan(
     facts: AccountFacts,
     charts: dict[str, Chart],
     karpenter: KarpenterSettings,
+    node_facts: NodeFacts,
 ) -> ClusterPlan:
     """The cluster's add-ons and node groups, or ConfigError naming every key (or catalog entry)
     AWS would refuse."""
@@ -152,6 +154,11 @@ def eks_plan(
             elastic.append(group.spec)
         else:
             groups.append(group.spec)
+    for name, pool_config in config.node_pools.items():  # cpu pools: Karpenter's too, with no EC2 facts to read
+        if pool_config.hardware == CPU_ONLY:
+            size = node_facts.instance_types[pool_config.instance_type or ""]
+            assert size.vcpus is not None, "a cpu pool's instance type has its vCPUs (core/inputs/rules.py)"
+            elastic.append(cpu_pool(name, pool_config, size.vcpus))
     if problems:
         raise ConfigError(problems)
     return ClusterPlan(

@@ -49,6 +49,16 @@ CLUSTER_SECURITY_GROUP_TAG = "aws:eks:cluster-name"
 _CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}  # EKS's names -> Karpenter's
 
 
+def cpu_pool_taint(pool: str) -> dict[str, str]:
+    """A cpu pool's nodes take only its workers (which tolerate it): another pod there would keep an empty
+    node from going (WhenEmpty counts every pod but DaemonSets')."""
+    return {"key": POOL_LABEL, "value": pool, "effect": "NoSchedule"}
+
+
+def cpu_pool_toleration(pool: str) -> dict[str, str]:
+    return {"key": POOL_LABEL, "operator": "Equal", "value": pool, "effect": "NoSchedule"}
+
+
 @dataclass(frozen=True)
 class KarpenterObjects:
     """The CRDs' release, the controller's, and each elastic pool's EC2NodeClass and NodePool."""
@@ -169,23 +179,26 @@ def node_pool(spec: ElasticPoolSpec, settings: KarpenterSettings) -> dict[str, A
         requirements.append(
             {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [spec.availability_zone]}
         )
+    gpu = spec.gpus_per_node > 0
+    labels = {**(GPU_NODE_LABEL if gpu else {}), HARDWARE_LABEL: spec.hardware, POOL_LABEL: spec.pool}
+    taint = (
+        {"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]} if gpu else cpu_pool_taint(spec.pool)
+    )
     return {
         "apiVersion": NODE_POOL_API,
         "kind": "NodePool",
         "metadata": {"name": spec.pool, "labels": common_labels("node-pool")},
         "spec": {
             "template": {
-                "metadata": {
-                    "labels": {**GPU_NODE_LABEL, HARDWARE_LABEL: spec.hardware, POOL_LABEL: spec.pool},
-                },
+                "metadata": {"labels": labels},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": spec.pool},
                     "requirements": requirements,
-                    "taints": [{"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]}],
+                    "taints": [taint],
                     "expireAfter": "Never",
                 },
             },
-            "limits": {"nvidia.com/gpu": str(spec.gpu_limit), "nodes": str(spec.max_nodes)},
+            "limits": spec.limits,
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": settings.consolidate_after,

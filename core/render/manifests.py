@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
@@ -132,6 +132,8 @@ class PodExtras:
     observed: bool  # observability.enabled: the dashboards and alerts read the workers' metrics
     prometheus: str | None  # the stack's Prometheus (observability.enabled), which a Planner reads
     resources: PodResources  # the frontend's and GPU workers' CPU and memory (configs/pod-resources.yaml)
+    tolerations: list[dict[str, Any]] = field(default_factory=lambda: [GPU_TAINT])  # of the pool's taint
+    elastic: bool = False  # an elastic pool's: Karpenter must not disrupt a node under a worker
 
 
 def dynamo_graph_deployment(
@@ -254,9 +256,9 @@ def _worker(
     elif worker.gpus:
         main["resources"] = gpu_worker_resources(worker.gpus, extras.resources.gpu_worker)
     main["securityContext"] = pod_security.GRAPH_CONTAINER
-    # GPU workers go to their pool's nodes, tolerating the GPU taint; CPU workers where platform pods go.
+    # Workers go to their pool's nodes, tolerating its taint; CPU workers without a pool where platform pods go.
     placement = (
-        {"nodeSelector": extras.node_selector, "tolerations": [GPU_TAINT]}
+        {"nodeSelector": extras.node_selector, "tolerations": extras.tolerations}
         if extras.node_selector is not None
         else {"affinity": SYSTEM_POOL_AFFINITY}
     )
@@ -304,7 +306,7 @@ def _worker(
         # A changed engine config rolls the workers: the ConfigMap alone would not. On an elastic pool,
         # Karpenter never disrupts a node under a worker (core/render/karpenter.py).
         annotations=({"gpt-oss-infra/engine-config-sha256": _files_sha256(files)} if files else {})
-        | (DO_NOT_DISRUPT if deployment.pool and deployment.pool.config.scaling else {}),
+        | (DO_NOT_DISRUPT if extras.elastic else {}),
         pod=pod,
         gpus=worker.gpus,
         # The device plugin hands EFA devices only to pods that request them.

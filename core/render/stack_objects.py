@@ -8,13 +8,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gpt_oss_infra.core.inputs.catalog import Catalog
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog
 from gpt_oss_infra.core.inputs.config import EksClusterConfig, ModelCacheConfig, Release, StackConfig
 from gpt_oss_infra.core.inputs.rules import loads_weights
 from gpt_oss_infra.core.render import (
     benchmark,
     gateway,
     gpu_software,
+    karpenter,
     manifests,
     model_cache,
     network_policy,
@@ -26,7 +27,7 @@ from gpt_oss_infra.core.render import (
     teardown,
 )
 from gpt_oss_infra.core.render.aws import specs
-from gpt_oss_infra.core.render.labels import POOL_LABEL
+from gpt_oss_infra.core.render.labels import GPU_TAINT, POOL_LABEL
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
 from gpt_oss_infra.core.resolve import cost, sizing
@@ -308,6 +309,9 @@ def serving_of(
 ) -> Serving:
     """One deployment's objects: its graph, engine and Planner configs, smoke test, benchmark and gateway."""
     release, namespace = context.release, context.namespace
+    # A recipe without GPUs names a pool only when it is a cpu pool (core/inputs/rules.py).
+    cpu_pool = deployment.config.node_pool if deployment.pool is None else None
+    cpu_selector = {POOL_LABEL: cpu_pool} if cpu_pool else None
     init_container, init_volume = model_cache.wait_for_model(
         release, context.weights, catalog.pod_resources.wait_for_model
     )
@@ -317,7 +321,7 @@ def serving_of(
         catalog.dynamo_versions[release.dynamo],
         namespace,
         manifests.PodExtras(
-            node_selector=node_selector(deployment.pool) if deployment.pool else None,
+            node_selector=node_selector(deployment.pool) if deployment.pool else cpu_selector,
             init_container=init_container,
             init_volume=init_volume,
             image_pull_secrets=[platform.NGC_PULL_SECRET] if context.with_ngc_key else [],
@@ -325,6 +329,8 @@ def serving_of(
             observed=context.prometheus_namespace is not None,
             prometheus=planner.prometheus_url(context.prometheus_namespace) if context.prometheus_namespace else None,
             resources=catalog.pod_resources,
+            tolerations=[karpenter.cpu_pool_toleration(cpu_pool)] if cpu_pool else [GPU_TAINT],
+            elastic=bool(cpu_pool) or bool(deployment.pool and deployment.pool.config.scaling),
         ),
         smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
     )
@@ -402,7 +408,7 @@ def _observability(
         metrics,
         model_cache.download_job_name(config.release, loads_weights(config, catalog)),
         config.cluster.kubernetes_version,
-        gpu_nodes=bool(config.node_pools),
+        gpu_nodes=any(pool.hardware != CPU_ONLY for pool in config.node_pools.values()),
     )
 
 

@@ -10,8 +10,9 @@ from datetime import datetime
 from typing import Any
 
 from gpt_oss_infra.core.backends import EngineView
+from gpt_oss_infra.core.checks.stack_checks import cpu_pools_at_fewest
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, StackConfig
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.inputs.rules import has_load_balancer_controller, loads_weights
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
@@ -33,10 +34,13 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
     blocks = cluster.blocks
     created = isinstance(config.cluster, EksClusterConfig)
     pools = cost.pool_costs(stack.pools, stack.deployments, catalog.prices, region, created)
+    cpu_pools = {
+        name: (*cost.cpu_pool_lines(name, config.node_pools[name], fewest, catalog.prices, region), fewest)
+        for name, fewest in cpu_pools_at_fewest(stack, catalog).items()
+    }
     gateways = sum(1 for serving in stack.serving if serving.gateway)
-    lines = cost.stack_cost(
-        catalog, config, [pool.line for pool in pools.values()], region, gateways, loads_weights(config, catalog)
-    )
+    pool_lines = [pool.line for pool in pools.values()] + [most for most, _, _ in cpu_pools.values()]
+    lines = cost.stack_cost(catalog, config, pool_lines, region, gateways, loads_weights(config, catalog))
     known, unknown = cost.total(lines)
     return {
         "environment": config.environment,
@@ -59,7 +63,8 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
             | ({"capacityBlock": _block_report(blocks[name])} if name in blocks else {})
             | ({"scaling": _elastic_report(pools[name], stack, catalog)} if pool.config.scaling else {})
             for name, pool in stack.pools.items()
-        },
+        }
+        | {name: _cpu_pool_report(config.node_pools[name], *lines, catalog) for name, lines in cpu_pools.items()},
         "cost": {
             "lines": [
                 {
@@ -103,7 +108,7 @@ def _elastic_report(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict
     a new node's wait."""
     scaling = pool.pool.config.scaling
     assert scaling is not None and pool.fewest is not None, "an elastic pool's"
-    fewest, most = catalog.karpenter.cold_start_minutes
+    fewest, most = catalog.karpenter.cold_start_minutes()
     chart = catalog.charts["karpenter"]
     return {
         "provisioner": f"Karpenter {chart.version} (chart {chart.repo}/{chart.chart})",
@@ -115,7 +120,42 @@ def _elastic_report(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict
         "usdPerHourAtMost": _rounded(pool.line.usd_per_hour),
         "simulatedDay": _simulated_day(pool, stack, catalog),
         "coldStartMinutes": [fewest, most],
-        "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start],
+        "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start_phases()],
+    }
+
+
+def _cpu_pool_report(
+    config: NodePoolConfig, most: cost.CostLine, fewest: cost.CostLine, fewest_nodes: int, catalog: Catalog
+) -> dict[str, Any]:
+    """A cpu pool (elastic, Karpenter's) in the node pools' table: no GPU, its vCPUs the NodePool's limit."""
+    scaling = config.scaling
+    assert scaling is not None, "a cpu pool is elastic (core/inputs/rules.py)"
+    chart = catalog.charts["karpenter"]
+    vcpus = catalog.nodes.instance_types[config.instance_type or ""].vcpus or 0
+    return {
+        "hardware": config.hardware,
+        "instanceType": config.instance_type,
+        "nodes": config.most_nodes,
+        "gpusPerNode": 0,
+        "gpus": 0,
+        "gpusUsed": 0,
+        "gpusIdle": 0,
+        "capacityType": config.capacity_type,
+        "usdPerHour": _rounded(most.usd_per_hour),
+        "efa": False,
+        "scaling": {
+            "provisioner": f"Karpenter {chart.version} (chart {chart.repo}/{chart.chart})",
+            "minNodes": scaling.min_nodes,
+            "maxNodes": scaling.max_nodes,
+            "cpuBudget": scaling.max_nodes * vcpus,
+            "nodesAtFewest": fewest_nodes,
+            "usdPerHourAtFewest": _rounded(fewest.usd_per_hour),
+            "usdPerHourAtMost": _rounded(most.usd_per_hour),
+            "simulatedDay": {"usdPerHour": None, "basis": "not simulated: make simulate replays GPU recipes only"},
+            # A cpu pool's graphs (the mocker's) load no weights: they wait for the node alone.
+            "coldStartMinutes": list(catalog.karpenter.cold_start_minutes(weights=False)),
+            "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start_phases(False)],
+        },
     }
 
 
@@ -172,10 +212,18 @@ def _elastic_lines(name: str, scaling: dict[str, Any]) -> list[str]:
     fewest, most = scaling["coldStartMinutes"]
     return [
         f"- {name}: elastic, nodes started and removed by {scaling['provisioner']}: at most {scaling['maxNodes']} "
-        f"nodes, a budget of {scaling['gpuBudget']} GPUs for its Planners (the NodePool's nvidia.com/gpu limit)",
+        + (
+            f"nodes, a budget of {scaling['gpuBudget']} GPUs for its Planners (the NodePool's nvidia.com/gpu limit)"
+            if "gpuBudget" in scaling
+            else f"nodes, {scaling['cpuBudget']} vCPUs for its workers (the NodePool's cpu limit)"
+        ),
         f"  - cost: at its fewest ({scaling['nodesAtFewest']} node(s), what its graphs' minimum workers hold) "
         f"{_money(scaling['usdPerHourAtFewest'])}/hour; at its most {_money(scaling['usdPerHourAtMost'])}/hour; "
-        f"over the simulated day at least {_money(day['usdPerHour'])}/hour on average (simulated: {day['basis']})",
+        + (
+            f"over the simulated day at least {_money(day['usdPerHour'])}/hour on average (simulated: {day['basis']})"
+            if day["usdPerHour"] is not None
+            else f"over a day: {day['basis']}"
+        ),
         f"  - a worker with no node free waits {fewest:g}-{most:g} minutes before it serves (published figures, "
         f"configs/karpenter.yaml coldStart: {'; '.join(map(_phase_text, scaling['coldStart']))})",
     ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpt_oss_infra.core.inputs.catalog import Catalog, EksSupport, Prices, RegionPrices
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.quantity import gibibytes
 from gpt_oss_infra.core.resolve.recipes import NodePool, ResolvedDeployment
 from gpt_oss_infra.core.resolve.sizing import fsx_capacity_gib, nodes_at_minimum
@@ -70,8 +70,8 @@ def pool_costs(
         costs[name] = PoolCost(
             pool,
             used,
-            _pool_line(pool, regional, region, created, pool.config.most_nodes, "at its most (scaling.maxNodes)"),
-            _pool_line(pool, regional, region, created, fewest, "at its fewest (its graphs' minimum workers)"),
+            _pool_line(pool, regional, region, created, pool.config.most_nodes, _MOST),
+            _pool_line(pool, regional, region, created, fewest, _FEWEST),
             fewest,
         )
     return costs
@@ -81,8 +81,35 @@ def _pool_line(
     pool: NodePool, regional: RegionPrices | None, region: str | None, created: bool, nodes: int, when: str = ""
 ) -> CostLine:
     """The pool's `nodes` nodes; `when`: which of an elastic pool's sizes they are."""
-    config = pool.config
-    item = f"GPU pool {pool.name}: {pool.instance_type}" + (f", {when}" if when else "")
+    return _nodes_line("GPU pool", pool.name, pool.instance_type, pool.config, regional, region, created, nodes, when)
+
+
+def cpu_pool_lines(
+    name: str, config: NodePoolConfig, fewest: int, prices: Prices, region: str | None
+) -> tuple[CostLine, CostLine]:
+    """A cpu pool (always elastic, on a created cluster) at its most nodes and at its fewest."""
+    regional, instance_type = region_prices(prices, region), config.instance_type or ""
+    return (
+        _nodes_line("cpu pool", name, instance_type, config, regional, region, True, config.most_nodes, _MOST),
+        _nodes_line("cpu pool", name, instance_type, config, regional, region, True, fewest, _FEWEST),
+    )
+
+
+_MOST, _FEWEST = "at its most (scaling.maxNodes)", "at its fewest (its graphs' minimum workers)"
+
+
+def _nodes_line(
+    what: str,
+    name: str,
+    instance_type: str,
+    config: NodePoolConfig,
+    regional: RegionPrices | None,
+    region: str | None,
+    created: bool,
+    nodes: int,
+    when: str,
+) -> CostLine:
+    item = f"{what} {name}: {instance_type}" + (f", {when}" if when else "")
     quantity = f"{nodes} node(s)"
     if not created:
         return CostLine(item, quantity, None, "an existing cluster's nodes: billed to that cluster, not this stack")
@@ -90,11 +117,11 @@ def _pool_line(
         return CostLine(item, quantity, config.price_per_node_hour * nodes, "pricePerNodeHour (stack config)")
     if config.capacity_type != "ON_DEMAND":
         kind = "Spot" if config.capacity_type == "SPOT" else "Capacity Block"
-        why = f"{kind}: not billed at list price; set {KEY_PREFIX}nodePools.{pool.name}.pricePerNodeHour"
+        why = f"{kind}: not billed at list price; set {KEY_PREFIX}nodePools.{name}.pricePerNodeHour"
         return CostLine(item, quantity, None, why)
-    price = regional.ec2.get(pool.instance_type) if regional else None
+    price = regional.ec2.get(instance_type) if regional else None
     if price is None:
-        return CostLine(item, quantity, None, _unknown(region, f"{pool.instance_type} On-Demand"))
+        return CostLine(item, quantity, None, _unknown(region, f"{instance_type} On-Demand"))
     return CostLine(item, quantity, price * nodes, f"{PRICES}, On-Demand list price in {region}")
 
 

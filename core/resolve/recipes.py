@@ -13,7 +13,15 @@ from typing import Any
 
 from gpt_oss_infra.core.backends import Backend
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.catalog import Catalog, EfaPodSettings, Hardware, InstanceType, Recipe, WorkerRole
+from gpt_oss_infra.core.inputs.catalog import (
+    CPU_ONLY,
+    Catalog,
+    EfaPodSettings,
+    Hardware,
+    InstanceType,
+    Recipe,
+    WorkerRole,
+)
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, DeploymentConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.mappings import deep_merge
 from gpt_oss_infra.core.resolve.autoscaling import Drain, RoleBounds, role_bounds
@@ -120,7 +128,10 @@ class ResolvedDeployment:
 
 
 def resolve_pools(config: StackConfig, catalog: Catalog) -> dict[str, NodePool]:
-    return {name: resolve_pool(name, pool, catalog) for name, pool in config.node_pools.items()}
+    """The GPU pools (a cpu pool is its CPU workers' placement only: core/render/karpenter.py)."""
+    return {
+        name: resolve_pool(name, pool, catalog) for name, pool in config.node_pools.items() if pool.hardware != CPU_ONLY
+    }
 
 
 def resolve_pool(name: str, pool: NodePoolConfig, catalog: Catalog) -> NodePool:
@@ -137,7 +148,7 @@ def resolve_deployments(
     resolved, problems = [], []
     for name, deployment in deployments.items():
         recipe = catalog.recipes[deployment.recipe]
-        pool = pools[deployment.node_pool] if deployment.node_pool else None
+        pool = pools[deployment.node_pool] if deployment.node_pool and not recipe.gpu_free else None
         key = f"{KEY_PREFIX}deployments.{name}"
         backend = catalog.backends[recipe.backend]
         workers, worker_problems = _resolve_workers(deployment, recipe, backend, pool, key)

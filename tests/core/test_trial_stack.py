@@ -45,8 +45,14 @@ def test_nothing_requests_a_gpu_or_goes_to_gpu_nodes(trial_stack):
             assert component.gpus == 0 and not component.devices and component.shared_memory is None
     text = json.dumps([obj for obj in trial_stack.objects()])
     assert "nvidia.com/gpu" not in text  # no request, toleration or selector of GPUs anywhere
-    for pod in _pods(trial_stack):
-        assert "nodeSelector" not in pod and "tolerations" not in pod
+    # On EKS only the elastic graph's workers are placed: on the cpu pool, tolerating its taint (nothing else).
+    placed = [pod for pod in _pods(trial_stack) if "nodeSelector" in pod or "tolerations" in pod]
+    on_cpu_pool = (
+        {"gpt-oss-infra/pool": "workers"},
+        [{"key": "gpt-oss-infra/pool", "operator": "Equal", "value": "workers", "effect": "NoSchedule"}],
+    )
+    expected = [on_cpu_pool] if "workers" in trial_stack.config.node_pools else []
+    assert [(pod["nodeSelector"], pod["tolerations"]) for pod in placed] == expected
 
 
 def test_the_mocker_workers_get_their_recipes_resources_and_the_system_nodes(trial_stack, catalog):
@@ -57,6 +63,9 @@ def test_the_mocker_workers_get_their_recipes_resources_and_the_system_nodes(tri
         for component in workers:
             assert component.main["resources"] == recipe.workers[component.type].resources
             assert component.main["command"] == ["python3", "-m", "dynamo.mocker"]
+            if serving.deployment.config.node_pool:  # the elastic graph, on the cpu pool
+                assert component.pod["nodeSelector"] == {"gpt-oss-infra/pool": "workers"}
+                continue
             weight = component.pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
             assert weight["preference"]["matchExpressions"][0]["values"] == ["system"]
         assert "backendFramework" not in serving.graph["spec"]  # as Dynamo's own mocker template
@@ -124,10 +133,13 @@ def test_the_report_shows_cpu_costs_only_and_says_the_figures_are_simulated(cata
     stack = build_stack(trial_raw("trial"), catalog, with_hf_token=False, api_key_clients=["ci"])
     report = stack_report(stack, catalog, ClusterPlan(api_access=""), "us-east-2")
     items = [line["item"] for line in report["cost"]["lines"]]
-    assert not any("GPU" in item for item in items) and report["nodePools"] == {}
+    assert not any("GPU" in item for item in items)
+    (pool,) = report["nodePools"].values()  # the elastic cpu pool, priced at its most
+    assert (pool["hardware"], pool["gpus"], pool["nodes"]) == ("cpu", 0, 2)
+    assert "cpu pool workers: m7i.2xlarge, at its most (scaling.maxNodes)" in items
     (efs,) = [line for line in report["cost"]["lines"] if line["item"].startswith("EFS")]
     assert efs["quantity"] == "< 1 GiB, as 1"
-    for deployment in report["deployments"].values():
+    for deployment in report["deployments"].values():  # nodePool: a GPU pool's (the cpu pool's is above)
         assert deployment["gpus"] == 0 and deployment["nodePool"] is None and deployment["usdPerHour"] is None
         estimate = deployment["estimate"]
         assert estimate["tokensPerSecond"] is None and estimate["usdPerMillionTokens"] is None

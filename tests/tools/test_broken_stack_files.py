@@ -8,9 +8,12 @@ its start and parts that must follow on the same line (a did-you-mean after a li
 
 from __future__ import annotations
 
-import pytest
+import copy
 
-from tests.support import MODELLED_BY
+import pytest
+import yaml
+
+from tests.support import MODELLED_BY, example_entries
 from tests.tools.test_bad_inputs import FILE, deployment, dev_with, planned
 
 SECURE = {"secure": "v1:AAAA"}  # as `pulumi config set --secret` writes a value
@@ -65,6 +68,17 @@ def elastic(entries, **scaling) -> None:
     """The dev pool's nodes provisioned by Karpenter, between `scaling`'s bounds, instead of a fixed count."""
     pool(entries).pop("nodes")
     pool(entries)["scaling"] = {"maxNodes": 2} | scaling
+
+
+def cpu_pool(entries, **pool) -> None:
+    """An elastic cpu pool beside the dev stack's GPU pool, with a mocker graph on it: refused for what the
+    cases below break before the stack's two backends (mocker and trtllm) are compared."""
+    entries["gpt-oss-infra:nodePools"]["workers"] = {
+        "hardware": "cpu",
+        "instanceType": "m7i.2xlarge",
+        "scaling": {"maxNodes": 1},
+    } | pool
+    entries["gpt-oss-infra:deployments"]["mock"] = {"recipe": "trial-mocker-agg", "nodePool": "workers"}
 
 
 def on_release(entries, dynamo: str) -> None:
@@ -212,6 +226,28 @@ BROKEN = {
         ),
         "nodePools.gpu.availabilityZone",
         "required for an elastic pool with EFA: its nodes share one cluster placement group",
+    ),
+    # cpu pools (issue 35: the trial's elastic pool)
+    "a fixed cpu pool": (
+        lambda e: (cpu_pool(e, nodes=1), e["gpt-oss-infra:nodePools"]["workers"].pop("scaling")),
+        "nodePools.workers.scaling",
+        "required for a cpu pool: its nodes follow its workers (fixed CPU nodes are cluster.systemNodes)",
+    ),
+    "a cpu pool of GPU instances": (
+        lambda e: cpu_pool(e, instanceType="p5en.48xlarge"),
+        "nodePools.workers.instanceType",
+        "'p5en.48xlarge' is not one for a cpu pool: one of m7i.2xlarge (configs/nodes.yaml",
+    ),
+    "a GPU recipe on a cpu pool": (
+        lambda e: (cpu_pool(e), deployment(e).update(nodePool="workers")),
+        "deployments.gpt-oss.recipe",
+        "recipe h200-agg-low-latency runs on h200, but node pool workers is cpu",
+    ),
+    "a mocker graph on a GPU pool": (
+        lambda e: (cpu_pool(e), e["gpt-oss-infra:deployments"]["mock"].update(nodePool="gpu")),
+        "deployments.mock.nodePool",
+        "recipe trial-mocker-agg needs no GPU: its workers run on CPU nodes; leave it out (the system nodes, or any "
+        "node of an existing cluster), or name a pool of hardware cpu",
     ),
     # model cache
     "a storage kind we do not make": (
@@ -602,6 +638,41 @@ def test_a_gateway_without_an_nlb_is_not_called_one(tmp_path, capsys):
         "- gateway (internal, API keys, 401 without one), reached through the gateway's in-cluster Service "
         "(ClusterIP, no NLB: cluster.loadBalancerController is off):" in summary
     )
+
+
+def trial_with(change) -> str:
+    """The trial stack file (its elastic cpu pool `workers`, the Planner-scaled mocker graph `elastic` on it)."""
+    entries = copy.deepcopy(example_entries("trial"))
+    change(entries)
+    return yaml.safe_dump({"config": entries}, sort_keys=False)
+
+
+def test_planners_asking_more_than_a_cpu_pool_holds_are_refused(tmp_path, capsys):
+    """A cpu pool's workers are placed at the Planner's maximum (the trial's elastic graph on its two-node
+    pool): 100 mocker workers of 250m CPU do not fit two 8-vCPU nodes, which the placement check says of the
+    graph's worker."""
+
+    def crowded(entries):
+        entries["gpt-oss-infra:deployments"]["elastic"]["autoscaling"]["maxReplicas"] = 100
+
+    code, err = planned(tmp_path, capsys, trial_with(crowded))
+    assert code == 1, err
+    line = next(line for line in err.splitlines() if line.startswith("DynamoGraphDeployment gpt-oss/elastic "))
+    # Two nodes hold 62 of them; the 63rd has no room.
+    assert "MockerWorker (replica 63 of 100): cannot be scheduled" in line
+    assert "pool workers: every node is short of CPU (millicores): needs 250, 80 left" in line
+
+
+def test_a_cpu_pools_floor_its_graphs_never_hold_is_refused(tmp_path, capsys):
+    def floor(entries):
+        entries["gpt-oss-infra:nodePools"]["workers"]["scaling"] = {"minNodes": 2, "maxNodes": 2}
+
+    code, err = planned(tmp_path, capsys, trial_with(floor))
+    assert code == 1, err
+    assert (
+        "\ngpt-oss-infra:nodePools.workers.scaling.minNodes: 2, but the pool's graphs at their fewest workers hold "
+        "1 node(s)" in err
+    ), err
 
 
 def test_there_are_broken_files_for_every_section():

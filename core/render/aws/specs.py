@@ -23,7 +23,7 @@ from typing import Any
 
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.catalog import AddonVersion
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, StackConfig
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan, ScheduledScaling
 from gpt_oss_infra.core.render.labels import (
@@ -77,20 +77,24 @@ class ElasticPoolSpec:
     say (core/render/karpenter.py) and the AWS resources they need (core/render/aws/karpenter.py)."""
 
     pool: str
-    hardware: str
+    hardware: str  # a GPU hardware type, or cpu
     instance_type: str
     capacity_type: str  # ON_DEMAND or SPOT (a Capacity Block pool stays a managed node group)
-    gpus_per_node: int
+    gpus_per_node: int  # 0: a cpu pool
     min_nodes: int
     max_nodes: int
     disk_size_gib: int
     availability_zone: str | None  # required with EFA: its cluster placement group lives in one zone
     network_interfaces: list[dict[str, Any]]  # EFA layout as a launch template's; [] = one ENA interface
+    vcpus: int | None = None  # a cpu pool's node size (configs/nodes.yaml)
 
     @property
-    def gpu_limit(self) -> int:
-        """The pool's GPU budget: the most GPUs Karpenter may start for it."""
-        return self.max_nodes * self.gpus_per_node
+    def limits(self) -> dict[str, str]:
+        """What Karpenter may start for the pool at most: its GPUs (a cpu pool: its vCPUs), in maxNodes nodes."""
+        if self.gpus_per_node:
+            return {"nvidia.com/gpu": str(self.max_nodes * self.gpus_per_node), "nodes": str(self.max_nodes)}
+        assert self.vcpus is not None, "a cpu pool's instance type has its vCPUs (core/inputs/rules.py)"
+        return {"cpu": str(self.max_nodes * self.vcpus), "nodes": str(self.max_nodes)}
 
 
 def elastic_pool(pool: NodePool, network_interfaces: list[dict[str, Any]]) -> ElasticPoolSpec:
@@ -107,6 +111,25 @@ def elastic_pool(pool: NodePool, network_interfaces: list[dict[str, Any]]) -> El
         disk_size_gib=pool.config.disk_size_gib,
         availability_zone=pool.config.availability_zone,
         network_interfaces=network_interfaces,
+    )
+
+
+def cpu_pool(name: str, config: NodePoolConfig, vcpus: int) -> ElasticPoolSpec:
+    """A cpu pool (always elastic) of the CPU instance type it names."""
+    scaling, instance_type = config.scaling, config.instance_type
+    assert scaling is not None and instance_type is not None, "a cpu pool's (core/inputs/rules.py)"
+    return ElasticPoolSpec(
+        pool=name,
+        hardware=config.hardware,
+        instance_type=instance_type,
+        capacity_type=config.capacity_type,
+        gpus_per_node=0,
+        min_nodes=scaling.min_nodes,
+        max_nodes=scaling.max_nodes,
+        disk_size_gib=config.disk_size_gib,
+        availability_zone=config.availability_zone,
+        network_interfaces=[],
+        vcpus=vcpus,
     )
 
 

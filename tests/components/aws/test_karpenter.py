@@ -190,3 +190,37 @@ def test_the_controller_is_placed_on_the_system_nodes_beside_the_rest(example_st
     )
     problems, _ = stack_problems(stack, greedy)
     assert problems and all("short of CPU" in problem.message for problem in problems)
+
+
+def test_the_trial_shows_the_same_wiring_on_cpu_nodes(eks_plan, example_stack):
+    """The trial stack's elastic cpu pool: the same NodePool and EC2NodeClass, with a cpu limit where a GPU
+    pool has nvidia.com/gpu, its own taint (its workers only), no EFA; the Planner-scaled mocker graph on it,
+    never disrupted; the other graphs on the system nodes."""
+    plan = eks_plan("trial").eks
+    assert plan.karpenter is not None and [spec.pool for spec in plan.elastic] == ["workers"]
+    spec = plan.karpenter.node_pools["workers"]["spec"]
+    assert spec["limits"] == {"cpu": "16", "nodes": "2"}  # 2 x m7i.2xlarge, 8 vCPUs each
+    assert spec["template"]["metadata"]["labels"] == {"gpt-oss-infra/hardware": "cpu", "gpt-oss-infra/pool": "workers"}
+    assert spec["template"]["spec"]["taints"] == [
+        {"key": "gpt-oss-infra/pool", "value": "workers", "effect": "NoSchedule"}
+    ]
+    assert {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.2xlarge"]} in spec["template"][
+        "spec"
+    ]["requirements"]
+    node_class = plan.karpenter.node_classes["workers"]["spec"]
+    assert "networkInterfaces" not in node_class and "placementGroupSelector" not in node_class
+    stack = example_stack("trial")
+    assert (
+        schema_problems(plan.karpenter.objects(), stack.config.cluster.kubernetes_version, stack.platform.dynamo) == []
+    )
+    placed = {}
+    for serving in stack.serving:
+        for component in graph_components(serving.graph):
+            if component.type == "worker":
+                placed[serving.deployment.name] = (component.pod.get("nodeSelector"), component.annotations)
+    selector, annotations = placed["elastic"]
+    assert selector == {"gpt-oss-infra/pool": "workers"}
+    assert annotations.items() >= DO_NOT_DISRUPT.items()
+    assert placed["agg"][0] is None and "karpenter.sh/do-not-disrupt" not in placed["agg"][1]
+    (elastic,) = [s.deployment for s in stack.serving if s.deployment.name == "elastic"]
+    assert planner_settings(elastic, stack.config.release)["max_gpu_budget"] == 3  # a mocker worker counts one

@@ -1,6 +1,7 @@
 """The CEL rules of Karpenter's CRDs (x-kubernetes-validations), which the API server evaluates and the
 OpenAPI validation of core/checks/validation.py does not: every rule of the vendored v1.14.1 CRDs is
-evaluated here with cel-python on the elastic pool's rendered EC2NodeClass and NodePool, with the two
+evaluated here with cel-python on the elastic pools' rendered EC2NodeClass and NodePool (a GPU pool's and
+the trial's cpu pool's), with the two
 Kubernetes CEL library functions the rules call (`split` of the strings library, `find` of the regex
 library). Transition rules (those reading `oldSelf`) need an object's earlier version and are skipped.
 A test-only check: cel-python is a development dependency, not one of `pulumi up`."""
@@ -71,16 +72,21 @@ def cel_problems(manifest: dict[str, Any]) -> tuple[list[str], int]:
     return broken, evaluated
 
 
+def _objects(plan, pool: str) -> dict[str, dict[str, Any]]:
+    karpenter = plan.eks.karpenter
+    node_class = copy.deepcopy(karpenter.node_classes[pool])
+    node_class["spec"]["role"] = "gptoss-karpenter-node-role-1a2b3c"  # as the shell fills it in
+    return {"EC2NodeClass": node_class, "NodePool": karpenter.node_pools[pool]}
+
+
 @pytest.fixture(scope="module")
 def objects(eks_plan) -> dict[str, dict[str, Any]]:
-    karpenter = eks_plan("autoscaling").eks.karpenter
-    node_class = copy.deepcopy(karpenter.node_classes["b200"])
-    node_class["spec"]["role"] = "gptoss-karpenter-node-role-1a2b3c"  # as the shell fills it in
-    return {"EC2NodeClass": node_class, "NodePool": karpenter.node_pools["b200"]}
+    return _objects(eks_plan("autoscaling"), "b200")
 
 
-def test_the_rendered_objects_keep_every_cel_rule_of_karpenters_crds(objects):
-    for manifest in objects.values():
+@pytest.mark.parametrize(("stack", "pool"), [("autoscaling", "b200"), ("trial", "workers")])
+def test_the_rendered_objects_keep_every_cel_rule_of_karpenters_crds(eks_plan, stack, pool):
+    for manifest in _objects(eks_plan(stack), pool).values():
         broken, evaluated = cel_problems(manifest)
         assert broken == [], broken
         assert evaluated >= 10, (manifest["kind"], evaluated)  # the rules did run
