@@ -258,7 +258,7 @@ class GptOssStack(Component):
         # What the stack exports (stack_outputs), in the order the program always exported it.
         self._stack_outputs: dict[str, Any] = {
             **target.exports,
-            "nodePools": sorted(stack.pools),
+            "nodePools": sorted(stack.config.node_pools),  # a cpu pool's name too
             # What is live after this `up`: the next one may move at most one Dynamo minor release from it.
             "dynamoRelease": stack.config.release.dynamo,
             "report": report,

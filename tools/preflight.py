@@ -90,7 +90,10 @@ class NodeGroup:
     nodes: int
     capacity_type: str  # ON_DEMAND, SPOT or CAPACITY_BLOCK
     zone: str | None  # pinned AZ, else every AZ of the cluster's subnets
-    pool: NodePool | None  # None for the system node group
+    pool: NodePool | None  # None for the system node group and a cpu pool
+
+
+SYSTEM_GROUP = "system"  # the system node group's name (a cpu pool's group has no GpuNodePool either)
 
 
 def node_groups(stack: Stack) -> list[NodeGroup]:
@@ -98,7 +101,7 @@ def node_groups(stack: Stack) -> list[NodeGroup]:
     groups = []
     if isinstance(cluster, EksClusterConfig):
         system = cluster.system_nodes
-        groups.append(NodeGroup("system", system.instance_type, system.nodes, "ON_DEMAND", None, None))
+        groups.append(NodeGroup(SYSTEM_GROUP, system.instance_type, system.nodes, "ON_DEMAND", None, None))
     for pool in stack.pools.values():
         config = pool.config
         groups.append(
@@ -106,6 +109,12 @@ def node_groups(stack: Stack) -> list[NodeGroup]:
                 pool.name, pool.instance_type, config.most_nodes, config.capacity_type, config.availability_zone, pool
             )
         )
+    for name, config in stack.config.node_pools.items():  # cpu pools, at their most (Karpenter's)
+        if name not in stack.pools:
+            instance_type = config.instance_type or ""
+            groups.append(
+                NodeGroup(name, instance_type, config.most_nodes, config.capacity_type, config.availability_zone, None)
+            )
     return groups
 
 
@@ -265,7 +274,7 @@ def offering_findings(groups: list[NodeGroup], zones: list[str], region: str, ec
         where = f"{group.instance_type} is offered in none of {', '.join(wanted)}"
         if not others:
             fix = f"pick another region or instance type: {region} offers {group.instance_type} in no AZ"
-        elif group.pool is None:
+        elif group.pool is None and group.name == SYSTEM_GROUP:
             fix = f"set {KEY_PREFIX}cluster.systemNodes.instanceType to a type offered there"
         else:
             fix = f"set {KEY_PREFIX}nodePools.{group.name}.availabilityZone to one of {', '.join(others)}"

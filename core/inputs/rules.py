@@ -163,8 +163,25 @@ def pool_problems(
 def _cpu_pool_problems(key: str, pool: NodePoolConfig, catalog: Catalog, created: bool) -> list[Problem]:
     """A pool of CPU nodes for recipes without GPUs: elastic only (fixed CPU nodes are the system nodes), of
     an instance type whose size the placement check knows (configs/nodes.yaml) and that carries no GPU."""
+    if not created:
+        return [
+            Problem(
+                f"{key}.hardware",
+                "cpu is for a cluster the program creates (kind: eks), whose Karpenter provisions the pool: on an "
+                "existing cluster, a recipe without GPUs runs on its nodes (leave the deployment's nodePool out)",
+            )
+        ]
     problems = []
-    if created and pool.scaling is None:
+    if pool.capacity_type not in ("ON_DEMAND", "SPOT"):
+        problems.append(Problem(f"{key}.capacityType", "ON_DEMAND or SPOT for a cpu pool (Karpenter's)"))
+    if pool.node_selector is not None:
+        problems.append(
+            Problem(
+                f"{key}.nodeSelector",
+                f"not for a cpu pool: its nodes carry {POOL_LABEL}: <pool>, which its workers select",
+            )
+        )
+    if pool.scaling is None:
         problems.append(
             Problem(
                 f"{key}.scaling",
@@ -732,19 +749,25 @@ def _spot_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
 def _cold_start_problems(config: StackConfig, catalog: Catalog) -> list[Problem]:
     """A graph on an elastic pool may wait for its nodes to start before its image pull and weight load
     (configs/karpenter.yaml coldStart): `pulumi up` must wait for it that long."""
-    fewest, most = catalog.karpenter.cold_start_minutes()  # weights loaded: the longest wait
-    return [
-        Problem(
-            f"{KEY_PREFIX}deployments.{name}.readyTimeoutMinutes",
-            f"{deployment.ready_timeout_minutes}, but on elastic pool {deployment.node_pool} a worker may wait "
-            f"{fewest:g}-{most:g} minutes before it serves (a node's start, then the image pull and weight load: "
-            f"configs/karpenter.yaml coldStart, published figures): give at least {math.ceil(most)}",
-        )
-        for name, deployment in config.deployments.items()
-        if (pool := config.node_pools.get(deployment.node_pool or "")) is not None
-        and pool.scaling is not None
-        and deployment.ready_timeout_minutes < most
-    ]
+    problems = []
+    for name, deployment in config.deployments.items():
+        pool = config.node_pools.get(deployment.node_pool or "")
+        recipe = catalog.recipes.get(deployment.recipe)
+        if pool is None or pool.scaling is None or recipe is None:
+            continue
+        weights = not catalog.backends[recipe.backend].spec.simulated
+        fewest, most = catalog.karpenter.cold_start_minutes(weights)
+        if deployment.ready_timeout_minutes < most:
+            problems.append(
+                Problem(
+                    f"{KEY_PREFIX}deployments.{name}.readyTimeoutMinutes",
+                    f"{deployment.ready_timeout_minutes}, but on elastic pool {deployment.node_pool} a worker may "
+                    f"wait {fewest:g}-{most:g} minutes before it serves (a node's start, then the image pull and "
+                    f"weight load: configs/karpenter.yaml coldStart, published figures): give at least "
+                    f"{math.ceil(most)}",
+                )
+            )
+    return problems
 
 
 def model_limit_problems(name: str, deployment: DeploymentConfig, catalog: Catalog) -> list[Problem]:

@@ -225,7 +225,8 @@ def _elastic_lines(name: str, scaling: dict[str, Any]) -> list[str]:
             else f"over a day: {day['basis']}"
         ),
         f"  - a worker with no node free waits {fewest:g}-{most:g} minutes before it serves (published figures, "
-        f"configs/karpenter.yaml coldStart: {'; '.join(map(_phase_text, scaling['coldStart']))})",
+        f"configs/karpenter.yaml coldStart: {'; '.join(map(_phase_text, scaling['coldStart']))})"
+        + ("; its image pull comes on top, for which no figure is published" if "cpuBudget" in scaling else ""),
     ]
 
 

@@ -238,6 +238,21 @@ BROKEN = {
         "nodePools.workers.instanceType",
         "'p5en.48xlarge' is not one for a cpu pool: one of m7i.2xlarge (configs/nodes.yaml",
     ),
+    "a cpu pool in a Capacity Block": (
+        lambda e: cpu_pool(e, capacityType="CAPACITY_BLOCK"),
+        "nodePools.workers.capacityType",
+        "ON_DEMAND or SPOT for a cpu pool (Karpenter's)",
+    ),
+    "a cpu pool's own node selector": (
+        lambda e: cpu_pool(e, nodeSelector={"team": "ml"}),
+        "nodePools.workers.nodeSelector",
+        "not for a cpu pool: its nodes carry gpt-oss-infra/pool: <pool>, which its workers select",
+    ),
+    "a cpu pool of an existing cluster": (
+        lambda e: (as_existing(e), cpu_pool(e, nodes=2), e["gpt-oss-infra:nodePools"]["workers"].pop("scaling")),
+        "nodePools.workers.hardware",
+        "cpu is for a cluster the program creates (kind: eks), whose Karpenter provisions the pool",
+    ),
     "a GPU recipe on a cpu pool": (
         lambda e: (cpu_pool(e), deployment(e).update(nodePool="workers")),
         "deployments.gpt-oss.recipe",

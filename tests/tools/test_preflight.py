@@ -354,6 +354,19 @@ def test_a_reservation_that_is_not_a_block_or_does_not_exist_is_a_problem():
     assert finding.fix.startswith("set gpt-oss-infra:nodePools.gb200.capacityReservationId to a Capacity Block")
 
 
+def test_a_cpu_pool_counts_against_the_quota_at_its_most_nodes():
+    """The trial's elastic cpu pool (2 x m7i.2xlarge at its most) is a node group preflight checks, beside the
+    three system nodes: its offering and its vCPUs in the On-Demand standard quota (40, not 24)."""
+    trial = build_stack(
+        namespace_config(example_entries("trial")),
+        preflight.load_catalog(),
+        with_hf_token=False,
+        api_key_clients=["ci"],
+    )
+    groups = {(g.name, g.instance_type, g.nodes, g.pool) for g in preflight.node_groups(trial)}
+    assert groups == {("system", "m7i.2xlarge", 3, None), ("workers", "m7i.2xlarge", 2, None)}
+
+
 # --- an existing cluster (the existing-cluster example: 1 x H200 node, classes gp3 and shared-rwx)
 
 
