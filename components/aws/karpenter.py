@@ -46,12 +46,8 @@ class Karpenter(Component):
         assert isinstance(node_role, aws.iam.Role)
         # Its identity with every policy attached, and its queue's policy, before the controller starts (and
         # after it stops, at destroy).
-        identity = [
-            resource
-            for key, resource in built.items()
-            if key.startswith(f"{name}-")
-            and (key.endswith("-attachment") or key in (f"{name}-identity", f"{name}-interruption-queue-policy"))
-        ]
+        waited = (f"{name}-identity", f"{name}-interruption-queue-policy")
+        identity = [built[r.name] for r in resources if r.name.endswith("-attachment") or r.name in waited]
         crds = chart_release(self, f"{name}-crds", objects.crds, release_name=CRD_CHART, create_namespace=False)
         release = chart_release(
             self, f"{name}-release", objects.release, [crds, *identity], release_name=CHART, create_namespace=False
@@ -61,7 +57,7 @@ class Karpenter(Component):
         for pool, node_class in objects.node_classes.items():
             spec = node_class["spec"]
             assert spec["role"] == NODE_ROLE, "the node role's name is put in here"
-            placement = [r for key, r in built.items() if key == f"{name}-{pool}-placement"]
+            placement = [built[key] for key in (f"{name}-{pool}-placement",) if key in built]  # EFA pools only
             made_class = custom_resource(
                 self,
                 f"{name}-{pool}-node-class",

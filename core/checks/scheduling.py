@@ -33,8 +33,12 @@ from gpt_oss_infra.core.inputs.catalog import Catalog, Chart, InstanceFacts, Nod
 from gpt_oss_infra.core.inputs.config import NodePoolConfig
 from gpt_oss_infra.core.mappings import deep_merge, value_at
 from gpt_oss_infra.core.quantity import parse_quantity
-from gpt_oss_infra.core.render.karpenter import cpu_pool_taint
-from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, SYSTEM_POOL
+from gpt_oss_infra.core.render.labels import (
+    POOL_LABEL,
+    SYSTEM_POOL,
+    pool_node_labels,
+    pool_node_taint,
+)
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -294,8 +298,8 @@ def cpu_pool(name: str, config: NodePoolConfig, catalog: Catalog, storage: str) 
     return Pool(
         name=name,
         nodes=config.most_nodes,
-        labels={HARDWARE_LABEL: config.hardware, POOL_LABEL: name, **_arch_labels(facts)},
-        taints=[cpu_pool_taint(name)],
+        labels=pool_node_labels(config.hardware, name) | _arch_labels(facts),
+        taints=[pool_node_taint(config.hardware, name)],
         cpu_architecture=facts.cpu_architecture if facts else "x86_64",
         free=node_free(facts, catalog.nodes, 0, 0, daemon_sets_on(catalog.nodes, "system", storage)),
     )
@@ -322,7 +326,7 @@ def gpu_pool(pool: NodePool, created: bool, efa: bool, catalog: Catalog, storage
     or an existing cluster's nodes as the pool's nodeSelector describes them."""
     facts = catalog.nodes.instance_types.get(pool.instance_type)
     labels = (
-        {**GPU_NODE_LABEL, HARDWARE_LABEL: pool.config.hardware, POOL_LABEL: pool.name}
+        pool_node_labels(pool.config.hardware, pool.name)
         if created
         else dict(pool.config.node_selector or {POOL_LABEL: pool.name})
     )
@@ -331,7 +335,7 @@ def gpu_pool(pool: NodePool, created: bool, efa: bool, catalog: Catalog, storage
         name=pool.name,
         nodes=pool.config.most_nodes,
         labels=labels | _arch_labels(facts),
-        taints=[{"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]}] if created else [],
+        taints=[pool_node_taint(pool.config.hardware, pool.name)] if created else [],
         cpu_architecture=pool.hardware.cpu_architecture,
         free=node_free(
             facts,
@@ -355,12 +359,17 @@ def job_pod(job: dict[str, Any], phase: str) -> Pod:
     return _pod(f"Job {metadata['namespace']}/{metadata['name']}", 1, job["spec"]["template"], phase)
 
 
+def graph_pod_owner(namespace: str, graph: str, component: str) -> str:
+    """What a graph component's pods are reported as (and found by)."""
+    return f"{KIND} {namespace}/{graph} {component}"
+
+
 def graph_pods(graph: dict[str, Any]) -> list[Pod]:
     """The frontend and the workers of a DynamoGraphDeployment, as the operator makes their pods."""
     metadata = graph["metadata"]
     return [
         _pod(
-            f"{KIND} {metadata['namespace']}/{metadata['name']} {component.name}",
+            graph_pod_owner(metadata["namespace"], metadata["name"], component.name),
             component.replicas,
             component.pod_template(),
             SERVING,

@@ -5,7 +5,7 @@ every claim's StorageClass, and every pod placed on the stack's nodes."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gpt_oss_infra.core.checks import scheduling, storage
@@ -18,7 +18,9 @@ from gpt_oss_infra.core.inputs.types import is_dns_label
 from gpt_oss_infra.core.render import gateway, gpu_software, karpenter
 from gpt_oss_infra.core.render.labels import POOL_LABEL
 from gpt_oss_infra.core.render.stack_objects import Stack, StackParts
+from gpt_oss_infra.core.resolve.recipes import Worker
 from gpt_oss_infra.core.resolve.resolution import Resolution
+from gpt_oss_infra.core.resolve.sizing import floor_problem
 
 
 def part_problems(
@@ -83,8 +85,9 @@ def stack_problems(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[
     problems += _storage_problems(stack)
     if problems:
         return problems, []
-    placement, warnings = _placement(stack, catalog)
-    return placement + _cpu_floor_problems(stack, catalog), warnings
+    pods = object_pods(stack.objects())
+    placement, warnings = _placement(stack, catalog, pods)
+    return placement + _cpu_floor_problems(stack, catalog, pods), warnings
 
 
 def schema_problems(
@@ -100,8 +103,9 @@ def schema_problems(
     ]
 
 
-def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]]:
-    """Every pod placed on the stack's nodes, as the scheduler would (core/checks/scheduling.py)."""
+def _placement(stack: Stack, catalog: Catalog, made_pods: list[scheduling.Pod]) -> tuple[list[Problem], list[str]]:
+    """Every pod placed on the stack's nodes, as the scheduler would (core/checks/scheduling.py); `made_pods`:
+    those of the stack's Jobs and graphs (object_pods), a cpu pool's autoscaled workers placed at their most."""
     cluster, storage_kind = stack.config.cluster, stack.config.model_cache.storage
     created = isinstance(cluster, EksClusterConfig)
     pools = [
@@ -128,61 +132,46 @@ def _placement(stack: Stack, catalog: Catalog) -> tuple[list[Problem], list[str]
         pools.append(scheduling.OTHER_NODES)
     objects = stack.objects()
     made = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
-    pods += _on_cpu_pools_at_most(object_pods(objects), stack)
+    pods += _on_cpu_pools(made_pods, stack, lambda worker: worker.most_replicas)
     return scheduling.placement_problems(pods, pools, made, catalog.image_platforms)
 
 
-def cpu_pools_at_fewest(stack: Stack, catalog: Catalog) -> dict[str, int]:
-    """Each cpu pool: the nodes its graphs' pods hold with every autoscaled worker at its fewest replicas
-    (first-fit by CPU and memory): the fewest it keeps, since Karpenter keeps no empty node."""
-    fewest = {
-        f"{DGD_KIND} {stack.config.namespace}/{deployment.name} {worker.service_name}": worker.fewest_replicas
-        for deployment in stack.deployments
-        for worker in deployment.workers
-    }
-    pods = [
-        dataclasses.replace(pod, replicas=fewest.get(pod.owner, pod.replicas)) for pod in object_pods(stack.objects())
-    ]
+def cpu_pools_at_fewest(stack: Stack, catalog: Catalog, pods: list[scheduling.Pod]) -> dict[str, int]:
+    """Each cpu pool: the nodes its graphs' pods (of `pods`, the objects') hold with every worker at its fewest
+    replicas (first-fit by CPU and memory): the fewest it keeps, since Karpenter keeps no empty node."""
+    fewest = _on_cpu_pools(pods, stack, lambda worker: worker.fewest_replicas)
     storage = stack.config.model_cache.storage
     return {
         name: scheduling.nodes_held(
             scheduling.cpu_pool(name, config, catalog, storage),
-            [pod for pod in pods if pod.node_selector.get(POOL_LABEL) == name],
+            [pod for pod in fewest if pod.node_selector.get(POOL_LABEL) == name],
         )
         for name, config in stack.config.node_pools.items()
         if config.hardware == CPU_ONLY
     }
 
 
-def _cpu_floor_problems(stack: Stack, catalog: Catalog) -> list[Problem]:
+def _cpu_floor_problems(stack: Stack, catalog: Catalog, pods: list[scheduling.Pod]) -> list[Problem]:
     """A cpu pool's minNodes is at most what its graphs' fewest workers hold (as a GPU pool's:
     core/resolve/sizing.py floor_problems)."""
-    problems = []
-    for name, held in cpu_pools_at_fewest(stack, catalog).items():
-        scaling = stack.config.node_pools[name].scaling
-        if scaling is not None and scaling.min_nodes > held:
-            problems.append(
-                Problem(
-                    f"{KEY_PREFIX}nodePools.{name}.scaling.minNodes",
-                    f"{scaling.min_nodes}, but the pool's graphs at their fewest workers hold {held} node(s), and "
-                    f"Karpenter keeps no node that no worker needs: set minNodes to at most {held}, or raise the "
-                    "graphs' minReplicas",
-                )
-            )
-    return problems
+    return [
+        problem
+        for name, held in cpu_pools_at_fewest(stack, catalog, pods).items()
+        if (scaling := stack.config.node_pools[name].scaling) is not None
+        for problem in floor_problem(name, scaling.min_nodes, held)
+    ]
 
 
-def _on_cpu_pools_at_most(pods: list[scheduling.Pod], stack: Stack) -> list[scheduling.Pod]:
-    """The graphs' pods, each autoscaled worker on a cpu pool at its most replicas: the pool must hold what
-    its Planners may ask for (a GPU pool's are placed at their most by core/resolve/sizing.py)."""
-    most = {
-        f"{DGD_KIND} {stack.config.namespace}/{deployment.name} {worker.service_name}": worker.most_replicas
+def _on_cpu_pools(pods: list[scheduling.Pod], stack: Stack, replicas: Callable[[Worker], int]) -> list[scheduling.Pod]:
+    """`pods`, those of each worker of a graph on a cpu pool at `replicas` of it (a GPU pool's workers are
+    placed at their most by core/resolve/sizing.py)."""
+    counts = {
+        scheduling.graph_pod_owner(stack.config.namespace, deployment.name, worker.service_name): replicas(worker)
         for deployment in stack.deployments
         if deployment.pool is None and deployment.config.node_pool
         for worker in deployment.workers
-        if worker.scaling is not None
     }
-    return [dataclasses.replace(pod, replicas=most.get(pod.owner, pod.replicas)) for pod in pods]
+    return [dataclasses.replace(pod, replicas=counts.get(pod.owner, pod.replicas)) for pod in pods]
 
 
 def object_pods(objects: list[dict[str, Any]]) -> list[scheduling.Pod]:

@@ -32,7 +32,7 @@ from gpt_oss_infra.core.inputs.catalog import Chart, KarpenterSettings
 from gpt_oss_infra.core.inputs.config import EksClusterConfig
 from gpt_oss_infra.core.render.aws.specs import ElasticPoolSpec
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
-from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT, HARDWARE_LABEL, POOL_LABEL, common_labels
+from gpt_oss_infra.core.render.labels import POOL_LABEL, common_labels, pool_node_labels, pool_node_taint
 
 CHART = "karpenter"  # configs/charts.yaml
 CRD_CHART = "karpenter-crd"  # its CRDs, which `helm upgrade` upgrades (the controller chart's crds/ it would not)
@@ -47,16 +47,6 @@ EFA_PEERS_TAG = "gpt-oss-infra/efa-peers"
 # EKS tags the cluster security group it creates with it (and keeps the tag): every node carries that group.
 CLUSTER_SECURITY_GROUP_TAG = "aws:eks:cluster-name"
 _CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}  # EKS's names -> Karpenter's
-
-
-def cpu_pool_taint(pool: str) -> dict[str, str]:
-    """A cpu pool's nodes take only its workers (which tolerate it): another pod there would keep an empty
-    node from going (WhenEmpty counts every pod but DaemonSets')."""
-    return {"key": POOL_LABEL, "value": pool, "effect": "NoSchedule"}
-
-
-def cpu_pool_toleration(pool: str) -> dict[str, str]:
-    return {"key": POOL_LABEL, "operator": "Equal", "value": pool, "effect": "NoSchedule"}
 
 
 @dataclass(frozen=True)
@@ -179,22 +169,17 @@ def node_pool(spec: ElasticPoolSpec, settings: KarpenterSettings) -> dict[str, A
         requirements.append(
             {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [spec.availability_zone]}
         )
-    gpu = spec.gpus_per_node > 0
-    labels = {**(GPU_NODE_LABEL if gpu else {}), HARDWARE_LABEL: spec.hardware, POOL_LABEL: spec.pool}
-    taint = (
-        {"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]} if gpu else cpu_pool_taint(spec.pool)
-    )
     return {
         "apiVersion": NODE_POOL_API,
         "kind": "NodePool",
         "metadata": {"name": spec.pool, "labels": common_labels("node-pool")},
         "spec": {
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": pool_node_labels(spec.hardware, spec.pool)},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": spec.pool},
                     "requirements": requirements,
-                    "taints": [taint],
+                    "taints": [pool_node_taint(spec.hardware, spec.pool)],
                     "expireAfter": "Never",
                 },
             },

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpt_oss_infra.core.inputs.catalog import CPU_ONLY
+
 PART_OF = "gpt-oss-infra"
 POOL_LABEL = "gpt-oss-infra/pool"  # on every node of ours: the node pool it belongs to
 HARDWARE_LABEL = "gpt-oss-infra/hardware"
@@ -45,3 +47,21 @@ def worker_labels(deployment_name: str, role: str) -> dict[str, str]:
     """Labels on a graph's pods (frontend and workers) that name its deployment and role: anti-affinity,
     NetworkPolicies and monitors select them."""
     return {DEPLOYMENT_LABEL: deployment_name, ROLE_LABEL: role}
+
+
+def pool_node_labels(hardware: str, pool: str) -> dict[str, str]:
+    """What every node of a pool the program makes carries, a node group's or Karpenter's: workers and the
+    placement check select by them."""
+    return {**(GPU_NODE_LABEL if hardware != CPU_ONLY else {}), HARDWARE_LABEL: hardware, POOL_LABEL: pool}
+
+
+def pool_node_taint(hardware: str, pool: str) -> dict[str, str]:
+    """The taint on those nodes: the GPU taint; a cpu pool's own, which only its workers tolerate (another pod
+    there would keep an empty node from going: WhenEmpty counts every pod but DaemonSets')."""
+    if hardware != CPU_ONLY:
+        return {"key": GPU_TAINT["key"], "value": "true", "effect": GPU_TAINT["effect"]}
+    return {"key": POOL_LABEL, "value": pool, "effect": "NoSchedule"}
+
+
+def cpu_pool_toleration(pool: str) -> dict[str, str]:
+    return {"key": POOL_LABEL, "operator": "Equal", "value": pool, "effect": "NoSchedule"}

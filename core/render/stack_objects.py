@@ -15,7 +15,6 @@ from gpt_oss_infra.core.render import (
     benchmark,
     gateway,
     gpu_software,
-    karpenter,
     manifests,
     model_cache,
     network_policy,
@@ -27,7 +26,7 @@ from gpt_oss_infra.core.render import (
     teardown,
 )
 from gpt_oss_infra.core.render.aws import specs
-from gpt_oss_infra.core.render.labels import GPU_TAINT, POOL_LABEL
+from gpt_oss_infra.core.render.labels import GPU_TAINT, POOL_LABEL, cpu_pool_toleration
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.scripts import Script, ScriptedJob
 from gpt_oss_infra.core.resolve import cost, sizing
@@ -329,7 +328,7 @@ def serving_of(
             observed=context.prometheus_namespace is not None,
             prometheus=planner.prometheus_url(context.prometheus_namespace) if context.prometheus_namespace else None,
             resources=catalog.pod_resources,
-            tolerations=[karpenter.cpu_pool_toleration(cpu_pool)] if cpu_pool else [GPU_TAINT],
+            tolerations=[cpu_pool_toleration(cpu_pool)] if cpu_pool else [GPU_TAINT],
             elastic=bool(cpu_pool) or bool(deployment.pool and deployment.pool.config.scaling),
         ),
         smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from gpt_oss_infra.core.backends import EngineView
-from gpt_oss_infra.core.checks.stack_checks import cpu_pools_at_fewest
+from gpt_oss_infra.core.checks.stack_checks import cpu_pools_at_fewest, object_pods
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, EndpointConfig, NodePoolConfig, StackConfig
 from gpt_oss_infra.core.inputs.rules import has_load_balancer_controller, loads_weights
@@ -36,7 +36,7 @@ def stack_report(stack: Stack, catalog: Catalog, cluster: ClusterPlan, region: s
     pools = cost.pool_costs(stack.pools, stack.deployments, catalog.prices, region, created)
     cpu_pools = {
         name: (*cost.cpu_pool_lines(name, config.node_pools[name], fewest, catalog.prices, region), fewest)
-        for name, fewest in cpu_pools_at_fewest(stack, catalog).items()
+        for name, fewest in cpu_pools_at_fewest(stack, catalog, object_pods(stack.objects())).items()
     }
     gateways = sum(1 for serving in stack.serving if serving.gateway)
     pool_lines = [pool.line for pool in pools.values()] + [most for most, _, _ in cpu_pools.values()]
@@ -106,21 +106,42 @@ def _idle_pool_warnings(pools: dict[str, cost.PoolCost]) -> list[str]:
 def _elastic_report(pool: cost.PoolCost, stack: Stack, catalog: Catalog) -> dict[str, Any]:
     """An elastic pool's bounds and GPU budget, what it costs at both ends and over make simulate's day, and
     a new node's wait."""
-    scaling = pool.pool.config.scaling
-    assert scaling is not None and pool.fewest is not None, "an elastic pool's"
-    fewest, most = catalog.karpenter.cold_start_minutes()
+    assert pool.fewest is not None and pool.fewest_nodes is not None, "an elastic pool's"
+    return _scaling_report(
+        pool.pool.config,
+        {"gpuBudget": pool.pool.total_gpus},
+        (pool.fewest_nodes, pool.fewest, pool.line),
+        _simulated_day(pool, stack, catalog),
+        True,
+        catalog,
+    )
+
+
+def _scaling_report(
+    config: NodePoolConfig,
+    budget: dict[str, int],
+    costs: tuple[int, cost.CostLine, cost.CostLine],
+    simulated_day: dict[str, Any],
+    weights: bool,
+    catalog: Catalog,
+) -> dict[str, Any]:
+    """An elastic pool's bounds, its budget, its cost at its fewest (`costs`: those nodes, that line) and its
+    most, and a new node's wait for graphs that load `weights` or none."""
+    scaling = config.scaling
+    assert scaling is not None, "an elastic pool's"
+    fewest_nodes, fewest, most = costs
     chart = catalog.charts["karpenter"]
     return {
         "provisioner": f"Karpenter {chart.version} (chart {chart.repo}/{chart.chart})",
         "minNodes": scaling.min_nodes,
         "maxNodes": scaling.max_nodes,
-        "gpuBudget": pool.pool.total_gpus,
-        "nodesAtFewest": pool.fewest_nodes,
-        "usdPerHourAtFewest": _rounded(pool.fewest.usd_per_hour),
-        "usdPerHourAtMost": _rounded(pool.line.usd_per_hour),
-        "simulatedDay": _simulated_day(pool, stack, catalog),
-        "coldStartMinutes": [fewest, most],
-        "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start_phases()],
+        **budget,
+        "nodesAtFewest": fewest_nodes,
+        "usdPerHourAtFewest": _rounded(fewest.usd_per_hour),
+        "usdPerHourAtMost": _rounded(most.usd_per_hour),
+        "simulatedDay": simulated_day,
+        "coldStartMinutes": list(catalog.karpenter.cold_start_minutes(weights)),
+        "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start_phases(weights)],
     }
 
 
@@ -128,9 +149,6 @@ def _cpu_pool_report(
     config: NodePoolConfig, most: cost.CostLine, fewest: cost.CostLine, fewest_nodes: int, catalog: Catalog
 ) -> dict[str, Any]:
     """A cpu pool (elastic, Karpenter's) in the node pools' table: no GPU, its vCPUs the NodePool's limit."""
-    scaling = config.scaling
-    assert scaling is not None, "a cpu pool is elastic (core/inputs/rules.py)"
-    chart = catalog.charts["karpenter"]
     vcpus = catalog.nodes.instance_types[config.instance_type or ""].vcpus or 0
     return {
         "hardware": config.hardware,
@@ -143,19 +161,15 @@ def _cpu_pool_report(
         "capacityType": config.capacity_type,
         "usdPerHour": _rounded(most.usd_per_hour),
         "efa": False,
-        "scaling": {
-            "provisioner": f"Karpenter {chart.version} (chart {chart.repo}/{chart.chart})",
-            "minNodes": scaling.min_nodes,
-            "maxNodes": scaling.max_nodes,
-            "cpuBudget": scaling.max_nodes * vcpus,
-            "nodesAtFewest": fewest_nodes,
-            "usdPerHourAtFewest": _rounded(fewest.usd_per_hour),
-            "usdPerHourAtMost": _rounded(most.usd_per_hour),
-            "simulatedDay": {"usdPerHour": None, "basis": "not simulated: make simulate replays GPU recipes only"},
-            # A cpu pool's graphs (the mocker's) load no weights: they wait for the node alone.
-            "coldStartMinutes": list(catalog.karpenter.cold_start_minutes(weights=False)),
-            "coldStart": [phase.model_dump(by_alias=True) for phase in catalog.karpenter.cold_start_phases(False)],
-        },
+        # A cpu pool's graphs (the mocker's) load no weights: they wait for the node alone.
+        "scaling": _scaling_report(
+            config,
+            {"cpuBudget": config.most_nodes * vcpus},
+            (fewest_nodes, fewest, most),
+            {"usdPerHour": None, "basis": "not simulated: make simulate replays GPU recipes only"},
+            False,
+            catalog,
+        ),
     }
 
 

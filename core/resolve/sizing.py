@@ -251,17 +251,21 @@ def floor_problems(deployments: list[ResolvedDeployment], pools: dict[str, NodeP
         scaling = pool.config.scaling
         if scaling is None:
             continue
-        held = nodes_at_minimum(pool, deployments)
-        if scaling.min_nodes > held:
-            problems.append(
-                Problem(
-                    f"{KEY_PREFIX}nodePools.{name}.scaling.minNodes",
-                    f"{scaling.min_nodes}, but the pool's graphs at their fewest workers hold {held} node(s), and "
-                    "Karpenter keeps no node that no worker needs: set minNodes to at most "
-                    f"{held}, or raise the graphs' minReplicas",
-                )
-            )
+        problems += floor_problem(name, scaling.min_nodes, nodes_at_minimum(pool, deployments))
     return problems
+
+
+def floor_problem(pool: str, min_nodes: int, held: int) -> list[Problem]:
+    """An elastic pool's minNodes (GPU or cpu) against the nodes its graphs' fewest workers hold."""
+    if min_nodes <= held:
+        return []
+    return [
+        Problem(
+            f"{KEY_PREFIX}nodePools.{pool}.scaling.minNodes",
+            f"{min_nodes}, but the pool's graphs at their fewest workers hold {held} node(s), and Karpenter keeps "
+            f"no node that no worker needs: set minNodes to at most {held}, or raise the graphs' minReplicas",
+        )
+    ]
 
 
 def kv_dtype_problems(deployments: list[ResolvedDeployment], model: ModelSpec) -> list[Problem]:

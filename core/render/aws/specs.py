@@ -27,12 +27,11 @@ from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig, NodeP
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.capacity import BlockPlan, ScheduledScaling
 from gpt_oss_infra.core.render.labels import (
-    GPU_NODE_LABEL,
     GPU_TAINT,
-    HARDWARE_LABEL,
     POOL_LABEL,
     SYSTEM_POOL,
     common_labels,
+    pool_node_labels,
 )
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
@@ -98,37 +97,38 @@ class ElasticPoolSpec:
 
 
 def elastic_pool(pool: NodePool, network_interfaces: list[dict[str, Any]]) -> ElasticPoolSpec:
-    scaling = pool.config.scaling
-    assert scaling is not None, "an elastic pool has its scaling bounds"
-    return ElasticPoolSpec(
-        pool=pool.name,
-        hardware=pool.config.hardware,
-        instance_type=pool.instance_type,
-        capacity_type=pool.config.capacity_type,
-        gpus_per_node=pool.instance.gpus_per_node,
-        min_nodes=scaling.min_nodes,
-        max_nodes=scaling.max_nodes,
-        disk_size_gib=pool.config.disk_size_gib,
-        availability_zone=pool.config.availability_zone,
-        network_interfaces=network_interfaces,
-    )
+    """A GPU pool Karpenter provisions, its EFA interfaces as EC2 gives them."""
+    gpus = pool.instance.gpus_per_node
+    return _elastic(pool.name, pool.config, pool.instance_type, gpus, network_interfaces, None)
 
 
 def cpu_pool(name: str, config: NodePoolConfig, vcpus: int) -> ElasticPoolSpec:
     """A cpu pool (always elastic) of the CPU instance type it names."""
-    scaling, instance_type = config.scaling, config.instance_type
-    assert scaling is not None and instance_type is not None, "a cpu pool's (core/inputs/rules.py)"
+    assert config.instance_type is not None, "a cpu pool's (core/inputs/rules.py)"
+    return _elastic(name, config, config.instance_type, 0, [], vcpus)
+
+
+def _elastic(
+    name: str,
+    config: NodePoolConfig,
+    instance_type: str,
+    gpus_per_node: int,
+    network_interfaces: list[dict[str, Any]],
+    vcpus: int | None,
+) -> ElasticPoolSpec:
+    scaling = config.scaling
+    assert scaling is not None, "an elastic pool has its scaling bounds"
     return ElasticPoolSpec(
         pool=name,
         hardware=config.hardware,
         instance_type=instance_type,
         capacity_type=config.capacity_type,
-        gpus_per_node=0,
+        gpus_per_node=gpus_per_node,
         min_nodes=scaling.min_nodes,
         max_nodes=scaling.max_nodes,
         disk_size_gib=config.disk_size_gib,
         availability_zone=config.availability_zone,
-        network_interfaces=[],
+        network_interfaces=network_interfaces,
         vcpus=vcpus,
     )
 
@@ -201,11 +201,7 @@ def gpu_node_group(pool: NodePool, network_interfaces: list[dict[str, Any]], blo
         instance_type=pool.instance_type,
         ami_type=pool.hardware.ami_type,
         capacity_type=config.capacity_type,
-        labels={
-            **GPU_NODE_LABEL,
-            HARDWARE_LABEL: config.hardware,
-            POOL_LABEL: pool.name,
-        },
+        labels=pool_node_labels(config.hardware, pool.name),
         taints=[{"key": GPU_TAINT["key"], "value": "true", "effect": "NO_SCHEDULE"}],
         disk_size_gib=config.disk_size_gib,
         availability_zone=config.availability_zone,
