@@ -11,6 +11,7 @@ import sys
 
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.yaml_files import YamlFileError
+from gpt_oss_infra.tools.process import hard_exit, tune_gc
 
 # command -> (its module under gpt_oss_infra.tools, what it does)
 COMMANDS = {
@@ -60,4 +61,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    tune_gc()  # before the command's module is imported: importing builds most of a plan's objects
+    hard_exit(main())

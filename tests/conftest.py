@@ -13,8 +13,15 @@ from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools.process import tune_gc
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun
 from tests.support import SHARED_RUNS, example_entries, stack_entries, successful_run
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test process's garbage collector tuned as the command line's is (tools/process.py): the
+    whole-stack runs the tests share build hundreds of thousands of objects."""
+    tune_gc()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,7 +8,7 @@ import sys
 
 from gpt_oss_infra.tools.plan import ROOT
 
-CODE = ["__main__.py", "core", "components", "tools", "policy", "tests", "jobs"]
+CODE = ["__main__.py", "gpt_oss_infra/__main__.py", "core", "components", "tools", "policy", "tests", "jobs"]
 
 
 def vulture(*paths) -> subprocess.CompletedProcess:

@@ -92,7 +92,8 @@ test_estimate.pytestmark
 from tests import conftest  # noqa: E402
 
 conftest.shared_runs
-conftest.pytest_collection_modifyitems  # a pytest hook: pytest calls it by name
+conftest.pytest_configure  # pytest hooks: pytest calls them by name
+conftest.pytest_collection_modifyitems
 
 # MkDocs calls a hook module's on_files (mkdocs.yml `hooks:`).
 from gpt_oss_infra.tools import docs_home  # noqa: E402

@@ -1,7 +1,8 @@
 """`make bench`: how long `make plan` and the fast test tier take. Prints figures; asserts nothing.
 
 1. The floor: a fresh interpreter that imports exactly the SDK classes behind the resource types
-   the largest example's plan registers (read from its resources.json), and nothing of ours.
+   the largest example's plan registers (read from its resources.json), and nothing of ours; its
+   collector tuned and its exit as the command line's (tools/process.py), so both are timed alike.
    `make plan` of that example against it: what the program, validation and the mock engine add
    on top of loading the SDK it cannot avoid. Target: at most 1.5x.
 2. Where that plan's time goes, in one fresh interpreter: the first plan (with the SDK modules the
@@ -31,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files, planned
+from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
 REPEATS = 5
 FLOOR_TARGET = 1.5
@@ -90,10 +92,16 @@ def sdk_class(resource_type: str) -> tuple[str, str] | None:
 
 
 def floor_command(resources_json: Path) -> list[str]:
-    """A fresh interpreter importing exactly the SDK classes the plan's resources come from."""
+    """A fresh interpreter importing exactly the SDK classes the plan's resources come from, as the
+    command line runs: its garbage collector tuned, and ended with no teardown (tools/process.py)."""
     types = {resource["type"] for resource in json.loads(resources_json.read_text())}
     classes = sorted({found for found in map(sdk_class, types) if found})
-    statements = ["import pulumi", *(f"from {module} import {name}" for module, name in classes)]
+    statements = [
+        f"import gc; gc.set_threshold(*{GC_THRESHOLDS})",
+        "import pulumi",
+        *(f"from {module} import {name}" for module, name in classes),
+        "import os; os._exit(0)",
+    ]
     return [sys.executable, "-c", "; ".join(statements)]
 
 

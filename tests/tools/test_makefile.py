@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -102,3 +103,29 @@ def test_a_refused_stack_ends_any_command_with_its_message_and_no_traceback(tmp_
         [sys.executable, "-m", "gpt_oss_infra", "deploy"], cwd=ROOT, capture_output=True, text=True
     )
     assert unknown.returncode == 2 and "unknown command 'deploy'" in unknown.stderr
+
+
+def venvs_installed_by(target: str) -> set[str]:
+    line = re.search(rf"^{target}:([^#\n]*)", MAKEFILE, re.MULTILINE)
+    assert line, f"no {target} target"
+    return {prerequisite for prerequisite in line.group(1).split() if prerequisite.endswith("/.installed")}
+
+
+def test_make_bench_installs_every_venv_the_tests_read():
+    """make bench runs the tests' fast tier: on a fresh checkout it failed there, at the test of Dynamo's
+    mocker flags, for want of the parser venvs make test installs."""
+    assert venvs_installed_by("test") <= venvs_installed_by("bench")
+    assert "$(VENV_DYNAMO)/.installed" in venvs_installed_by("test")
+
+
+def test_make_runs_its_commands_with_bytecode_caching_on():
+    """A PYTHONDONTWRITEBYTECODE from the environment had every command compile the project's modules again."""
+    probe = 'probe: ; @echo "[$$PYTHONDONTWRITEBYTECODE]"'
+    shown = subprocess.run(
+        ["make", "--no-print-directory", "--eval", probe, "probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert (shown.returncode, shown.stdout) == (0, "[]\n"), shown.stderr
