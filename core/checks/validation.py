@@ -63,9 +63,15 @@ def _built_in_validator(kubernetes_version: str, api_version: str, kind: str) ->
         schema = schemas.schema_contents(f"{directory}/{kind.lower()}-{group_version}.json", kubernetes_version)
     except FileNotFoundError:
         return None
-    definitions = schemas.schema_contents(f"{directory}/_definitions.json", kubernetes_version)
-    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
-    return jsonschema.Draft202012Validator(schema, registry=registry)
+    definitions = _definitions(directory, kubernetes_version)
+    return jsonschema.Draft202012Validator(schema, registry=Resource.from_contents(schema) @ definitions)
+
+
+@cache
+def _definitions(directory: str, kubernetes_version: str) -> Registry[Any]:
+    """The definitions every built-in kind's schema refers to (1.8 MB of JSON): read once, not once per kind."""
+    contents = kubernetes_validate.utils.schema_contents(f"{directory}/_definitions.json", kubernetes_version)
+    return Resource.from_contents(contents) @ Registry()
 
 
 Validators = dict[tuple[str, str], tuple[jsonschema.Draft7Validator, str]]
