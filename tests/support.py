@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from uv import find_uv_bin
 
 from gpt_oss_infra.components import gpt_oss_stack
 from gpt_oss_infra.components.targets import eks
@@ -35,6 +36,12 @@ from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.core.yaml_files import YamlFileError
 from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, engine_config, stack_config_entries
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun, Registration, mock_account, run_program
+
+# The installer of the tests' fresh venvs: uv (requirements-dev.txt) reads a package's metadata as pip does
+# and installs the same distributions, without compiling every module to bytecode first (measured here,
+# the wheel test's venv: pip 78 s, pip --no-compile 39 s, uv 6 s; the policy pack's: pip 22 s, uv 2 s).
+# --native-tls: the system's certificates, as pip uses them (uv has its own bundle otherwise).
+UV = [find_uv_bin(), "--native-tls"]
 
 # --- stack configs
 

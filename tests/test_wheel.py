@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from uv import find_uv_bin
 
 import gpt_oss_infra
+from tests.support import UV
 
 pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
@@ -26,13 +26,6 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900, **kwargs)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
-
-
-# The installer of the fresh venv: uv (requirements-dev.txt) reads the wheel's metadata as pip does and
-# installs the same distributions, without compiling every module of pulumi_aws to bytecode first
-# (measured here: pip 78 s, pip --no-compile 39 s, uv 6 s).
-# --native-tls: the system's certificates, as pip uses them (uv has its own bundle otherwise).
-UV = [find_uv_bin(), "--native-tls"]
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +75,7 @@ def test_the_built_wheel_installs_in_a_fresh_venv_and_plans_a_stack_and_the_exam
 
     # The example program, copied out of the repository, planned with the installed package alone.
     example = shutil.copytree(ROOT / "examples" / "own-cluster", tmp_path / "own-cluster")
-    plan = [python, "-m", "gpt_oss_infra.tools.plan", "--program-dir", example, "--stack", "dev", "--out", "out"]
+    plan = [python, "-m", "gpt_oss_infra", "plan", "--program-dir", example, "--stack", "dev", "--out", "out"]
     assert run(plan, tmp_path).stdout.startswith("# Plan: gpt-oss-own-cluster / dev")
     resources = json.loads((tmp_path / "out" / "dev" / "resources.json").read_text())
     assert [r["type"] for r in resources if r["type"].startswith("gpt-oss-infra:index:")] == [

@@ -84,7 +84,7 @@ def test_two_plans_of_a_stack_are_byte_identical(tmp_path):
     assert first == second
     for run in ("a", "b"):
         subprocess.run(
-            [sys.executable, "-m", "gpt_oss_infra.tools.plan", "--stack", "dev", "--out", str(tmp_path / run)],
+            [sys.executable, "-m", "gpt_oss_infra", "plan", "--stack", "dev", "--out", str(tmp_path / run)],
             cwd=plan.ROOT,
             check=True,
             capture_output=True,
