@@ -70,7 +70,7 @@ check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [S
 	$(PY) -m gpt_oss_infra promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, the replay, AISimulate)
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 3
 
 docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from the config models, build the site into build/site
 	$(PY) -m gpt_oss_infra config-reference

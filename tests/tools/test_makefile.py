@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from gpt_oss_infra.tools import bench
 from gpt_oss_infra.tools.plan import ROOT
 
 MAKEFILE = (ROOT / "Makefile").read_text()
@@ -129,3 +130,8 @@ def test_make_runs_its_commands_with_bytecode_caching_on():
         env=os.environ | {"PYTHONDONTWRITEBYTECODE": "1"},
     )
     assert (shown.returncode, shown.stdout) == (0, "[]\n"), shown.stderr
+
+
+def test_make_test_runs_as_many_pytest_workers_as_make_bench_times():
+    assert re.search(rf"^\t\$\(PY\) -m pytest -n {bench.TEST_WORKERS}$", MAKEFILE, re.MULTILINE)
+    assert bench.PYTEST[3:5] == ["-n", str(bench.TEST_WORKERS)]
