@@ -70,7 +70,7 @@ check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [S
 	$(PY) -m gpt_oss_infra promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)
 
 test: lint $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## lint, then every test (pure core, mock-engine runs, schema validation, checkov, Dynamo's parsers, the trial, the replay, AISimulate)
-	$(PY) -m pytest -n 3
+	$(PY) -m pytest -n 3 --dist loadgroup
 
 docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from the config models, build the site into build/site
 	$(PY) -m gpt_oss_infra config-reference
@@ -97,7 +97,7 @@ preflight: $(VENV)/.installed  ## make preflight STACK=dev: read-only checks of 
 check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes again (needs network)
 	$(PY) -m gpt_oss_infra check-versions
 
-bench: $(VENV)/.installed $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## time make plan (against a bare SDK import; 20 vs 1 deployments), the unit and program tests, make estimate
+bench: $(VENV)/.installed $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## time make plan (against importing its SDK classes alone; 20 vs 1 deployments), the unit and program tests, the whole pytest, make estimate
 	$(PY) -m gpt_oss_infra bench
 
 vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD: write the JSON twin the program reads it from

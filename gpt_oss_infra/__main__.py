@@ -31,7 +31,7 @@ COMMANDS = {
         "config_reference",
         "write the stack config reference (docs/config.md) from the config models",
     ),
-    "bench": ("bench", "time make plan, the unit and program tests, and make estimate"),
+    "bench": ("bench", "time make plan, the tests and make estimate"),
 }
 
 

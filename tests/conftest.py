@@ -77,8 +77,8 @@ def disagg_run() -> ProgramRun:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest test (the trial's, two minutes of real Dynamo processes) first: over make test's
-    workers (-n 3, tools/bench.py) it runs beside the quick ones instead of ending the run alone. Measured: the other
-    slow ones first as well made the run longer (their processes contend for the two cores)."""
+    workers (-n 3, tools/bench.py) it runs beside the quick ones instead of ending the run alone. Measured with two
+    workers: the other slow ones first as well made the run longer (their processes contend for the two cores)."""
     items.sort(key=lambda item: item.nodeid != LONGEST_TEST)
 
 

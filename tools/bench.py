@@ -1,4 +1,4 @@
-"""`make bench`: how long `make plan` and the fast test tier take. Prints figures; asserts nothing.
+"""`make bench`: how long `make plan`, the tests and `make estimate` take. Prints figures; asserts nothing.
 
 1. The floor: a fresh interpreter that imports exactly the SDK classes behind the resource types
    the largest example's plan registers (read from its resources.json), and nothing of ours; its
@@ -44,7 +44,19 @@ ALL_TESTS_TARGET = 240  # seconds, on 2 cores
 # wait on their timers (measured here: the whole pytest 269 s with 3 workers, 336 s with 2; the unit and
 # program tests 79 s and 87 s).
 TEST_WORKERS = 3
-PYTEST = [sys.executable, "-m", "pytest", "-n", str(TEST_WORKERS), "-q", "-p", "no:cacheprovider"]
+# --dist loadgroup: tests of one xdist_group run on one worker (those sharing one AISimulate run, say).
+PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-n",
+    str(TEST_WORKERS),
+    "--dist",
+    "loadgroup",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+]
 
 
 def median_seconds(command: list[str]) -> float:

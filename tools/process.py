@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from typing import NoReturn
 
 # Collect the youngest generation after 200,000 allocations (CPython's default: 700), the older ones
 # after 30 collections of the one below.
@@ -24,7 +25,7 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def hard_exit(code: int) -> None:
+def hard_exit(code: int) -> NoReturn:
     """End the process now, with `code`: what it printed is flushed, nothing is freed, and no exit
     handler runs. Every command closes its files and stops its processes before it returns."""
     sys.stdout.flush()

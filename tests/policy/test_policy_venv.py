@@ -1,8 +1,8 @@
-"""The policy pack as `pulumi preview --policy-pack policy` runs it in CI: in a venv holding exactly what the
-workflows install (policy/requirements.txt, nothing else; installed here with uv, which installs the same
-pinned distributions as the workflows' pip: 2 s here, 22 s with pip), started as the Pulumi CLI starts a Python
-pack (its __main__.py, which serves the analyzer on a port it prints), and asked over gRPC, as the
-engine asks it, for its policies and to analyze a resource."""
+"""The policy pack as `pulumi preview --policy-pack policy` runs it in CI: in a venv holding what the workflows
+install (policy/requirements.txt, nothing else; installed here with uv, which installs its two pins as the
+workflows' pip does and resolves their dependencies from the same index: 2 s here, 22 s with pip), started as
+the Pulumi CLI starts a Python pack (its __main__.py, which serves the analyzer on a port it prints), and asked
+over gRPC, as the engine asks it, for its policies and to analyze a resource."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def policy_python(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("policy") / "venv"
     python = folder / "bin" / "python"
     for command in (
-        ["venv", "--quiet", "--python", sys.executable, folder],
+        ["venv", "--quiet", "--seed", "--python", sys.executable, folder],  # --seed: pip too, as python -m venv
         ["pip", "install", "--quiet", "--python", python, "-r", "requirements.txt"],
     ):
         done = subprocess.run([*UV, *command], cwd=ROOT / "policy", capture_output=True, text=True, timeout=900)

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from gpt_oss_infra.tools import bench, plan
+from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
 
 @pytest.mark.end_to_end
@@ -38,4 +39,7 @@ def test_the_floor_imports_the_sdk_classes_of_the_plans_resources_and_nothing_of
         "from pulumi_kubernetes.core.v1 import Namespace",
     ]
     assert "gpt_oss_infra" not in command[-1]
+    # Timed as the command line runs: its collector's thresholds, and no teardown at exit.
+    assert imported[:2] == ["import gc", f"gc.set_threshold(*{GC_THRESHOLDS})"]
+    assert imported[-2:] == ["import os", "os._exit(0)"]
     assert subprocess.run(command, capture_output=True, timeout=120).returncode == 0

@@ -29,12 +29,14 @@ pytestmark = [
 # B200 database added (AIConfigurator 0.12.0 did not model it: docs/recipes.md).
 POINTS = [("h200-agg-low-latency", "h200", 1), ("b200-disagg-1p4d", "b200", 5)]
 SEARCHED = "h100-agg-long-context"  # 2 GPUs: the quickest search
+# The tests sharing `asked` on one worker (make test's --dist loadgroup), so that AISimulate runs once.
+ONE_RUN = pytest.mark.xdist_group("aisimulate")
 
 
 @pytest.fixture(scope="module")
 def asked(catalog) -> dict[str, Any]:
     """Every question of the tests below, asked of one AISimulate run: starting it is most of a run's
-    seconds (measured here: one job 8.5 s, two 7.8 s)."""
+    seconds (measured here: a run of one estimate took 8.5 s, of two 7.8 s)."""
     requests = {
         (name, gpus): modelled.estimate_request(
             catalog, hardware, catalog.recipes[name].traffic, modelled.recipe_workers(catalog, name, gpus)
@@ -59,6 +61,7 @@ def asked(catalog) -> dict[str, Any]:
     }
 
 
+@ONE_RUN
 @pytest.mark.parametrize(("name", "gpus"), [(name, gpus) for name, _, gpus in POINTS])
 def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog, asked, name, gpus):
     request, answer, alone = asked["points"][(name, gpus)]
@@ -70,6 +73,7 @@ def test_a_recipe_point_modelled_again_gives_the_stored_figures(catalog, asked, 
     assert point["database"] == stored.database
 
 
+@ONE_RUN
 def test_a_search_run_again_finds_the_stored_best_configurations(catalog, asked):
     experiments, answer = asked["search"]
     found = estimate._search(catalog, SEARCHED, experiments, answer)

@@ -4,6 +4,7 @@ everything it printed and its exit code."""
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 
@@ -12,7 +13,10 @@ from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
 
 def python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    """`code` in a fresh interpreter whose output is buffered (PYTHONUNBUFFERED, set on some machines,
+    would write every print at once and hide a missing flush)."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
 
 
 def test_a_hard_exit_keeps_what_was_printed_and_the_code_and_skips_the_teardown():
