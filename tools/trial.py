@@ -644,6 +644,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="one deployment of the stack (default: every one)")
     parser.add_argument("--keep", type=Path, help="keep logs and files in this directory (default: removed)")
     args = parser.parse_args(argv)
+    # In both processes: SIGTERM to this one stops the rerun too (its `finally`), and the rerun's own
+    # processes (serve()'s), instead of ending this one alone and leaving the rest running.
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     if os.environ.get(IN_PRIVATE_NETWORK) != "1":
         returncode = rerun_in_private_network(argv)
         if returncode is not None:
@@ -651,7 +654,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"==> {NO_PRIVATE_NETWORK_NOTE}")
     else:
         bring_loopback_up()
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)
         print(f"==> {PRIVATE_NETWORK_NOTE}: {', '.join(name for _, name in socket.if_nameindex())}")
     python = VENV / "bin" / "python"
     if not python.exists():

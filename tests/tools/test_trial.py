@@ -5,10 +5,12 @@ Planner scaling its workers up and down under a burst) passes."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -247,18 +249,23 @@ def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments
 
 
 def _ours_running(work) -> list[str]:
-    """Processes whose command line or environment points into this test's directory (the frontend's
-    names it only in DYN_FILE_KV, aiperf's workers only in HOME)."""
-    found = []
+    """The command lines of the processes whose command line or environment points into this test's directory."""
+    return list(_ours(work).values())
+
+
+def _ours(work) -> dict[int, str]:
+    """pid -> command line of each process whose command line or environment points into `work` (the
+    frontend's names it only in DYN_FILE_KV, aiperf's workers only in HOME)."""
+    found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            seen = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+            command_line, environment = (proc / "cmdline").read_bytes(), (proc / "environ").read_bytes()
         except OSError:  # gone, or not ours to read
             continue
-        if str(work).encode() in seen:
-            found.append(seen.split(b"\0")[0].decode(errors="replace"))
+        if str(work).encode() in command_line + environment:
+            found[int(proc.name)] = command_line.replace(b"\0", b" ").decode(errors="replace").strip()
     return found
 
 
@@ -312,3 +319,33 @@ def test_what_a_process_leaves_in_its_temporary_directory_goes_with_it(tmp_path)
     assert left.exists() and left.parent == processes.tmp and processes.tmp.name.startswith("trial-tmp-")
     assert processes.stop() == []
     assert not left.exists() and not processes.tmp.exists()
+
+
+@pytest.mark.end_to_end
+def test_sigterm_to_the_trial_stops_everything_it_started(tmp_path):
+    """`kill <pid of make trial's python>`: the rerun in its network namespace, and the Dynamo processes it
+    started, stop with it. Only the rerun handled SIGTERM once, and the Dynamo processes outlived the trial."""
+    trial_process = subprocess.Popen(
+        [sys.executable, "-m", "gpt_oss_infra", "trial", "--only", "agg", "--keep", str(tmp_path)],
+        cwd=trial.ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert trial_process.stdout is not None
+        for line in trial_process.stdout:  # until the graph's processes have started
+            if line.startswith("==> agg: "):
+                break
+        deadline = time.monotonic() + 60
+        while not any("-m dynamo." in line for line in _ours_running(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert any("-m dynamo." in line for line in _ours_running(tmp_path)), _ours_running(tmp_path)
+        trial_process.send_signal(signal.SIGTERM)
+        trial_process.wait(timeout=60)
+        assert _ours_running(tmp_path) == []
+    finally:  # this test's processes stopped whatever it found
+        trial_process.kill()
+        for pid in _ours(tmp_path):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
