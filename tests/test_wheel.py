@@ -17,7 +17,9 @@ import pytest
 import gpt_oss_infra
 from tests.support import UV
 
-pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+# The slower tier (pyproject.toml markers), on one worker: pip builds the wheel in the tree's own build/, and
+# two workers building it at once failed ("File exists: build/bdist.linux-x86_64/wheel/...dist-info").
+pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("wheel")]
 
 ROOT = Path(__file__).resolve().parent.parent
 
