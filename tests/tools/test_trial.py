@@ -193,6 +193,25 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(mo
     assert threading.active_count() == before  # every client thread ended
 
 
+def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_version(monkeypatch, tmp_path):
+    """The trial installs the benchmark's aiperf from outside its network namespace; once it is there at the
+    pinned version, pip is not run again (its look at what is installed cost 6 CPU-seconds per trial)."""
+    pinned = trial.load_catalog().benchmark.aiperf
+    ran: list[list[str]] = []
+    monkeypatch.setattr(trial, "USERBASE", tmp_path)
+    monkeypatch.setattr(trial.subprocess, "run", lambda command, **_: ran.append(command))
+    site_packages = tmp_path / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    metadata = site_packages / "aiperf.dist-info" / "METADATA"
+    metadata.parent.mkdir(parents=True)
+    for installed, pip_runs in ((None, True), ("0.0.1", True), (pinned, False)):
+        if installed:
+            metadata.write_text(f"Metadata-Version: 2.1\nName: aiperf\nVersion: {installed}\n")
+        ran.clear()
+        trial.install_aiperf()
+        assert [command[-1] for command in ran] == ([f"aiperf=={pinned}"] if pip_runs else [])
+        assert trial.installed_version("aiperf", tmp_path) == installed
+
+
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(trial_planner.shutil, "which", lambda name: None)
     with pytest.raises(trial_planner.PlannerError, match="apt-get install etcd-server"):
