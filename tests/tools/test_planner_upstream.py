@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import select
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,14 @@ from gpt_oss_infra.core.render.stack_objects import Serving
 from gpt_oss_infra.core.stack import build_stack
 from tests.support import example_entries, stack_names
 
-pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+# The slower tier (pyproject.toml markers), on one pytest worker: the tests share one driver process.
+pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("planner-driver")]
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv-trial" / "bin" / "python"  # Dynamo 1.6.1's runtime (requirements-trial.txt)
 DRIVER = ROOT / "tools" / "planner_driver.py"
 RUNTIME_RELEASE = "1.6.1"  # the release .venv-trial holds
+RESULT_SECONDS = 300  # for one result, the first one importing the release's modules
 
 
 def autoscaled(catalog) -> list[Serving]:
@@ -55,33 +59,68 @@ def without_planner(graph: dict[str, Any]) -> dict[str, Any]:
     return render_graph(graph["apiVersion"], graph["metadata"], framework, components)
 
 
-def checked(serving: Serving, tmp_path: Path, config_text: str | None = None) -> dict[str, Any]:
+class Driver:
+    """tools/planner_driver.py running in .venv-trial: one request per line in, one result per line out."""
+
+    def __init__(self, work: Path) -> None:
+        self.log = work / "driver.log"
+        self.log_file = self.log.open("w")
+        self.process = subprocess.Popen(
+            [str(PYTHON), str(DRIVER)],
+            cwd=work,  # the Planner's modules may write logs: never into the checkout
+            # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir: /workspace
+            # there); without it upstream's paths would be under this directory.
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "WORKSPACE_DIR": "/workspace"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log_file,
+            text=True,
+        )
+
+    def result(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], RESULT_SECONDS)
+        line = self.process.stdout.readline() if ready else ""
+        assert line, f"the driver gave no result in {RESULT_SECONDS} s: {self.log.read_text()[-3000:]}"
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()  # the driver ends at the end of its input
+        try:
+            self.process.wait(timeout=30)
+        finally:
+            self.process.kill()
+            self.log_file.close()
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory) -> Iterator[Driver]:
+    """One driver for the module's tests: importing the release's modules is most of a check's time."""
+    started = Driver(tmp_path_factory.mktemp("planner-driver"))
+    yield started
+    started.stop()
+
+
+def checked(driver: Driver, serving: Serving, config_text: str | None = None) -> dict[str, Any]:
     """What the release's own code says of this deployment's Planner (config_text: a changed config)."""
     components = components_by_name(serving.graph)
     planner = components[PLANNER_COMPONENT]
     args = planner.main["args"]
     settings_text = serving.planner_config["data"][CONFIG_FILE]
-    request = {
-        "graph": without_planner(serving.graph),
-        "planner_args": args,
-        "config_path": args[args.index("--config") + 1],
-        "config_text": config_text or settings_text,
-        "runtime_image": components["Frontend"].main["image"],
-        "model": json.loads(settings_text)["model_name"],
-    }
-    (tmp_path / "request.json").write_text(json.dumps(request))
-    subprocess.run(
-        [str(PYTHON), str(DRIVER), str(tmp_path / "request.json"), str(tmp_path / "result.json")],
-        cwd=tmp_path,  # the Planner's modules may write logs: never into the checkout
-        # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir: /workspace
-        # there); without it upstream's paths would be under this directory.
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "WORKSPACE_DIR": "/workspace"},
-        check=True,
-        capture_output=True,
-        timeout=300,
+    return driver.result(
+        {
+            "graph": without_planner(serving.graph),
+            "planner_args": args,
+            "config_path": args[args.index("--config") + 1],
+            "config_text": config_text or settings_text,
+            "runtime_image": components["Frontend"].main["image"],
+            "model": json.loads(settings_text)["model_name"],
+        }
     )
-    result: dict[str, Any] = json.loads((tmp_path / "result.json").read_text())
-    return result
 
 
 def test_the_runtime_venv_is_the_release_whose_planner_is_rendered(catalog):
@@ -141,11 +180,11 @@ def differences(serving: Serving, result: dict[str, Any]) -> list[str]:
     return found
 
 
-def test_every_autoscaled_deployment_is_what_the_release_itself_renders(catalog, tmp_path):
+def test_every_autoscaled_deployment_is_what_the_release_itself_renders(catalog, driver):
     servings = autoscaled(catalog)
     assert {s.deployment.recipe.mode for s in servings} >= {"aggregated", "disaggregated"}  # both shapes shipped
     for serving in servings:
-        result = checked(serving, tmp_path)
+        result = checked(driver, serving)
         assert result["upstream"]["config"]["profile_results_dir"] != result["read"]["profile_results_dir"]
         assert differences(serving, result) == [], serving.deployment.name
 
@@ -183,7 +222,7 @@ def test_the_example_stacks_planners_are_told_their_deployments_bounds(catalog):
     }
 
 
-def test_a_planner_rendered_apart_from_upstream_is_caught(catalog, tmp_path):
+def test_a_planner_rendered_apart_from_upstream_is_caught(catalog, driver):
     """Its config mounted elsewhere than the release's Planner expects it, its worker left unscaled."""
     serving = autoscaled(catalog)[0]
     components = []
@@ -200,17 +239,17 @@ def test_a_planner_rendered_apart_from_upstream_is_caught(catalog, tmp_path):
         components,
     )
     drifted = dataclasses.replace(serving, graph=graph)
-    found = differences(drifted, checked(drifted, tmp_path))
+    found = differences(drifted, checked(driver, drifted))
     assert any("Planner mounts {'/etc/planner'}" in line for line in found), found
     assert any("scaling adapter False, upstream's True" in line for line in found), found
 
 
-def test_a_config_the_planner_refuses_is_caught(catalog, tmp_path):
+def test_a_config_the_planner_refuses_is_caught(catalog, driver):
     """The check runs the Planner's own model: a mode it has not, and a scaling loop turned off."""
     serving = autoscaled(catalog)[0]
     settings = json.loads(serving.planner_config["data"][CONFIG_FILE])
-    refused = checked(serving, tmp_path, json.dumps(settings | {"mode": "aggregated"}))["refused"]
+    refused = checked(driver, serving, json.dumps(settings | {"mode": "aggregated"}))["refused"]
     assert "mode" in refused and "'disagg', 'prefill', 'decode' or 'agg'" in refused
     both_off = settings | {"enable_load_scaling": False, "enable_throughput_scaling": False}
-    refused = checked(serving, tmp_path, json.dumps(both_off))["refused"]
+    refused = checked(driver, serving, json.dumps(both_off))["refused"]
     assert "At least one scaling mode must be enabled" in refused
