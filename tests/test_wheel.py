@@ -17,7 +17,7 @@ import pytest
 import gpt_oss_infra
 from tests.support import UV
 
-# The slower tier (pyproject.toml markers), on one worker: pip builds the wheel in the tree's own build/, and
+# The slower tier (pyproject.toml markers), on one worker: setuptools builds the wheel in the tree's own build/, and
 # two workers building it at once failed ("File exists: build/bdist.linux-x86_64/wheel/...dist-info").
 pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("wheel")]
 
@@ -34,7 +34,8 @@ def run(command: list, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
 def python(tmp_path_factory) -> Path:
     """The python of a fresh venv with the wheel built from this tree installed (built once per module)."""
     build = tmp_path_factory.mktemp("wheel")
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(build / "dist"), str(ROOT)], build)
+    # Built as `pip wheel` would build it (setuptools, in an isolated build environment), by uv: 2 s, pip's 5 s.
+    run([*UV, "build", "--quiet", "--wheel", "--out-dir", build / "dist", ROOT], build)
     (wheel,) = (build / "dist").glob("gpt_oss_infra-*.whl")
     run([*UV, "venv", "--quiet", "--python", sys.executable, build / "venv"], build)
     python = build / "venv" / "bin" / "python"
