@@ -4,6 +4,7 @@ recipe loads, fits and plans like every other. Each AISimulate run takes seconds
 
 from __future__ import annotations
 
+import argparse
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,16 @@ SEARCHED = "h100-agg-long-context"  # 2 GPUs: the quickest search
 ONE_RUN = pytest.mark.xdist_group("aisimulate")
 
 
+# make recommend's arguments in its test, and the search they ask for.
+RECOMMEND_ARGS = ["--hardware", "h100", "--gpus", "2", "--ttft-ms", "2000", "--tpot-ms", "30", "--isl", "4000",
+                  "--osl", "1000", "--no-estimate"]  # fmt: skip
+RECOMMEND_SEARCH = argparse.Namespace(hardware="h100", gpus=2, ttft_ms=2000.0, tpot_ms=30.0, isl=4000, osl=1000)
+
+
 @pytest.fixture(scope="module")
 def asked(catalog) -> dict[str, Any]:
-    """Every question of the tests below, asked of one AISimulate run: starting it is most of a run's
-    seconds (measured here: a run of one estimate took 8.5 s, of two 7.8 s)."""
+    """Every question of the tests below, make recommend's search too, asked of one AISimulate run: starting
+    it is most of a run's seconds (measured here: a run of one estimate took 8.5 s, of two 7.8 s)."""
     requests = {
         (name, gpus): modelled.estimate_request(
             catalog, hardware, catalog.recipes[name].traffic, modelled.recipe_workers(catalog, name, gpus)
@@ -50,14 +57,20 @@ def asked(catalog) -> dict[str, Any]:
     ]
     experiments = modelled.search_experiments(catalog, SEARCHED)
     jobs.append({"kind": "search", "inputs": experiments, "top": catalog.aiconfigurator.search_top})
-    version, answers = estimate.ask(jobs, catalog, estimate.SIMULATOR_PYTHON)
-    assert len(answers) == len(jobs)
+    recommend_job = {
+        "kind": "search",
+        "inputs": recommend.search_inputs(catalog, RECOMMEND_SEARCH),
+        "top": catalog.aiconfigurator.search_top,
+    }
+    version, answers = estimate.ask([*jobs, recommend_job], catalog, estimate.SIMULATOR_PYTHON)
+    assert len(answers) == len(jobs) + 1
     return {
         "version": version,
         "points": {
             point: (request, answers[2 * i], answers[2 * i + 1]) for i, (point, request) in enumerate(requests.items())
         },
-        "search": (experiments, answers[-1]),
+        "search": (experiments, answers[len(jobs) - 1]),
+        "recommend": (recommend_job, answers[-1]),
     }
 
 
@@ -81,11 +94,17 @@ def test_a_search_run_again_finds_the_stored_best_configurations(catalog, asked)
     assert found == stored
 
 
-def test_make_recommend_writes_a_recipe_that_loads_fits_and_plans_like_every_other(tmp_path):
-    recommend.main(
-        ["--hardware", "h100", "--gpus", "2", "--ttft-ms", "2000", "--tpot-ms", "30", "--isl", "4000", "--osl", "1000",
-         "--out-dir", str(tmp_path), "--no-estimate"]
-    )  # fmt: skip
+@ONE_RUN
+def test_make_recommend_writes_a_recipe_that_loads_fits_and_plans_like_every_other(tmp_path, asked, monkeypatch):
+    """make recommend whole, its search answered from the shared AISimulate run, asked with its own inputs."""
+    job, answer = asked["recommend"]
+
+    def shared_run(jobs, catalog, simulator_python):
+        assert (jobs, simulator_python) == ([job], estimate.SIMULATOR_PYTHON)  # what make recommend asks
+        return asked["version"], [answer]
+
+    monkeypatch.setattr(recommend, "ask", shared_run)
+    recommend.main([*RECOMMEND_ARGS, "--out-dir", str(tmp_path)])
     (written,) = tmp_path.glob("*.yaml")
     assert written.name == "h100-recommended-agg-4000-1000.yaml"
     configs = Path(shutil.copytree(CONFIG_DIR, tmp_path / "configs"))
