@@ -77,10 +77,10 @@ def result_of(request):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
-    # The results go to the standard output this process started with; whatever upstream's code prints goes
-    # to standard error, so it cannot break a result's line.
-    results = sys.stdout
-    sys.stdout = sys.stderr
+    # The results get a descriptor of their own; whatever else writes to standard output, Python or native
+    # code, goes to standard error, so it cannot break a result's line.
+    results = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin:
         results.write(json.dumps(result_of(json.loads(line))) + "\n")
         results.flush()

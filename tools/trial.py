@@ -33,6 +33,7 @@ import string
 import struct
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import urllib.request
@@ -616,11 +617,10 @@ def rerun_in_private_network(argv: list[str]) -> int | None:
 
 def install_aiperf() -> None:
     """What benchmark.sh's first line does, for the version configs/benchmark.yaml pins; nothing where an
-    earlier trial installed it. pip installs a package's dependencies before the package itself, so its
-    metadata there means the whole install finished. (pip's own look at what is installed took 6 CPU-seconds
-    here: the Job's line repeats it, inside the namespace.)"""
+    earlier trial installed it (pip's own look at what is installed took 6 CPU-seconds here; the Job's line
+    repeats it, inside the namespace)."""
     version = load_catalog().benchmark.aiperf
-    if installed_version("aiperf", USERBASE) == version:
+    if aiperf_installed(version, USERBASE):
         return
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run(
@@ -630,11 +630,18 @@ def install_aiperf() -> None:
     )
 
 
-def installed_version(package: str, userbase: Path) -> str | None:
-    """The version of `package` that `pip install --user` put under `userbase`, for this Python; None if none."""
-    site_packages = userbase / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    found = [found.version for found in importlib.metadata.distributions(name=package, path=[str(site_packages)])]
-    return found[0] if found else None
+def aiperf_installed(version: str, userbase: Path) -> bool:
+    """Whether a finished `pip install --user aiperf==<version>` is under `userbase`. pip installs a package's
+    dependencies before the package (in topological order), and writes the package's RECORD after its files
+    and console scripts: aiperf's RECORD and its `aiperf` command (what benchmark.sh runs) mean it finished."""
+    site_packages = sysconfig.get_path("purelib", "posix_user", vars={"userbase": str(userbase)})
+    return (
+        any(
+            found.version == version and found.read_text("RECORD") is not None
+            for found in importlib.metadata.distributions(name="aiperf", path=[site_packages])
+        )
+        and (userbase / "bin" / "aiperf").exists()
+    )
 
 
 def bring_loopback_up() -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import select
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,41 +61,56 @@ def without_planner(graph: dict[str, Any]) -> dict[str, Any]:
 
 
 class Driver:
-    """tools/planner_driver.py running in .venv-trial: one request per line in, one result per line out."""
+    """tools/planner_driver.py running in .venv-trial: one request per line in, one result per line out. A
+    driver that failed to answer is stopped, and the next request starts another: a late answer never
+    reaches a later request."""
 
     def __init__(self, work: Path) -> None:
+        self.work = work
         self.log = work / "driver.log"
-        self.log_file = self.log.open("w")
-        self.process = subprocess.Popen(
-            [str(PYTHON), str(DRIVER)],
-            cwd=work,  # the Planner's modules may write logs: never into the checkout
-            # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir: /workspace
-            # there); without it upstream's paths would be under this directory.
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "WORKSPACE_DIR": "/workspace"},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log_file,
-            text=True,
-        )
+        self.process: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        with self.log.open("a") as log:
+            return subprocess.Popen(
+                [str(PYTHON), str(DRIVER)],
+                cwd=self.work,  # the Planner's modules may write logs: never into the checkout
+                # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir:
+                # /workspace there); without it upstream's paths would be under this directory.
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "WORKSPACE_DIR": "/workspace"},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
 
     def result(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.process is None:
+            self.process = self._start()
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         ready, _, _ = select.select([self.process.stdout], [], [], RESULT_SECONDS)
         line = self.process.stdout.readline() if ready else ""
-        assert line, f"the driver gave no result in {RESULT_SECONDS} s: {self.log.read_text()[-3000:]}"
+        if not line:
+            # Ready with nothing to read: the driver closed its output, it is ending.
+            why = f"exited with {self.process.wait(timeout=30)}" if ready else f"gave no result in {RESULT_SECONDS} s"
+            self.stop()
+            raise AssertionError(f"the Planner driver {why}: {self.log.read_text()[-3000:]}")
         result: dict[str, Any] = json.loads(line)
         return result
 
     def stop(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()  # the driver ends at the end of its input
+        if self.process is None:
+            return
+        process, self.process = self.process, None
         try:
-            self.process.wait(timeout=30)
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.close()  # the driver ends at the end of its input
+            process.wait(timeout=30)
+            process.stdout.close()
         finally:
-            self.process.kill()
-            self.log_file.close()
+            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +137,35 @@ def checked(driver: Driver, serving: Serving, config_text: str | None = None) ->
             "model": json.loads(settings_text)["model_name"],
         }
     )
+
+
+STAND_IN = """
+import json, sys, time
+for line in sys.stdin:
+    request = json.loads(line)
+    time.sleep(request.get("delay", 0))
+    if "exit" in request:
+        sys.exit(request["exit"])
+    print(json.dumps({"echo": request}), flush=True)
+"""
+
+
+def test_a_driver_that_fails_to_answer_is_replaced_so_no_late_answer_reaches_a_later_request(tmp_path, monkeypatch):
+    """A stand-in driver: the request it answers too late is refused, and the next request gets its own answer
+    from a new driver, not the late one; a driver that exits says so."""
+    (tmp_path / "stand_in.py").write_text(STAND_IN)
+    monkeypatch.setattr(sys.modules[__name__], "DRIVER", tmp_path / "stand_in.py")
+    monkeypatch.setattr(sys.modules[__name__], "RESULT_SECONDS", 1)
+    driver = Driver(tmp_path)
+    try:
+        with pytest.raises(AssertionError, match="gave no result in 1 s"):
+            driver.result({"n": 0, "delay": 3})
+        assert driver.result({"n": 1}) == {"echo": {"n": 1}}
+        with pytest.raises(AssertionError, match="exited with 3"):
+            driver.result({"n": 2, "exit": 3})
+        assert driver.result({"n": 3}) == {"echo": {"n": 3}}
+    finally:
+        driver.stop()
 
 
 def test_the_runtime_venv_is_the_release_whose_planner_is_rendered(catalog):

@@ -194,22 +194,37 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(mo
 
 
 def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_version(monkeypatch, tmp_path):
-    """The trial installs the benchmark's aiperf from outside its network namespace; once it is there at the
-    pinned version, pip is not run again (its look at what is installed cost 6 CPU-seconds per trial)."""
+    """The trial installs the benchmark's aiperf from outside its network namespace; once a finished install
+    of the pinned version is there, pip is not run again (its look at what is installed cost 6 CPU-seconds
+    per trial). Where `pip install --user` puts it is asked of the base interpreter's own `site`."""
     pinned = trial.load_catalog().benchmark.aiperf
+    base = getattr(sys, "_base_executable", sys.executable)
+    where = [base, "-c", "import site; print(site.getusersitepackages())"]
+    user_site = subprocess.run(
+        where, env={"PYTHONUSERBASE": str(tmp_path)}, capture_output=True, text=True, check=True
+    ).stdout.strip()
     ran: list[list[str]] = []
     monkeypatch.setattr(trial, "USERBASE", tmp_path)
     monkeypatch.setattr(trial.subprocess, "run", lambda command, **_: ran.append(command))
-    site_packages = tmp_path / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    metadata = site_packages / "aiperf.dist-info" / "METADATA"
-    metadata.parent.mkdir(parents=True)
-    for installed, pip_runs in ((None, True), ("0.0.1", True), (pinned, False)):
+    dist_info = Path(user_site) / "aiperf.dist-info"
+    dist_info.mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    for installed, files, pip_runs in (
+        (None, [], True),  # nothing installed
+        ("0.0.1", ["RECORD", "bin/aiperf"], True),  # another version
+        (pinned, ["bin/aiperf"], True),  # pip stopped before the package's RECORD
+        (pinned, ["RECORD"], True),  # ... or before its command
+        (pinned, ["RECORD", "bin/aiperf"], False),  # a finished install of the pinned version
+    ):
+        for name in ("RECORD", "bin/aiperf"):
+            (dist_info / name if name == "RECORD" else tmp_path / name).unlink(missing_ok=True)
         if installed:
-            metadata.write_text(f"Metadata-Version: 2.1\nName: aiperf\nVersion: {installed}\n")
+            (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: aiperf\nVersion: {installed}\n")
+        for name in files:
+            (dist_info / name if name == "RECORD" else tmp_path / name).write_text("")
         ran.clear()
         trial.install_aiperf()
-        assert [command[-1] for command in ran] == ([f"aiperf=={pinned}"] if pip_runs else [])
-        assert trial.installed_version("aiperf", tmp_path) == installed
+        assert [command[-1] for command in ran] == ([f"aiperf=={pinned}"] if pip_runs else []), (installed, files)
 
 
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
