@@ -631,17 +631,13 @@ def install_aiperf() -> None:
 
 
 def aiperf_installed(version: str, userbase: Path) -> bool:
-    """Whether a finished `pip install --user aiperf==<version>` is under `userbase`. pip installs a package's
-    dependencies before the package (in topological order), and writes the package's RECORD after its files
-    and console scripts: aiperf's RECORD and its `aiperf` command (what benchmark.sh runs) mean it finished."""
+    """Whether `pip install --user aiperf==<version>` got through under `userbase`. pip installs a package's
+    dependencies before the package (in topological order), and writes the package's console scripts after
+    all its files: the `aiperf` command (what benchmark.sh runs) beside that version's metadata means it got
+    that far. What pip writes after them (INSTALLER, REQUESTED, RECORD's rewrite) nothing here reads."""
     site_packages = sysconfig.get_path("purelib", "posix_user", vars={"userbase": str(userbase)})
-    return (
-        any(
-            found.version == version and found.read_text("RECORD") is not None
-            for found in importlib.metadata.distributions(name="aiperf", path=[site_packages])
-        )
-        and (userbase / "bin" / "aiperf").exists()
-    )
+    found = importlib.metadata.distributions(name="aiperf", path=[site_packages])
+    return any(dist.version == version for dist in found) and (userbase / "bin" / "aiperf").exists()
 
 
 def bring_loopback_up() -> None:

@@ -8,6 +8,7 @@ the config's values are pinned apart, for the example stack."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -87,30 +88,38 @@ class Driver:
     def result(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.process is None:
             self.process = self._start()
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        ready, _, _ = select.select([self.process.stdout], [], [], RESULT_SECONDS)
-        line = self.process.stdout.readline() if ready else ""
-        if not line:
-            # Ready with nothing to read: the driver closed its output, it is ending.
-            why = f"exited with {self.process.wait(timeout=30)}" if ready else f"gave no result in {RESULT_SECONDS} s"
-            self.stop()
-            raise AssertionError(f"the Planner driver {why}: {self.log.read_text()[-3000:]}")
-        result: dict[str, Any] = json.loads(line)
-        return result
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], RESULT_SECONDS)
+            line = process.stdout.readline() if ready else ""
+        except OSError:  # a broken pipe: the driver is gone
+            ready, line = [process.stdout], ""
+        if line.endswith("\n"):
+            result: dict[str, Any] = json.loads(line)
+            return result
+        self.stop()
+        # Ready with no whole line to read: the driver closed its output, it ended.
+        why = f"exited with {process.returncode}" if ready else f"gave no result in {RESULT_SECONDS} s"
+        raise AssertionError(f"the Planner driver {why}: {self.log.read_text()[-3000:]}")
 
     def stop(self) -> None:
+        """End the driver (at the end of its input, or killed after 30 s) and close its pipes; never raises."""
         if self.process is None:
             return
         process, self.process = self.process, None
+        assert process.stdin is not None and process.stdout is not None
         try:
-            assert process.stdin is not None and process.stdout is not None
-            process.stdin.close()  # the driver ends at the end of its input
-            process.wait(timeout=30)
-            process.stdout.close()
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
         finally:
             process.kill()
+            process.wait()
+            process.stdout.close()
 
 
 @pytest.fixture(scope="module")
@@ -155,10 +164,11 @@ def test_a_driver_that_fails_to_answer_is_replaced_so_no_late_answer_reaches_a_l
     from a new driver, not the late one; a driver that exits says so."""
     (tmp_path / "stand_in.py").write_text(STAND_IN)
     monkeypatch.setattr(sys.modules[__name__], "DRIVER", tmp_path / "stand_in.py")
-    monkeypatch.setattr(sys.modules[__name__], "RESULT_SECONDS", 1)
+    monkeypatch.setattr(sys.modules[__name__], "RESULT_SECONDS", 2)
     driver = Driver(tmp_path)
     try:
-        with pytest.raises(AssertionError, match="gave no result in 1 s"):
+        # Its answer comes 1 s into the next request's 2 s: a driver kept running would give it to that request.
+        with pytest.raises(AssertionError, match="gave no result in 2 s"):
             driver.result({"n": 0, "delay": 3})
         assert driver.result({"n": 1}) == {"echo": {"n": 1}}
         with pytest.raises(AssertionError, match="exited with 3"):

@@ -194,8 +194,8 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(mo
 
 
 def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_version(monkeypatch, tmp_path):
-    """The trial installs the benchmark's aiperf from outside its network namespace; once a finished install
-    of the pinned version is there, pip is not run again (its look at what is installed cost 6 CPU-seconds
+    """The trial installs the benchmark's aiperf from outside its network namespace; once the pinned version is
+    there with its command, pip is not run again (its look at what is installed cost 6 CPU-seconds
     per trial). Where `pip install --user` puts it is asked of the base interpreter's own `site`."""
     pinned = trial.load_catalog().benchmark.aiperf
     base = getattr(sys, "_base_executable", sys.executable)
@@ -209,22 +209,22 @@ def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_versio
     dist_info = Path(user_site) / "aiperf.dist-info"
     dist_info.mkdir(parents=True)
     (tmp_path / "bin").mkdir()
-    for installed, files, pip_runs in (
-        (None, [], True),  # nothing installed
-        ("0.0.1", ["RECORD", "bin/aiperf"], True),  # another version
-        (pinned, ["bin/aiperf"], True),  # pip stopped before the package's RECORD
-        (pinned, ["RECORD"], True),  # ... or before its command
-        (pinned, ["RECORD", "bin/aiperf"], False),  # a finished install of the pinned version
+    command = tmp_path / "bin" / "aiperf"
+    for installed, with_command, pip_runs in (
+        (None, False, True),  # nothing installed
+        ("0.0.1", True, True),  # another version
+        (pinned, False, True),  # pip stopped before the package's console scripts
+        (pinned, True, False),  # the pinned version, installed through its command
     ):
-        for name in ("RECORD", "bin/aiperf"):
-            (dist_info / name if name == "RECORD" else tmp_path / name).unlink(missing_ok=True)
         if installed:
             (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: aiperf\nVersion: {installed}\n")
-        for name in files:
-            (dist_info / name if name == "RECORD" else tmp_path / name).write_text("")
+        if with_command:
+            command.write_text("")
+        else:
+            command.unlink(missing_ok=True)
         ran.clear()
         trial.install_aiperf()
-        assert [command[-1] for command in ran] == ([f"aiperf=={pinned}"] if pip_runs else []), (installed, files)
+        assert [line[-1] for line in ran] == ([f"aiperf=={pinned}"] if pip_runs else []), (installed, with_command)
 
 
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
