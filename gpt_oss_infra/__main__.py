@@ -11,7 +11,7 @@ import sys
 
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.yaml_files import YamlFileError
-from gpt_oss_infra.tools.process import hard_exit, tune_gc
+from gpt_oss_infra.tools.process import run_command
 
 # command -> (its module under gpt_oss_infra.tools, what it does)
 COMMANDS = {
@@ -61,5 +61,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    tune_gc()  # before the command's module is imported: importing builds most of a plan's objects
-    hard_exit(main())
+    run_command(main)  # the collector tuned before main imports the command: importing builds most of a plan's objects

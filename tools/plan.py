@@ -42,7 +42,7 @@ from gpt_oss_infra.core.report.stack_report import render_program_summary, rende
 from gpt_oss_infra.core.yaml_files import YamlFileError, read_stack_yaml
 from gpt_oss_infra.tools import critical_path
 from gpt_oss_infra.tools.destroy_simulation import simulate_destroy, summary_lines
-from gpt_oss_infra.tools.process import hard_exit, tune_gc
+from gpt_oss_infra.tools.process import run_command
 from gpt_oss_infra.tools.pulumi_engine import SECRET, UNKNOWN, ProgramRun, Registration, run_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -345,6 +345,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # how plan-diff plans a commit (tools/plan_diff.py): ended as the command line is
-    tune_gc()
-    hard_exit(main())
+if __name__ == "__main__":  # how plan-diff plans a commit (tools/plan_diff.py): run as the command line is
+    run_command(main)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 # Collect the youngest generation after 200,000 allocations (CPython's default: 700), the older ones
@@ -31,3 +32,9 @@ def hard_exit(code: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def run_command(main: Callable[[], int]) -> NoReturn:
+    """A command line's process: the collector tuned before `main` imports its command, and ended by hard_exit."""
+    tune_gc()
+    hard_exit(main())
