@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import pickle
+import selectors
 import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -292,6 +294,17 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+def next_line(process: subprocess.Popen[str], seconds: float) -> str | None:
+    """The next line `process` writes to its standard output, with its newline ("" once it closed its output),
+    or None when it writes nothing within `seconds`."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout=seconds):
+            return None
+    return process.stdout.readline()
 
 
 def local_kubeconfig(port: int) -> dict[str, Any]:

@@ -6,7 +6,6 @@ only those. The order of deletion around it is tests/program/test_destroy.py's."
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import time
 import pytest
 
 from gpt_oss_infra.core.paths import JOB_SCRIPTS_DIR
-from tests.support import JsonHandler, serving
+from tests.support import JsonHandler, next_line, serving
 
 SCRIPT = JOB_SCRIPTS_DIR / "teardown_guard.py"
 GUARD = "/apis/apps/v1/namespaces/dynamo-system-teardown/deployments/volumes-gone"
@@ -113,11 +112,10 @@ def run_guard(tmp_path, deployment: dict | None) -> tuple[subprocess.CompletedPr
 
 
 def _line_within(process: subprocess.Popen, seconds: float) -> str:
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout=seconds):
-            raise AssertionError(f"the guard printed nothing within {seconds} s")
-    return process.stdout.readline().strip()
+    line = next_line(process, seconds)
+    if line is None:
+        raise AssertionError(f"the guard printed nothing within {seconds} s")
+    return line.strip()
 
 
 def test_stopped_while_its_deployment_lives_it_exits_at_once(tmp_path):

@@ -7,7 +7,6 @@ over gRPC, as the engine asks it, for its policies and to analyze a resource."""
 from __future__ import annotations
 
 import re
-import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policy.gpt_oss_policies import POLICIES
-from tests.support import UV
+from tests.support import UV, next_line
 
 pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
@@ -87,11 +86,10 @@ def test_the_pack_serves_every_policy_and_finds_a_violation_from_its_own_venv(po
 
 def _first_line(process: subprocess.Popen) -> str:
     """The pack's first line of output (its port), or what it printed before it died."""
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout=STARTUP_SECONDS):
-            raise AssertionError(f"the pack printed no port within {STARTUP_SECONDS} s")
-    line = process.stdout.readline().strip()
+    line = next_line(process, STARTUP_SECONDS)
+    if line is None:
+        raise AssertionError(f"the pack printed no port within {STARTUP_SECONDS} s")
+    line = line.strip()
     if not line:
         raise AssertionError(f"the pack exited ({process.wait(timeout=10)}): {process.stderr.read()[-3000:]}")
     return line

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_COMPONENT
 from gpt_oss_infra.core.render.stack_objects import Serving
 from gpt_oss_infra.core.stack import build_stack
-from tests.support import example_entries, stack_names
+from tests.support import example_entries, next_line, stack_names
 
 # The slower tier (pyproject.toml markers), on one pytest worker: the tests share one driver process.
 pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("planner-driver")]
@@ -93,16 +92,15 @@ class Driver:
         try:
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
-            ready, _, _ = select.select([process.stdout], [], [], RESULT_SECONDS)
-            line = process.stdout.readline() if ready else ""
+            line = next_line(process, RESULT_SECONDS)
         except OSError:  # a broken pipe: the driver is gone
-            ready, line = [process.stdout], ""
-        if line.endswith("\n"):
+            line = ""
+        if line and line.endswith("\n"):
             result: dict[str, Any] = json.loads(line)
             return result
         self.stop()
-        # Ready with no whole line to read: the driver closed its output, it ended.
-        why = f"exited with {process.returncode}" if ready else f"gave no result in {RESULT_SECONDS} s"
+        # No whole line: the driver closed its output, it ended.
+        why = f"gave no result in {RESULT_SECONDS} s" if line is None else f"exited with {process.returncode}"
         raise AssertionError(f"the Planner driver {why}: {self.log.read_text()[-3000:]}")
 
     def stop(self) -> None:
