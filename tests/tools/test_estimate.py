@@ -34,10 +34,9 @@ SEARCHED = "h100-agg-long-context"  # 2 GPUs: the quickest search
 ONE_RUN = pytest.mark.xdist_group("aisimulate")
 
 
-# make recommend's arguments in its test, and the search they ask for.
-RECOMMEND_ARGS = ["--hardware", "h100", "--gpus", "2", "--ttft-ms", "2000", "--tpot-ms", "30", "--isl", "4000",
-                  "--osl", "1000", "--no-estimate"]  # fmt: skip
+# The search make recommend's test asks for, and its command line's arguments made from it.
 RECOMMEND_SEARCH = argparse.Namespace(hardware="h100", gpus=2, ttft_ms=2000.0, tpot_ms=30.0, isl=4000, osl=1000)
+RECOMMEND_ARGS = [f"--{name.replace('_', '-')}={value}" for name, value in vars(RECOMMEND_SEARCH).items()]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +103,7 @@ def test_make_recommend_writes_a_recipe_that_loads_fits_and_plans_like_every_oth
         return asked["version"], [answer]
 
     monkeypatch.setattr(recommend, "ask", shared_run)
-    recommend.main([*RECOMMEND_ARGS, "--out-dir", str(tmp_path)])
+    recommend.main([*RECOMMEND_ARGS, "--no-estimate", "--out-dir", str(tmp_path)])
     (written,) = tmp_path.glob("*.yaml")
     assert written.name == "h100-recommended-agg-4000-1000.yaml"
     configs = Path(shutil.copytree(CONFIG_DIR, tmp_path / "configs"))
