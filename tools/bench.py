@@ -4,7 +4,11 @@
    the largest example's plan registers (read from its resources.json), and nothing of ours; its
    collector tuned and its exit as the command line's (tools/process.py), so both are timed alike.
    `make plan` of that example against it: what the program, validation and the mock engine add
-   on top of loading the SDK it cannot avoid. Target: at most 1.5x.
+   on top of loading the SDK it cannot avoid. Target: at most 1.5x. Each floor run is followed by
+   a plan run, and the ratio is the median of those pairs' ratios (paired_ratios).
+   Beside it, a second floor: the first, then the SDK registering that plan's resources on its own
+   mocks with its generic classes (tools/registration_floor.py): what any program making those
+   resources pays, whatever it does besides.
 2. Where that plan's time goes, in one fresh interpreter: the first plan (with the SDK modules the
    program reaches and every one-time load: catalog, CRD schemas, AWS models), a second plan of the
    same stack (what is left once everything is loaded), and the rest (starting, importing the
@@ -16,7 +20,7 @@
 6. `make estimate` of every recipe's points with NVIDIA AISimulate (written to a scratch file;
    once, not repeated: it takes tens of seconds). Its searches and calibration are timed by
    `make estimate` itself.
-Each plan command runs in a fresh interpreter, REPEATS times; the median is reported.
+Each command runs in a fresh interpreter, REPEATS times; the median is reported.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import yaml
 from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files, planned
 from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
-REPEATS = 5
+REPEATS = 7
 FLOOR_TARGET = 1.5
 FAST_TESTS_TARGET = 90  # seconds, on 2 cores
 ALL_TESTS_TARGET = 240  # seconds, on 2 cores
@@ -61,6 +65,18 @@ PYTEST = [
 
 def median_seconds(command: list[str]) -> float:
     return statistics.median(seconds(command) for _ in range(REPEATS))
+
+
+def paired_ratios(command: list[str], floor: list[str]) -> tuple[float, float, list[float]]:
+    """The medians of `command`'s and of `floor`'s seconds, run REPEATS times in pairs, floor first, and each
+    pair's ratio, lowest first. This machine's speed drifts: the floor alone took 1.3 s and 1.8 s minutes apart
+    (2026-11-28), so a ratio of medians taken minutes apart mixes two speeds; a pair's two runs share one."""
+    pairs = [(seconds(floor), seconds(command)) for _ in range(REPEATS)]
+    return (
+        statistics.median(timed for _, timed in pairs),
+        statistics.median(base for base, _ in pairs),
+        sorted(timed / base for base, timed in pairs),
+    )
 
 
 def seconds(command: list[str]) -> float:
@@ -91,6 +107,11 @@ def plan_command(stack: str, stack_dir: Path, out: Path) -> list[str]:
     ]
 
 
+def ratio_text(ratios: list[float]) -> str:
+    """The median of paired ratios (paired_ratios), with their range."""
+    return f"{statistics.median(ratios):5.2f}x (pairs {ratios[0]:.2f}-{ratios[-1]:.2f}x)"
+
+
 def sdk_class(resource_type: str) -> tuple[str, str] | None:
     """(module, class) of the SDK class that registers a resource type; None for our components.
 
@@ -114,15 +135,35 @@ def sdk_class(resource_type: str) -> tuple[str, str] | None:
 def floor_command(resources_json: Path) -> list[str]:
     """A fresh interpreter importing exactly the SDK classes the plan's resources come from, as the
     command line runs: its garbage collector tuned, and ended with no teardown (tools/process.py)."""
+    return _fresh_interpreter(sdk_imports(resources_json))
+
+
+def registration_floor_command(resources_json: Path) -> list[str]:
+    """The floor, then the SDK registering the plan's resources on its own mocks with its generic classes
+    (tools/registration_floor.py, run by path: nothing of ours is imported)."""
+    script = ROOT / "tools" / "registration_floor.py"
+    return _fresh_interpreter(
+        [
+            *sdk_imports(resources_json),
+            f"import sys; sys.argv = [{str(script)!r}, {str(resources_json)!r}]",
+            f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')",
+        ]
+    )
+
+
+def sdk_imports(resources_json: Path) -> list[str]:
+    """`import pulumi` and one import per SDK class the plan's resource types come from."""
     types = {resource["type"] for resource in json.loads(resources_json.read_text())}
     classes = sorted({found for found in map(sdk_class, types) if found})
-    statements = [
-        f"import gc; gc.set_threshold(*{GC_THRESHOLDS})",
-        "import pulumi",
-        *(f"from {module} import {name}" for module, name in classes),
-        "import os; os._exit(0)",
+    return ["import pulumi", *(f"from {module} import {name}" for module, name in classes)]
+
+
+def _fresh_interpreter(statements: list[str]) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "; ".join([f"import gc; gc.set_threshold(*{GC_THRESHOLDS})", *statements, "import os; os._exit(0)"]),
     ]
-    return [sys.executable, "-c", "; ".join(statements)]
 
 
 def largest_example() -> str:
@@ -195,8 +236,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         example = largest_example()
-        largest = median_seconds(plan_command(example, EXAMPLES, work / "out"))
-        floor = median_seconds(floor_command(work / "out" / example / "resources.json"))
+        seconds(plan_command(example, EXAMPLES, work / "out"))  # its resources.json, which both floors read
+        resources_json = work / "out" / example / "resources.json"
+        largest, floor, ratios = paired_ratios(
+            plan_command(example, EXAMPLES, work / "out"), floor_command(resources_json)
+        )
+        registered, _, registered_ratios = paired_ratios(
+            registration_floor_command(resources_json), floor_command(resources_json)
+        )
+        registrations = len(json.loads(resources_json.read_text()))
         stages = stages_in_fresh_interpreters(example)
         one = median_seconds(plan_command(scaled_stack(work, 1), work, work / "out"))
         twenty = median_seconds(plan_command(scaled_stack(work, 20), work, work / "out"))
@@ -209,8 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"median of {REPEATS} runs, fresh interpreter each, this machine:")
     print(f"  floor: import the SDK classes used   {floor:6.2f} s")
     print(
-        f"  make plan, largest example ({example}) {largest:6.2f} s   ratio to the floor {largest / floor:5.2f}x"
+        f"  make plan, largest example ({example}) {largest:6.2f} s   ratio to the floor {ratio_text(ratios)}"
         f" (target {FLOOR_TARGET}x)"
+    )
+    print(
+        f"  the floor, then the SDK registering its {registrations} resources (generic classes, SDK mocks)"
+        f" {registered:6.2f} s   ratio to the floor {ratio_text(registered_ratios)}"
     )
     print(
         f"    the first plan in the process      {stages['first plan']:6.2f} s   (SDK modules it reaches, first loads)"

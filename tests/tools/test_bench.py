@@ -43,3 +43,53 @@ def test_the_floor_imports_the_sdk_classes_of_the_plans_resources_and_nothing_of
     assert imported[:2] == ["import gc", f"gc.set_threshold(*{GC_THRESHOLDS})"]
     assert imported[-2:] == ["import os", "os._exit(0)"]
     assert subprocess.run(command, capture_output=True, timeout=120).returncode == 0
+
+
+@pytest.mark.end_to_end
+def test_the_registration_floor_registers_each_resource_under_its_parent_with_nothing_of_ours(tmp_path):
+    resources = [
+        {"type": "gpt-oss-infra:index:GptOssStack", "name": "stack", "parent": None, "inputs": {}},
+        {"type": "pulumi:providers:kubernetes", "name": "k8s", "parent": "stack", "inputs": {"kubeconfig": "{}"}},
+        {
+            "type": "kubernetes:core/v1:Namespace",
+            "name": "ns",
+            "parent": "stack",
+            "inputs": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dynamo-system"}},
+        },
+    ]
+    resources_json = tmp_path / "resources.json"
+    resources_json.write_text(json.dumps(resources))
+    command = bench.registration_floor_command(resources_json)
+    script = str(bench.ROOT / "tools" / "registration_floor.py")
+    floor = bench.floor_command(resources_json)[-1].split("; ")
+    assert command[-1].split("; ") == [
+        *floor[:-2],
+        "import sys",
+        f"sys.argv = [{script!r}, {str(resources_json)!r}]",
+        "import runpy",
+        f"runpy.run_path({script!r}, run_name='__main__')",
+        *floor[-2:],
+    ]
+    # Before its exit, the process lists what it imported of ours: nothing.
+    ours = "import sys; print(sorted(m for m in sys.modules if m.startswith('gpt_oss_infra'))); import os; os._exit(0)"
+    checked = [*command[:-1], command[-1].removesuffix("import os; os._exit(0)") + ours]
+    finished = subprocess.run(checked, capture_output=True, text=True, timeout=120)
+    assert (finished.returncode, finished.stdout) == (0, "3 resources registered\n[]\n"), finished.stderr
+
+
+def test_the_plans_ratio_is_the_median_of_pairs_each_floor_run_just_before_its_plan(monkeypatch):
+    # The machine slows down between the first and the last pairs: a ratio of the two medians would say
+    # 2.5 / 1.5 = 1.67x; each pair says 2x.
+    times = {"floor": iter([1.0, 1.0, 1.5, 3.0, 3.0, 3.0, 3.0]), "plan": iter([2.0, 2.0, 3.0, 6.0, 6.0, 6.0, 6.0])}
+    ran = []
+
+    def seconds(command):
+        ran.append(command[0])
+        return next(times[command[0]])
+
+    monkeypatch.setattr(bench, "seconds", seconds)
+    monkeypatch.setattr(bench, "REPEATS", 7)
+    plan_seconds, floor_seconds, ratios = bench.paired_ratios(["plan"], ["floor"])
+    assert ran == ["floor", "plan"] * 7
+    assert (plan_seconds, floor_seconds, ratios) == (6.0, 3.0, [2.0] * 7)
+    assert bench.ratio_text(ratios) == " 2.00x (pairs 2.00-2.00x)"
