@@ -92,4 +92,4 @@ def test_the_plans_ratio_is_the_median_of_pairs_each_floor_run_just_before_its_p
     plan_seconds, floor_seconds, ratios = bench.paired_ratios(["plan"], ["floor"])
     assert ran == ["floor", "plan"] * 7
     assert (plan_seconds, floor_seconds, ratios) == (6.0, 3.0, [2.0] * 7)
-    assert bench.ratio_text(ratios) == " 2.00x (pairs 2.00-2.00x)"
+    assert bench.ratio_text(ratios) == "2.00x the floor (pairs 2.00-2.00x)"
