@@ -4,11 +4,11 @@
    the largest example's plan registers (read from its resources.json), and nothing of ours; its
    collector tuned and its exit as the command line's (tools/process.py), so both are timed alike.
    `make plan` of that example against it: what the program, validation and the mock engine add
-   on top of loading the SDK it cannot avoid. Target: at most 1.5x. Each floor run is followed by
-   a plan run, and the ratio is the median of those pairs' ratios (paired_ratios).
+   on top of loading the SDK it cannot avoid. Target: at most 1.5x. Floor and plan run in pairs,
+   back to back, and the ratio is the median of the pairs' ratios (paired_ratios).
    Beside it, a second floor: the first, then the SDK registering that plan's resources on its own
-   mocks with its generic classes (tools/registration_floor.py): what any program making those
-   resources pays, whatever it does besides.
+   mocks with its generic classes (tools/registration_floor.py): at least what any program making
+   those resources pays, whatever it does besides.
 2. Where that plan's time goes, in one fresh interpreter: the first plan (with the SDK modules the
    program reaches and every one-time load: catalog, CRD schemas, AWS models), a second plan of the
    same stack (what is left once everything is loaded), and the rest (starting, importing the
@@ -20,7 +20,7 @@
 6. `make estimate` of every recipe's points with NVIDIA AISimulate (written to a scratch file;
    once, not repeated: it takes tens of seconds). Its searches and calibration are timed by
    `make estimate` itself.
-Each command runs in a fresh interpreter, REPEATS times; the median is reported.
+Each plan and floor command runs in a fresh interpreter, REPEATS times; the median is reported.
 """
 
 from __future__ import annotations
@@ -68,10 +68,19 @@ def median_seconds(command: list[str]) -> float:
 
 
 def paired_ratios(command: list[str], floor: list[str]) -> tuple[float, float, list[float]]:
-    """The medians of `command`'s and of `floor`'s seconds, run REPEATS times in pairs, floor first, and each
-    pair's ratio, lowest first. This machine's speed drifts: the floor alone took 1.3 s and 1.8 s minutes apart
-    (2026-11-28), so a ratio of medians taken minutes apart mixes two speeds; a pair's two runs share one."""
-    pairs = [(seconds(floor), seconds(command)) for _ in range(REPEATS)]
+    """The medians of `command`'s and of `floor`'s seconds, run REPEATS times in pairs, and each pair's ratio,
+    lowest first. This machine's speed drifts: the floor alone took 1.3 s and 1.8 s minutes apart (2026-11-28),
+    so a ratio of medians taken minutes apart mixes two speeds; a pair's two runs share one. The pairs take
+    turns at running the floor first, so that neither command is always the one run just after the other."""
+    pairs = []
+    for turn in range(REPEATS):
+        if turn % 2 == 0:
+            base = seconds(floor)
+            timed = seconds(command)
+        else:
+            timed = seconds(command)
+            base = seconds(floor)
+        pairs.append((base, timed))
     return (
         statistics.median(timed for _, timed in pairs),
         statistics.median(base for base, _ in pairs),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -74,13 +75,38 @@ def test_the_registration_floor_registers_each_resource_under_its_parent_with_no
     ours = "import sys; print(sorted(m for m in sys.modules if m.startswith('gpt_oss_infra'))); import os; os._exit(0)"
     checked = [*command[:-1], command[-1].removesuffix("import os; os._exit(0)") + ours]
     finished = subprocess.run(checked, capture_output=True, text=True, timeout=120)
-    assert (finished.returncode, finished.stdout) == (0, "3 resources registered\n[]\n"), finished.stderr
+    prefix = "urn:pulumi:bench::registration-floor::"
+    assert (finished.returncode, finished.stdout.splitlines()) == (
+        0,
+        [
+            f"component {prefix}pulumi:pulumi:Stack$gpt-oss-infra:index:GptOssStack::stack",
+            f"custom {prefix}gpt-oss-infra:index:GptOssStack$pulumi:providers:kubernetes::k8s",
+            f"custom {prefix}gpt-oss-infra:index:GptOssStack$kubernetes:core/v1:Namespace::ns",
+            "[]",
+        ],
+    ), finished.stderr
 
 
-def test_the_plans_ratio_is_the_median_of_pairs_each_floor_run_just_before_its_plan(monkeypatch):
-    # The machine slows down between the first and the last pairs: a ratio of the two medians would say
-    # 2.5 / 1.5 = 1.67x; each pair says 2x.
-    times = {"floor": iter([1.0, 1.0, 1.5, 3.0, 3.0, 3.0, 3.0]), "plan": iter([2.0, 2.0, 3.0, 6.0, 6.0, 6.0, 6.0])}
+def test_the_registration_floor_refuses_two_resources_of_one_name(tmp_path):
+    resources_json = tmp_path / "resources.json"
+    twice = {"type": "kubernetes:core/v1:Namespace", "name": "ns", "parent": None, "inputs": {}}
+    resources_json.write_text(json.dumps([twice, twice | {"type": "kubernetes:core/v1:ConfigMap"}]))
+    finished = subprocess.run(
+        [sys.executable, str(bench.ROOT / "tools" / "registration_floor.py"), str(resources_json)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (finished.returncode, finished.stderr.strip().splitlines()[-1]) == (
+        1,
+        "registration_floor: more than one resource is named ns",
+    )
+
+
+def test_the_plans_ratio_is_the_median_of_pairs_run_back_to_back_taking_turns_to_go_first(monkeypatch):
+    # The machine changes speed between pairs: the pairs' ratios are 3, 1, 1.5, 1.5, 4, 1 and 2 (median 1.5x),
+    # while the ratio of the two medians would be 2 / 1 = 2x.
+    times = {"floor": iter([1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 2.0]), "plan": iter([3.0, 2.0, 1.5, 1.5, 8.0, 1.0, 4.0])}
     ran = []
 
     def seconds(command):
@@ -90,6 +116,6 @@ def test_the_plans_ratio_is_the_median_of_pairs_each_floor_run_just_before_its_p
     monkeypatch.setattr(bench, "seconds", seconds)
     monkeypatch.setattr(bench, "REPEATS", 7)
     plan_seconds, floor_seconds, ratios = bench.paired_ratios(["plan"], ["floor"])
-    assert ran == ["floor", "plan"] * 7
-    assert (plan_seconds, floor_seconds, ratios) == (6.0, 3.0, [2.0] * 7)
-    assert bench.ratio_text(ratios) == "2.00x the floor (pairs 2.00-2.00x)"
+    assert ran == ["floor", "plan", "plan", "floor"] * 3 + ["floor", "plan"]
+    assert (plan_seconds, floor_seconds, ratios) == (2.0, 1.0, [1.0, 1.0, 1.5, 1.5, 2.0, 3.0, 4.0])
+    assert bench.ratio_text(ratios) == "1.50x the floor (pairs 1.00-4.00x)"
