@@ -41,6 +41,7 @@ from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files, planned
 from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
 REPEATS = 7
+REGISTRATION_FLOOR = ROOT / "tools" / "registration_floor.py"  # run by path: nothing of ours is imported
 FLOOR_TARGET = 1.5
 FAST_TESTS_TARGET = 90  # seconds, on 2 cores
 ALL_TESTS_TARGET = 240  # seconds, on 2 cores
@@ -149,13 +150,12 @@ def floor_command(resources_json: Path) -> list[str]:
 
 def registration_floor_command(resources_json: Path) -> list[str]:
     """The floor, then the SDK registering the plan's resources on its own mocks with its generic classes
-    (tools/registration_floor.py, run by path: nothing of ours is imported)."""
-    script = ROOT / "tools" / "registration_floor.py"
+    (REGISTRATION_FLOOR)."""
     return _fresh_interpreter(
         [
             *sdk_imports(resources_json),
-            f"import sys; sys.argv = [{str(script)!r}, {str(resources_json)!r}]",
-            f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')",
+            f"import sys; sys.argv = [{str(REGISTRATION_FLOOR)!r}, {str(resources_json)!r}]",
+            f"import runpy; runpy.run_path({str(REGISTRATION_FLOOR)!r}, run_name='__main__')",
         ]
     )
 
@@ -245,13 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         example = largest_example()
-        seconds(plan_command(example, EXAMPLES, work / "out"))  # its resources.json, which both floors read
+        largest_plan = plan_command(example, EXAMPLES, work / "out")
+        seconds(largest_plan)  # its resources.json, which both floors read
         resources_json = work / "out" / example / "resources.json"
-        largest, floor, ratios = paired_ratios(
-            plan_command(example, EXAMPLES, work / "out"), floor_command(resources_json)
-        )
+        the_floor = floor_command(resources_json)
+        largest, floor, ratios = paired_ratios(largest_plan, the_floor)
         registered, registered_floor, registered_ratios = paired_ratios(
-            registration_floor_command(resources_json), floor_command(resources_json)
+            registration_floor_command(resources_json), the_floor
         )
         registrations = len(json.loads(resources_json.read_text()))
         stages = stages_in_fresh_interpreters(example)

@@ -14,7 +14,8 @@ from typing import Any
 
 import pulumi
 
-# The resource types of the project's own components (tools/plan.py writes them into resources.json too).
+# The package of the project's own components' types (tools/plan.py writes them into resources.json too);
+# written here, not imported, since this floor imports nothing of ours.
 COMPONENT_PACKAGE = "gpt-oss-infra"
 PROVIDER_PREFIX = "pulumi:providers:"
 

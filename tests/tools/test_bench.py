@@ -61,7 +61,7 @@ def test_the_registration_floor_registers_each_resource_under_its_parent_with_no
     resources_json = tmp_path / "resources.json"
     resources_json.write_text(json.dumps(resources))
     command = bench.registration_floor_command(resources_json)
-    script = str(bench.ROOT / "tools" / "registration_floor.py")
+    script = str(bench.REGISTRATION_FLOOR)
     floor = bench.floor_command(resources_json)[-1].split("; ")
     assert command[-1].split("; ") == [
         *floor[:-2],
@@ -92,7 +92,7 @@ def test_the_registration_floor_refuses_two_resources_of_one_name(tmp_path):
     twice = {"type": "kubernetes:core/v1:Namespace", "name": "ns", "parent": None, "inputs": {}}
     resources_json.write_text(json.dumps([twice, twice | {"type": "kubernetes:core/v1:ConfigMap"}]))
     finished = subprocess.run(
-        [sys.executable, str(bench.ROOT / "tools" / "registration_floor.py"), str(resources_json)],
+        [sys.executable, str(bench.REGISTRATION_FLOOR), str(resources_json)],
         capture_output=True,
         text=True,
         timeout=120,
