@@ -237,7 +237,9 @@ def test_the_jobs_environment_changes_only_as_listed(deployments, places):
     job = deployments["disagg"].benchmark
     rendered = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     local = local_job_env(rendered, places)
-    assert set(local) == set(rendered)
+    # One variable added: the aiperf the trial installed, with its dependencies, is checked alone.
+    assert set(local) - set(rendered) == {"PIP_NO_DEPS"} and local["PIP_NO_DEPS"] == "1"
+    assert set(rendered) <= set(local)
     differ = {name for name in rendered if local[name] != rendered[name]}
     assert differ == {
         "ENDPOINT",
