@@ -81,10 +81,9 @@ SUBSTITUTIONS = [
     f"ConfigMaps) -> local copies of those ConfigMaps; {MODEL_CACHE_MOUNT} (HF_HOME, ARTIFACT_DIR) -> a temporary "
     f"directory; the Jobs' HOME and PYTHONUSERBASE ({SCRATCH_MOUNT}) -> a temporary directory and .venv-trial/userbase",
     "the Jobs' image (python:3.12 slim) -> this machine's Python, as python3 and pip on PATH",
-    "the benchmark's `pip install --user aiperf` gets PIP_NO_DEPS=1: the trial installed that aiperf with its "
-    "dependencies beforehand (the network namespace has none), so pip checks the package alone: checking its "
-    "130 dependencies against this machine's Python took 7.4 CPU-seconds a Job (0.9 without), and says nothing "
-    "of the image's",
+    "the benchmark's `pip install --user aiperf` gets PIP_NO_DEPS=1: the trial installed that aiperf and what "
+    "it needs beforehand (from outside the network namespace, which has no network), so pip checks aiperf "
+    "alone, not its transitive dependencies against this machine's Python, which are not the image's",
     f"short run: the benchmark's REQUEST_COUNT -> {SHORT_RUN_ROUNDS} x CONCURRENCY; the smoke test's "
     f"DEADLINE_SECONDS -> {SMOKE_DEADLINE_SECONDS}",
     "the gateway: none here (Envoy Gateway, the NLB): the smoke test's gateway settings (GATEWAY_*, API_KEY_FILE, "
@@ -202,7 +201,8 @@ def local_job_env(env: dict[str, str], places: Places) -> dict[str, str]:
         local["DEADLINE_SECONDS"] = SMOKE_DEADLINE_SECONDS
     if local.get("PYTHONUSERBASE", "").startswith(SCRATCH_MOUNT):
         local["PYTHONUSERBASE"] = str(USERBASE)
-        local["PIP_NO_DEPS"] = "1"  # install_aiperf put its dependencies there
+    if "AIPERF_VERSION" in local:  # the benchmark: main() installed that aiperf and what it needs
+        local["PIP_NO_DEPS"] = "1"
     if local.get("HOME", "").startswith(SCRATCH_MOUNT):
         local["HOME"] = str(places.scratch / "home")
     return local
@@ -598,8 +598,7 @@ def planner_burst(name: str, places: Places, processes: Processes) -> dict[str, 
 
 def rerun_in_private_network(argv: list[str]) -> int | None:
     """This trial rerun inside a network namespace of its own, its output passed on; None where the
-    system refuses one. main() installs the benchmark's aiperf first, from outside (the namespace has no
-    network): the Job's own `pip install --user` then finds it installed."""
+    system refuses one."""
     if subprocess.run([*PRIVATE_NETWORK, "true"], capture_output=True, check=False).returncode != 0:
         return None
     rerun = subprocess.Popen(
@@ -620,9 +619,10 @@ def rerun_in_private_network(argv: list[str]) -> int | None:
 
 
 def install_aiperf() -> None:
-    """What benchmark.sh's first line does, for the version configs/benchmark.yaml pins; nothing where an
-    earlier trial installed it (pip's own look at what is installed took 6 CPU-seconds here). The Job's line
-    then runs with PIP_NO_DEPS (local_job_env): it checks aiperf alone."""
+    """What benchmark.sh's first line does, for the version configs/benchmark.yaml pins, with the
+    dependencies this machine's Python lacks; nothing where an earlier trial installed it (pip's own look at
+    what is installed took 6 CPU-seconds here). The Job's line then runs with PIP_NO_DEPS (local_job_env):
+    it checks aiperf alone."""
     version = load_catalog().benchmark.aiperf
     if aiperf_installed(version, USERBASE):
         return
@@ -668,7 +668,14 @@ def main(argv: list[str] | None = None) -> int:
     # processes (serve()'s), instead of ending this one alone and leaving the rest running.
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     if os.environ.get(IN_PRIVATE_NETWORK) != "1":
-        install_aiperf()  # with its dependencies, from outside the namespace: the Jobs' pip adds none of them
+        # Here, not in the rerun: its namespace has no network. The Jobs' pip then adds nothing (PIP_NO_DEPS).
+        try:
+            install_aiperf()
+        except subprocess.CalledProcessError as error:
+            print(
+                f"trial failed: pip could not install the benchmark's aiperf (exit {error.returncode})", file=sys.stderr
+            )
+            return 1
         returncode = rerun_in_private_network(argv)
         if returncode is not None:
             return returncode

@@ -194,9 +194,9 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(mo
 
 
 def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_version(monkeypatch, tmp_path):
-    """The trial installs the benchmark's aiperf from outside its network namespace; once the pinned version is
-    there with its command, pip is not run again (its look at what is installed cost 6 CPU-seconds
-    per trial). Where `pip install --user` puts it is asked of the base interpreter's own `site`."""
+    """The trial installs the benchmark's aiperf before any Job runs; once the pinned version is there with its
+    command, pip is not run again (its look at what is installed cost 6 CPU-seconds per trial). Where
+    `pip install --user` puts it is asked of the base interpreter's own `site`."""
     pinned = trial.load_catalog().benchmark.aiperf
     base = getattr(sys, "_base_executable", sys.executable)
     where = [base, "-c", "import site; print(site.getusersitepackages())"]
@@ -227,6 +227,35 @@ def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_versio
         assert [line[-1] for line in ran] == ([f"aiperf=={pinned}"] if pip_runs else []), (installed, with_command)
 
 
+@pytest.mark.parametrize("namespace", [True, False])
+def test_aiperf_is_installed_before_the_rerun_and_where_there_is_no_namespace(monkeypatch, tmp_path, namespace):
+    """The Jobs' pip runs with PIP_NO_DEPS, so aiperf and what it needs must be there first: main() installs it
+    before the rerun in the network namespace (which has no network), and before running here where the system
+    refuses a namespace."""
+    steps: list[str] = []
+    monkeypatch.delenv(trial.IN_PRIVATE_NETWORK, raising=False)
+    monkeypatch.setattr(trial.signal, "signal", lambda *_: None)  # main's SIGTERM handler stays out of pytest
+    monkeypatch.setattr(trial, "install_aiperf", lambda: steps.append("install"))
+    monkeypatch.setattr(
+        trial, "rerun_in_private_network", lambda argv: steps.append("rerun") or (0 if namespace else None)
+    )
+    monkeypatch.setattr(trial, "VENV", tmp_path)  # without namespace: stops at the missing venv, before planning
+    assert trial.main([]) == (0 if namespace else 2)
+    assert steps == ["install", "rerun"]
+
+
+def test_aiperf_that_pip_cannot_install_ends_the_trial_with_a_message(monkeypatch, capsys):
+    def failing_pip() -> None:
+        raise subprocess.CalledProcessError(1, ["pip"])
+
+    monkeypatch.delenv(trial.IN_PRIVATE_NETWORK, raising=False)
+    monkeypatch.setattr(trial.signal, "signal", lambda *_: None)
+    monkeypatch.setattr(trial, "install_aiperf", failing_pip)
+    monkeypatch.setattr(trial, "rerun_in_private_network", lambda argv: pytest.fail("ran without aiperf"))
+    assert trial.main([]) == 1
+    assert capsys.readouterr().err == "trial failed: pip could not install the benchmark's aiperf (exit 1)\n"
+
+
 def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(trial_planner.shutil, "which", lambda name: None)
     with pytest.raises(trial_planner.PlannerError, match="apt-get install etcd-server"):
@@ -240,6 +269,9 @@ def test_the_jobs_environment_changes_only_as_listed(deployments, places):
     # One variable added: the aiperf the trial installed, with its dependencies, is checked alone.
     assert set(local) - set(rendered) == {"PIP_NO_DEPS"} and local["PIP_NO_DEPS"] == "1"
     assert set(rendered) <= set(local)
+    # Only there: another Job's pip (the model download's, say) would need its dependencies.
+    download = {"PYTHONUSERBASE": f"{trial.SCRATCH_MOUNT}/pip", "HF_HUB_VERSION": "0.36.0"}
+    assert "PIP_NO_DEPS" not in local_job_env(download, places)
     differ = {name for name in rendered if local[name] != rendered[name]}
     assert differ == {
         "ENDPOINT",
