@@ -296,6 +296,12 @@ class JsonHandler(BaseHTTPRequestHandler):
         pass
 
 
+def dynamo_logging_configs(folder: Path) -> set[Path]:
+    """The files Dynamo's processes have left in `folder` as their temporary directory: dynamo.runtime.logging
+    writes SGLang's logging config there on every start, with delete=False."""
+    return {path for path in folder.glob("tmp*.json") if "dynamo.runtime.logging.LogHandler" in path.read_text()}
+
+
 def next_line(process: subprocess.Popen[str], seconds: float) -> str | None:
     """The next line `process` writes to its standard output, with its newline ("" once it closed its output),
     or None when it writes nothing within `seconds`."""

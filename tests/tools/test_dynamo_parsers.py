@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.planner import PLANNER_COMPONENT
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.dynamo_parsers import graph_command_lines, parse, python_of
-from tests.support import example_entries, on_release, stack_names_on
+from tests.support import dynamo_logging_configs, example_entries, on_release, stack_names_on
 
 pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
@@ -110,3 +111,14 @@ def test_this_process_environment_does_not_reach_the_parsers(catalog, release, m
     """Only each pod's own variables: a DYN_* variable here neither breaks nor masks a line."""
     monkeypatch.setenv("DYN_HTTP_PORT", "not-a-port")
     assert parse(release, stack_lines(catalog, release.version, "dev")) == {}
+
+
+def test_the_parsers_leave_nothing_in_the_systems_temporary_directory(catalog):
+    """Dynamo's logging leaves a file in the temporary directory on every start: the driver's goes with parse's
+    scratch folder. Started without TMPDIR, TEMP or TMP, as it was before, it wrote into /tmp (tempfile's first
+    choice on Linux)."""
+    release = catalog.dynamo_versions["1.6.1"]
+    system_tmp = Path("/tmp")
+    before = dynamo_logging_configs(system_tmp)
+    assert parse(release, stack_lines(catalog, release.version, "dev")) == {}
+    assert dynamo_logging_configs(system_tmp) - before == set()

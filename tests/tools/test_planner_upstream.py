@@ -25,7 +25,7 @@ from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_COMPONENT
 from gpt_oss_infra.core.render.stack_objects import Serving
 from gpt_oss_infra.core.stack import build_stack
-from tests.support import example_entries, next_line, stack_names
+from tests.support import dynamo_logging_configs, example_entries, next_line, stack_names
 
 # The slower tier (pyproject.toml markers), on one pytest worker: the tests share one driver process.
 pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("planner-driver")]
@@ -77,7 +77,12 @@ class Driver:
                 cwd=self.work,  # the Planner's modules may write logs: never into the checkout
                 # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir:
                 # /workspace there); without it upstream's paths would be under this directory.
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "WORKSPACE_DIR": "/workspace"},
+                # TMPDIR: Dynamo's logging leaves a file there on every start (tools/dynamo_parsers.py: parse).
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "WORKSPACE_DIR": "/workspace",
+                    "TMPDIR": str(self.work),
+                },
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -240,6 +245,8 @@ def test_every_autoscaled_deployment_is_what_the_release_itself_renders(catalog,
         result = checked(driver, serving)
         assert result["upstream"]["config"]["profile_results_dir"] != result["read"]["profile_results_dir"]
         assert differences(serving, result) == [], serving.deployment.name
+    # The file Dynamo's logging leaves on every start is in the driver's own folder, not in the system's.
+    assert dynamo_logging_configs(driver.work)
 
 
 def test_the_example_stacks_planners_are_told_their_deployments_bounds(catalog):
