@@ -72,8 +72,8 @@ def parse(release: DynamoVersion, lines: list[CommandLine], venvs: Path = VENVS)
         # Nothing of this process's environment: each line is parsed with its own pod's variables only.
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(STANDIN)}
         env["GPT_OSS_TRTLLM_FIELDS"] = str(FIELD_LIST)
-        # Dynamo's logging leaves a file in the temporary directory on every start (dynamo.runtime.logging
-        # writes SGLang's logging config with delete=False): in scratch, it goes with it.
+        # Dynamo's entry points leave files in the temporary directory as they start (dynamo.runtime.logging
+        # writes SGLang's logging config with delete=False, one a dynamo.frontend): in scratch, they go with it.
         env["TMPDIR"] = scratch
         subprocess.run(
             [str(python_of(release, venvs)), str(DRIVER), str(requests), str(results)],

@@ -14,6 +14,7 @@ from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.planner import PLANNER_COMPONENT
 from gpt_oss_infra.core.stack import build_stack
+from gpt_oss_infra.tools import dynamo_parsers
 from gpt_oss_infra.tools.dynamo_parsers import graph_command_lines, parse, python_of
 from tests.support import dynamo_logging_configs, example_entries, on_release, stack_names_on
 
@@ -113,12 +114,21 @@ def test_this_process_environment_does_not_reach_the_parsers(catalog, release, m
     assert parse(release, stack_lines(catalog, release.version, "dev")) == {}
 
 
-def test_the_parsers_leave_nothing_in_the_systems_temporary_directory(catalog):
-    """Dynamo's logging leaves a file in the temporary directory on every start: the driver's goes with parse's
-    scratch folder. Started without TMPDIR, TEMP or TMP, as it was before, it wrote into /tmp (tempfile's first
-    choice on Linux)."""
+def test_the_file_dynamos_logging_leaves_goes_with_the_parsers_scratch_folder(catalog, monkeypatch):
+    """dynamo.frontend's start writes SGLang's logging config into the temporary directory and never deletes it:
+    the driver's TMPDIR is parse's scratch folder (its working directory), removed with it. Seen in that folder
+    as the driver ends, not by watching /tmp, where any other Dynamo process on the machine may write."""
+    left_in_scratch: list[set[Path]] = []
+    run = subprocess.run
+
+    def run_and_look(command, **options):
+        done = run(command, **options)
+        assert options["env"].get("TMPDIR") == options["cwd"]
+        left_in_scratch.append(dynamo_logging_configs(Path(options["cwd"])))
+        return done
+
+    monkeypatch.setattr(dynamo_parsers.subprocess, "run", run_and_look)
     release = catalog.dynamo_versions["1.6.1"]
-    system_tmp = Path("/tmp")
-    before = dynamo_logging_configs(system_tmp)
     assert parse(release, stack_lines(catalog, release.version, "dev")) == {}
-    assert dynamo_logging_configs(system_tmp) - before == set()
+    ((left,),) = left_in_scratch  # one driver run, one file
+    assert not left.exists()  # gone with the scratch folder

@@ -77,7 +77,8 @@ class Driver:
                 cwd=self.work,  # the Planner's modules may write logs: never into the checkout
                 # Where Dynamo's images keep their workspace (dynamo.common.utils.paths.get_workspace_dir:
                 # /workspace there); without it upstream's paths would be under this directory.
-                # TMPDIR: Dynamo's logging leaves a file there on every start (tools/dynamo_parsers.py: parse).
+                # TMPDIR: the Planner's modules leave seven files there as the driver starts (dynamo.runtime.logging;
+                # tools/dynamo_parsers.py: parse); pytest removes this folder with its old runs.
                 env={
                     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                     "WORKSPACE_DIR": "/workspace",
@@ -245,7 +246,7 @@ def test_every_autoscaled_deployment_is_what_the_release_itself_renders(catalog,
         result = checked(driver, serving)
         assert result["upstream"]["config"]["profile_results_dir"] != result["read"]["profile_results_dir"]
         assert differences(serving, result) == [], serving.deployment.name
-    # The file Dynamo's logging leaves on every start is in the driver's own folder, not in the system's.
+    # The files Dynamo's logging left as the driver started are in the driver's own folder, not in /tmp.
     assert dynamo_logging_configs(driver.work)
 
 
