@@ -1,5 +1,5 @@
-"""A component's arguments as a caller gives them, checked before anything is registered: unknown
-arguments and secrets given in plaintext are refused by name, as a stack file's keys are.
+"""A component's arguments as a caller gives them, checked before anything is registered: unknown and
+missing arguments and secrets given in plaintext are refused by name, as a stack file's keys are.
 
 A refusal is a pulumi.RunError in a Python program (the language host prints its message, no
 traceback). In the component provider, which constructs the components for a program of another
@@ -48,9 +48,12 @@ def _schema_path(path: str) -> str:
     return ".".join(snake_to_camel(part) for part in path.split("."))
 
 
-def refuse_unknown(block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = "") -> None:
+def refuse_unknown_and_missing(
+    block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = ""
+) -> None:
     """An argument the block does not take is refused, not dropped (a misspelt one would leave its
-    default silently), with did-you-mean where a close name exists."""
+    default silently), with did-you-mean where a close name exists; one its Args type requires (a key
+    not NotRequired) is refused when absent or None, as another language's engine refuses it."""
     known = sorted(args_type.__annotations__)
     problems = []
     for key in args:
@@ -58,6 +61,10 @@ def refuse_unknown(block: str, name: str, args: Mapping[str, Any], args_type: ty
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"it takes {', '.join(known)}"
             problems.append(Problem(f"{within}{key}", f"not an argument of {block}: {hint}"))
+    required: frozenset[str] = getattr(args_type, "__required_keys__", frozenset())
+    for key in sorted(required):
+        if args.get(key) is None:
+            problems.append(Problem(f"{within}{key}", f"required by {block}"))
     if problems:
         raise refusal(block, name, ConfigError(problems))
 

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
-from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
+from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
 from gpt_oss_infra.components.block_decisions import (
     Block,
     placed_on_pools_of_this_program,
@@ -122,8 +122,9 @@ class GptOssDeployment(Block[DecidedDeployment]):
     """How clients call it: the gateway's URL with `endpoint`, else the in-cluster endpoint."""
 
     def __init__(self, name: str, args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown("GptOssDeployment", name, args, GptOssDeploymentArgs)
-        refuse_unknown("GptOssDeployment", name, args.get("endpoint") or {}, Endpoint, within="endpoint.")
+        refuse_unknown_and_missing("GptOssDeployment", name, args, GptOssDeploymentArgs)
+        if (endpoint := args.get("endpoint")) is not None:
+            refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
         if unguarded := _unguarded_load_balancer(args):
             raise refusal("GptOssDeployment", name, ConfigError([unguarded]))

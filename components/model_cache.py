@@ -9,7 +9,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown
+from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
 from gpt_oss_infra.components.block_decisions import Block, refused, this_program
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
@@ -76,11 +76,10 @@ class ModelCache(Block[DecidedModelCache]):
     """The download Job's name."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown("ModelCache", name, args, ModelCacheArgs)
+        refuse_unknown_and_missing("ModelCache", name, args, ModelCacheArgs)
         refuse_plaintext("ModelCache", name, args, ["hf_token"])
         catalog = load_catalog()
         hf_token = args.get("hf_token")
-        file_system = _file_system(name, args)
         block = refused(
             "ModelCache",
             name,
@@ -88,6 +87,7 @@ class ModelCache(Block[DecidedModelCache]):
                 blocks.whole(dict(args)), catalog, with_hf_token=hf_token is not None, owner=this_program()
             ),
         )
+        file_system = _file_system(name, args)  # after the part model has checked `storage`
         decided = DecidedModelCache(
             objects=block.objects,
             file_system=file_system,

@@ -14,7 +14,7 @@ import yaml
 from pulumi.provider.experimental.component import ComponentProvider
 
 import gpt_oss_infra
-from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GpuNodePool, ModelCache
+from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GptOssStack, GpuNodePool, ModelCache
 from gpt_oss_infra.components import gpu_node_pool
 from gpt_oss_infra.components.dynamo_platform import DynamoPlatformArgs
 from gpt_oss_infra.components.gpt_oss_deployment import Endpoint, GptOssDeploymentArgs
@@ -71,6 +71,19 @@ REFUSED = [
      "ModelCache 'cache'", "file_system_id: required with storage efs"),
     (lambda: ModelCache("cache", {"namespace": "gpt-oss"}),
      "ModelCache 'cache'", "storage_class_name: required with storage: existing"),
+    # The part model checks storage before the file system's arguments are read (it was an AssertionError).
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "nfs"}),
+     "ModelCache 'cache'", "storage: Input should be 'efs', 'fsx-lustre' or 'existing' (got 'nfs'; did you mean"),
+    # An argument the Args type requires, missing (each was a KeyError, or for namespace a silent default).
+    (lambda: GpuNodePool("gpu", {"subnet_ids": ["a"], "hardware": "h200", "nodes": 1}),
+     "GpuNodePool 'gpu'", "cluster_name: required by GpuNodePool"),
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": None, "hardware": "h200", "nodes": 1}),
+     "GpuNodePool 'gpu'", "subnet_ids: required by GpuNodePool"),
+    (lambda: ModelCache("cache", {"storage_class_name": "efs-sc"}),
+     "ModelCache 'cache'", "namespace: required by ModelCache"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "node_selector": {"a": "b"}}),
+     "GptOssDeployment 'gpt-oss'", "namespace: required by GptOssDeployment"),
+    (lambda: GptOssStack("stack", {}), "GptOssStack 'stack'", "config: required by GptOssStack"),
     (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-fastest", "namespace": "gpt-oss"}),
      "GptOssDeployment 'gpt-oss'", "recipe: unknown recipe 'h200-agg-fastest'"),
     (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "gpus": 3, **ON_H200}),
