@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -58,3 +59,38 @@ def test_deploy_runs_dev_then_staging_then_prod_as_jobs():
     assert [jobs[stack]["needs"] for stack in ("staging", "prod")] == ["dev", "staging"]
     assert set(jobs["dev"]["needs"]) == {"runners", "test"}
     assert [jobs[stack]["with"]["stack"] for stack in ("dev", "staging", "prod")] == ["dev", "staging", "prod"]
+
+
+def affected_stacks(tmp_path: Path, changed: dict[str, str]) -> str:
+    """preview.yml's affected-stacks step, run as GitHub runs it, on a pull request changing `changed`."""
+    preview = yaml.safe_load((ROOT / ".github/workflows/preview.yml").read_text())
+    (step,) = [step for step in preview["jobs"]["stacks"]["steps"] if step.get("id") == "affected"]
+    repository = tmp_path / "repository"
+    repository.mkdir(parents=True)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    (repository / "Pulumi.dev.yaml").write_text("config: {}\n")
+    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], cwd=repository, check=True)
+    subprocess.run([*git, "add", "--all"], cwd=repository, check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "base"], cwd=repository, check=True)
+    subprocess.run([*git, "update-ref", "refs/remotes/origin/main", "HEAD"], cwd=repository, check=True)
+    for path, text in changed.items():
+        (repository / path).parent.mkdir(parents=True, exist_ok=True)
+        (repository / path).write_text(text)
+    subprocess.run([*git, "add", "--all"], cwd=repository, check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "change"], cwd=repository, check=True)
+    output = tmp_path / "github-output"
+    env = {"PATH": os.environ["PATH"], "BASE_REF": "main", "GITHUB_OUTPUT": str(output)}
+    subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repository, env=env, check=True)
+    return output.read_text()
+
+
+def test_a_markdown_change_is_tested_and_previews_no_stack(tmp_path):
+    """A pull request of Markdown alone runs the tests (they build the docs site strictly): the workflow
+    ignores no path. No stack is previewed for it; a stack file's change previews that stack, code every one."""
+    on = yaml.safe_load((ROOT / ".github/workflows/preview.yml").read_text())[True]  # YAML 1.1 reads `on` as True
+    assert on == {"pull_request": None}
+    assert affected_stacks(tmp_path / "docs", {"docs/config.md": "x\n", "README.md": "y\n"}) == "list=[]\n"
+    stack_and_docs = {"Pulumi.dev.yaml": "config: {a: 1}\n", "docs/config.md": "x\n"}
+    assert affected_stacks(tmp_path / "stack", stack_and_docs) == 'list=["dev"]\n'
+    code = {"tools/plan.py": "x = 1\n", "docs/config.md": "x\n"}
+    assert affected_stacks(tmp_path / "code", code) == 'list=["dev","staging","prod"]\n'
