@@ -143,29 +143,91 @@ def test_a_cycle_and_an_upward_import_are_caught_by_name():
     ]
 
 
-def sdk_private_uses(text: str) -> list[str]:
-    """What a module reaches of the Pulumi SDK beyond its public API: a `pulumi.runtime` submodule or a
-    name `pulumi.runtime` does not export (its __all__), or a private `_name` anywhere under `pulumi`."""
+def import_roots(tree: ast.Module, package: str) -> dict[str, str]:
+    """Each name a module binds by importing -> the dotted path it stands for, relative imports resolved
+    against `package` (`from ..tools import plan` in gpt_oss_infra.components -> gpt_oss_infra.tools.plan)."""
+    roots: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.split(".")[0]
+                roots[alias.asname or head] = alias.name if alias.asname else head
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package)
+            for alias in node.names:
+                roots[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return roots
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+    return f"{parent}.{node.module}" if node.module else parent
+
+
+def dotted_path(expr: ast.expr, roots: dict[str, str]) -> str | None:
+    """`a.b.c` as the full dotted path of what it reaches, its head resolved through the imports; None for
+    an expression that does not start at an imported name."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.insert(0, expr.attr)
+        expr = expr.value
+    if not (isinstance(expr, ast.Name) and expr.id in roots):
+        return None
+    return ".".join([roots[expr.id], *parts])
+
+
+def reached(text: str, package: str) -> set[str]:
+    """Every dotted path a module reaches of other modules, however it is written: what it imports (plain,
+    from, relative, importlib.import_module of a literal) and each attribute chain off an imported name
+    (rt.settings, after `from pulumi import runtime as rt`, is pulumi.runtime.settings)."""
+    tree = ast.parse(text)
+    roots = import_roots(tree, package)
+    found = set(roots.values())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found.add(_absolute(node, package))
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Attribute | ast.Name) and (path := dotted_path(node, roots)):
+            found.add(path)
+        if (
+            isinstance(node, ast.Call)
+            and dotted_path(node.func, roots) == "importlib.import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.add(node.args[0].value)
+    return found
+
+
+def package_of(path: Path) -> str:
+    """The package a module's relative imports start from: itself for an __init__.py."""
+    name = module_name(path)
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def sdk_private_uses(text: str, package: str = "gpt_oss_infra") -> list[str]:
+    """What a module reaches of the Pulumi SDK beyond its public API, each cut where it leaves it: a
+    `pulumi.runtime` name it does not export (its __all__: settings, config, ... are submodules it keeps
+    to itself), or a private `_name` anywhere under `pulumi`."""
     import pulumi.runtime
 
     public_runtime = set(pulumi.runtime.__all__)
-    found = []
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pulumi":
-            names = [alias.name for alias in node.names]
-            if node.module.startswith("pulumi.runtime."):
-                found.append(f"from {node.module} import {', '.join(names)}")
-            elif node.module == "pulumi.runtime":
-                found += [f"pulumi.runtime.{name}" for name in names if name not in public_runtime]
-            found += [f"{node.module}.{name}" for name in names if name.startswith("_")]
-        elif isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names if alias.name.startswith("pulumi.runtime.")]
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
-            owner = node.value
-            reached = (owner.value.id, owner.attr) if isinstance(owner.value, ast.Name) else None
-            if reached == ("pulumi", "runtime") and node.attr not in public_runtime:
-                found.append(f"pulumi.runtime.{node.attr}")
-    return sorted(set(found))
+    found = set()
+    for path in reached(text, package):
+        parts = path.split(".")
+        if parts[0] != "pulumi":
+            continue
+        for depth, part in enumerate(parts[1:], start=2):
+            private = part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+            unexported = depth == 3 and parts[1] == "runtime" and part not in public_runtime
+            if private or unexported:
+                found.add(".".join(parts[:depth]))
+                break
+    return sorted(found)
 
 
 # `python -m gpt_oss_infra <command>`: it runs the offline tools (every command is a module of tools/, imported
@@ -179,18 +241,39 @@ def test_no_component_imports_the_offline_tools_or_the_sdks_private_api():
     offending = {}
     for folder in ("components", "gpt_oss_infra", "provider"):
         for path in (ROOT / folder).rglob("*.py"):
-            text = path.read_text()
-            tools = [
-                node.module
-                for node in ast.walk(ast.parse(text))
-                if isinstance(node, ast.ImportFrom)
-                and node.module
-                and node.module.startswith("gpt_oss_infra.tools")
-                and (path, node.module) != (COMMAND_LINE, "gpt_oss_infra.tools.process")
-            ]
-            if uses := tools + sdk_private_uses(text):
+            text, package = path.read_text(), package_of(path)
+            allowed = "gpt_oss_infra.tools.process" if path == COMMAND_LINE else None
+            if uses := offline_tools_used(text, package, allowed) + sdk_private_uses(text, package):
                 offending[str(path.relative_to(ROOT))] = uses
     assert offending == {}
+
+
+def offline_tools_used(text: str, package: str, allowed: str | None = None) -> list[str]:
+    """The modules of tools/ a module reaches (`allowed` and what is under it aside)."""
+    tools = "gpt_oss_infra.tools"
+    return sorted(
+        path
+        for path in reached(text, package)
+        if (path == tools or path.startswith(f"{tools}."))
+        and not (allowed and (path == allowed or path.startswith(f"{allowed}.")))
+    )
+
+
+def test_an_offline_tool_reached_any_way_is_caught_by_name():
+    """Each way of writing the import reaches tools/, the command line's one allowed module aside."""
+    ways = {
+        "from gpt_oss_infra.tools.plan import planned\n": [
+            "gpt_oss_infra.tools.plan",
+            "gpt_oss_infra.tools.plan.planned",
+        ],
+        "import gpt_oss_infra.tools.plan\n": ["gpt_oss_infra.tools.plan"],
+        "from gpt_oss_infra import tools\n": ["gpt_oss_infra.tools"],
+        "from ..tools import plan\n": ["gpt_oss_infra.tools", "gpt_oss_infra.tools.plan"],
+        "import importlib\nimportlib.import_module('gpt_oss_infra.tools.plan')\n": ["gpt_oss_infra.tools.plan"],
+        "from gpt_oss_infra.tools.process import hard_exit\n": [],
+    }
+    found = {text: offline_tools_used(text, "gpt_oss_infra.components", "gpt_oss_infra.tools.process") for text in ways}
+    assert found == ways
 
 
 def test_a_private_sdk_use_is_caught_by_name():
@@ -198,26 +281,35 @@ def test_a_private_sdk_use_is_caught_by_name():
         "import pulumi\nfrom pulumi.runtime import settings\nfrom pulumi.runtime.config import CONFIG\n"
         "from pulumi.runtime import get_config\nx = pulumi.runtime.settings.get_monitor()\n"
         "y = pulumi.runtime.get_root_resource()\n"
+        "from pulumi import runtime as rt\nz = rt.mocks.MockMonitor\n"
+        "from pulumi._utils import is_empty_function\nimport pulumi._types\n"
     )
     assert sdk_private_uses(text) == [
-        "from pulumi.runtime.config import CONFIG",
+        "pulumi._types",
+        "pulumi._utils",
+        "pulumi.runtime.config",
+        "pulumi.runtime.mocks",
         "pulumi.runtime.settings",
     ]
 
 
-def aws_constructions(text: str) -> list[str]:
-    """Every `aws.<module>.<Class>(...)` a module calls: a resource it registers itself (invokes, the
-    lower-case get_* functions, are reads)."""
+def aws_constructions(text: str, package: str = "gpt_oss_infra") -> list[str]:
+    """Every pulumi_aws class a module calls, however it imported it: a resource it registers itself (the
+    provider aside, which is how the program reaches AWS; invokes, the lower-case get_* functions, are reads)."""
+    tree = ast.parse(text)
+    roots = import_roots(tree, package)
     return sorted(
-        f"aws.{node.func.value.attr}.{node.func.attr}"
-        for node in ast.walk(ast.parse(text))
+        path
+        for node in ast.walk(tree)
         if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Attribute)
-        and isinstance(node.func.value.value, ast.Name)
-        and node.func.value.value.id == "aws"
-        and node.func.attr[:1].isupper()
+        and (path := dotted_path(node.func, roots))
+        and path.startswith("pulumi_aws.")
+        and path.rsplit(".", 1)[-1][:1].isupper()
+        and path != "pulumi_aws.Provider"
     )
+
+
+PROCESS_STARTERS = ("subprocess", "os.system", "os.popen", "os.spawn", "os.exec", "asyncio.create_subprocess")
 
 
 def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
@@ -226,12 +318,10 @@ def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
     (core/checks/aws_contract.py) is what it makes. The `pulumi up` path starts no other process."""
     made_elsewhere, processes = {}, []
     for path in (ROOT / "components").rglob("*.py"):
-        text = path.read_text()
-        if constructed := aws_constructions(text):
+        text, package = path.read_text(), package_of(path)
+        if constructed := aws_constructions(text, package):
             made_elsewhere[str(path.relative_to(ROOT))] = constructed
-        if "subprocess" in {
-            alias.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Import) for alias in node.names
-        }:
+        if any(reached_path.startswith(PROCESS_STARTERS) for reached_path in reached(text, package)):
             processes.append(str(path.relative_to(ROOT)))
     assert made_elsewhere == {}
     assert processes == []
@@ -239,10 +329,25 @@ def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
 
 def test_an_aws_resource_made_outside_the_description_is_caught_by_name():
     text = (
-        "import pulumi_aws as aws\nrole = aws.iam.Role('r', assume_role_policy='{}')\n"
-        "zones = aws.get_availability_zones()\n"
+        "import pulumi_aws as aws\nimport pulumi_aws\nfrom pulumi_aws.iam import Role\n"
+        "a = aws.iam.Role('a', assume_role_policy='{}')\nb = pulumi_aws.iam.Role('b', assume_role_policy='{}')\n"
+        "c = Role('c', assume_role_policy='{}')\nd = aws.iam.role.Role('d', assume_role_policy='{}')\n"
+        "zones = aws.get_availability_zones()\nprovider = aws.Provider('aws', region='us-east-2')\n"
     )
-    assert aws_constructions(text) == ["aws.iam.Role"]
+    assert aws_constructions(text) == ["pulumi_aws.iam.Role"] * 3 + ["pulumi_aws.iam.role.Role"]
+
+
+def test_a_process_started_any_way_is_caught():
+    starts = [
+        "import subprocess\nsubprocess.run(['true'])\n",
+        "from subprocess import run\nrun(['true'])\n",
+        "import os\nos.system('true')\n",
+        "import asyncio\nasyncio.create_subprocess_exec('true')\n",
+    ]
+    assert [any(p.startswith(PROCESS_STARTERS) for p in reached(text, "gpt_oss_infra")) for text in starts] == [
+        True
+    ] * 4
+    assert not any(p.startswith(PROCESS_STARTERS) for p in reached("import os\nos.environ.get('A')\n", "x"))
 
 
 def test_no_two_classes_of_the_product_share_a_name():
@@ -261,26 +366,13 @@ def kubernetes_constructions(text: str) -> list[tuple[str, str]]:
     a manifest" (called with `**resource_args(<a rendered manifest>)` and at most the shell's own opts and
     string_data), "by hand" (called otherwise), or "by reference" (named without a call, e.g. in a table)."""
     tree = ast.parse(text)
-    roots: dict[str, str] = {}  # a local name -> the pulumi_kubernetes path it stands for
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == "pulumi_kubernetes":
-                    roots[alias.asname or alias.name.split(".")[0]] = (
-                        alias.asname and alias.name
-                    ) or "pulumi_kubernetes"
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pulumi_kubernetes":
-            for alias in node.names:
-                roots[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    roots = import_roots(tree, "gpt_oss_infra")
 
     def path_of(expr: ast.expr) -> str | None:
-        parts = []
-        while isinstance(expr, ast.Attribute):
-            parts.insert(0, expr.attr)
-            expr = expr.value
-        if not (isinstance(expr, ast.Name) and expr.id in roots):
+        path = dotted_path(expr, roots)
+        if path is None or path.split(".")[0] != "pulumi_kubernetes":
             return None
-        path = ".".join([roots[expr.id], *parts]).replace("pulumi_kubernetes", "k8s", 1)
+        path = path.replace("pulumi_kubernetes", "k8s", 1)
         return path if path.rsplit(".", 1)[-1][:1].isupper() else None
 
     annotations = {
