@@ -68,6 +68,12 @@ def test_the_version_is_one_in_pyproject_the_package_and_the_changelog():
     assert re.match(r"^\d+\.\d+\.\d+$", project["version"])
     headings = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), flags=re.M)
     assert headings[0] == gpt_oss_infra.__version__, "CHANGELOG.md's newest entry is not this version"
+    # Where the docs and the example tell a user which release to install (`...@v0.2.0` was left behind).
+    named = {
+        str(path.relative_to(ROOT)): re.findall(r"@v(\d+\.\d+\.\d+)", path.read_text())
+        for path in [ROOT / "docs" / "components.md", ROOT / "examples" / "own-cluster" / "requirements.txt"]
+    }
+    assert named == {path: [gpt_oss_infra.__version__] for path in named}
 
 
 def test_a_changed_input_is_caught_by_the_pin(schema):

@@ -140,7 +140,7 @@ def test_a_pool_problem_of_the_stacks_stages_is_named_as_its_argument():
     ]
 
 
-def test_the_blocks_default_release_is_the_one_every_shipped_stack_pins():
+def test_the_blocks_default_release_is_the_one_the_dev_stack_pins():
     release = example_entries("dev")["gpt-oss-infra:release"]
     defaults = blocks.DEFAULTS
     assert (defaults["dynamoRelease"], defaults["model"], defaults["modelRevision"]) == (
