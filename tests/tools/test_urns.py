@@ -12,7 +12,7 @@ import pytest
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.tools.pulumi_engine import AliasSpec
 from gpt_oss_infra.tools.urns import Transition, transition, transition_from, urns
-from tests.support import example_entries, stack_entries, successful_run
+from tests.support import example_entries, stack_entries, stack_names, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
 # Their own provider, the one that upserts (components/kubernetes.crds_provider): only where there are CRDs.
@@ -243,3 +243,33 @@ def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
     )
     moved = moved_from(stored_urns(URNS_0_4_0, "dev"), [*dev_after, twin], "dev")
     assert len(moved.problems) == 1 and "gptoss-nodes-gpu: an alias of both" in moved.problems[0]
+
+
+URNS_0_6_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.6.0"
+
+
+def test_the_0_6_0_urns_are_stored_for_every_shipped_stack():
+    assert sorted(path.stem for path in URNS_0_6_0.glob("*.json")) == stack_names()
+
+
+@pytest.mark.parametrize("stack", sorted(path.stem for path in URNS_0_6_0.glob("*.json")))
+def test_every_shipped_stack_keeps_every_urn_of_0_6_0(stack):
+    """Every resource of 0.6.0's plans keeps its URN: nothing a live stack holds is deleted, replaced or
+    moved (a deliberate move updates these files and says so). The URNs are those of commit dbe8924's
+    plans (tests/data/urns-0.6.0/<stack>.json, one file per stack file: autoscaling, and the resources
+    added since 0.4.0, the Planner's and Karpenter's among them). A resource added later is created beside."""
+    before = stored_urns(URNS_0_6_0, stack)
+    moved = moved_from(before, successful_run(example_entries(stack), stack).resources, stack)
+    assert (moved.deleted, moved.forgotten, moved.problems) == ([], [], [])
+    assert sorted(moved.kept) == sorted((entry["urn"], entry["urn"]) for entry in before)
+
+
+def test_a_resource_renamed_since_0_6_0_is_caught(dev_after):
+    """What the test above catches: a refactor that renames a resource (no alias) deletes the live one."""
+    renamed = [
+        dataclasses.replace(r, name="dynamo-platform-helm") if r.name == "dynamo-platform-release" else r
+        for r in dev_after
+    ]
+    moved = moved_from(stored_urns(URNS_0_6_0, "dev"), renamed, "dev")
+    assert [urn.rsplit("::", 1)[1] for urn in moved.deleted] == ["dynamo-platform-release"]
+    assert [urn.rsplit("::", 1)[1] for urn in moved.created] == ["dynamo-platform-helm"]
