@@ -4,6 +4,7 @@ the site builds with --strict (a broken link, a missing page or anchor fails).""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,3 +162,35 @@ def test_a_broken_link_fails_the_build(tmp_path):
     built = _build(tmp_path, broken)
     assert built.returncode != 0
     assert "no-such-heading" in built.stderr
+
+
+def table_rows(page: str, header: str) -> list[list[str]]:
+    """The cells of each row of the Markdown table under `header` (its first line) in docs/<page>."""
+    lines = (DOCS / page).read_text().splitlines()
+    start = lines.index(header) + 2  # past the header and its |---| line
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_recipe_table_lists_every_recipe_with_its_hardware_and_sources(catalog):
+    """docs/recipes.md's table is written by hand (its workers column is prose): each recipe of configs/recipes/
+    once, its hardware, and only sources the recipe cites."""
+    rows = table_rows("recipes.md", "| recipe | hardware | workers | source |")
+    listed = {row[0].strip("`"): row for row in rows}
+    assert len(listed) == len(rows) and sorted(listed) == sorted(catalog.recipes)
+    for name, (_, hardware, _, source) in listed.items():
+        recipe = catalog.recipes[name]
+        assert hardware == recipe.hardware, name
+        cited = re.findall(r"`([a-z0-9-]+)`", source)
+        assert cited and all(any(f"[{id_}]" in text for text in recipe.sources) for id_ in cited), name
+
+
+def test_the_support_table_is_the_price_lists_dates(catalog):
+    """docs/versions.md's end-of-standard-support table, against configs/prices.yaml's eksStandardSupportEnds."""
+    rows = table_rows("versions.md", "| version | standard support ends |")
+    listed = {version: ends.split(" ")[0] for version, ends in rows}
+    assert listed == {version: str(day) for version, day in catalog.prices.eks_standard_support_ends.items()}
