@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections.abc import Callable
@@ -66,11 +67,12 @@ def refused(decide: Callable[[], T], given_to: str | None = None) -> T:
 
 
 def refusal(error: ConfigError, given_to: str | None = None) -> Exception:
-    """The run stopped naming the stack file, or the component's config argument (config.<key>, for the
-    component provider's caller in another language)."""
+    """The run stopped naming the stack file, or the component's config argument: each key as a path in
+    it (config.<key>), as the program wrote it, in Python as in another language."""
     if not given_to:
         return pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}")
-    return keyed_refusal(f"invalid config of {given_to}:\n{error}", error, _config_path)
+    in_argument = ConfigError([dataclasses.replace(p, key=_config_path(p.key)) for p in error.problems])
+    return keyed_refusal(f"invalid config of {given_to}:\n{in_argument}", in_argument)
 
 
 def _config_path(key: str) -> str:

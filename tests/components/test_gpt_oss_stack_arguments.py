@@ -24,7 +24,7 @@ def config() -> dict:
         (
             {"config": config() | {"deployments": {"gpt-oss": {"recipe": "h200-agg-fastest", "nodePool": "h200"}}}},
             "invalid config of GptOssStack 'gpt-oss-infra' (its config argument):\n"
-            "gpt-oss-infra:deployments.gpt-oss.recipe",
+            "config.deployments.gpt-oss.recipe",  # the path in the argument, as the program wrote it
         ),
         (
             {"config": config(), "hf_tokn": pulumi.Output.secret("hf")},
