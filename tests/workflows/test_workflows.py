@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gpt_oss_infra.tools.plan import ROOT
@@ -61,7 +62,7 @@ def test_deploy_runs_dev_then_staging_then_prod_as_jobs():
     assert [jobs[stack]["with"]["stack"] for stack in ("dev", "staging", "prod")] == ["dev", "staging", "prod"]
 
 
-def affected_stacks(tmp_path: Path, changed: dict[str, str]) -> str:
+def affected_stacks(tmp_path: Path, changed: dict[str, str], base: str = "main") -> str:
     """preview.yml's affected-stacks step, run as GitHub runs it, on a pull request changing `changed`."""
     preview = yaml.safe_load((ROOT / ".github/workflows/preview.yml").read_text())
     (step,) = [step for step in preview["jobs"]["stacks"]["steps"] if step.get("id") == "affected"]
@@ -79,7 +80,7 @@ def affected_stacks(tmp_path: Path, changed: dict[str, str]) -> str:
     subprocess.run([*git, "add", "--all"], cwd=repository, check=True)
     subprocess.run([*git, "commit", "--quiet", "-m", "change"], cwd=repository, check=True)
     output = tmp_path / "github-output"
-    env = {"PATH": os.environ["PATH"], "BASE_REF": "main", "GITHUB_OUTPUT": str(output)}
+    env = {"PATH": os.environ["PATH"], "BASE_REF": base, "GITHUB_OUTPUT": str(output)}
     subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repository, env=env, check=True)
     return output.read_text()
 
@@ -94,3 +95,6 @@ def test_a_markdown_change_is_tested_and_previews_no_stack(tmp_path):
     assert affected_stacks(tmp_path / "stack", stack_and_docs) == 'list=["dev"]\n'
     code = {"tools/plan.py": "x = 1\n", "docs/config.md": "x\n"}
     assert affected_stacks(tmp_path / "code", code) == 'list=["dev","staging","prod"]\n'
+    # A base the diff cannot reach fails the step, not "no stack affected" (which would skip every preview).
+    with pytest.raises(subprocess.CalledProcessError):
+        affected_stacks(tmp_path / "no-base", code, base="no-such-branch")
