@@ -111,7 +111,7 @@ def _decide(name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | Non
     catalog = load_catalog()
     hf_token, ngc_api_key = _output_of(args.get("hf_token")), _output_of(args.get("ngc_api_key"))
     # A program's own config dict is refused as its argument; the stack file's as that file.
-    given_to = None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r} (its config argument)"
+    given_to = None if isinstance(args["config"], StackFileConfig) else f"GptOssStack {name!r}"
     keys = refused(lambda: api_keys(args.get("api_keys"), args.get("api_clients")), given_to)
     refuse_other_regions(opts)
     region = pulumi.Config("aws").get("region")

@@ -71,14 +71,32 @@ def refusal(error: ConfigError, given_to: str | None = None) -> Exception:
     it (config.<key>), as the program wrote it, in Python as in another language."""
     if not given_to:
         return pulumi.RunError(f"invalid stack config in Pulumi.{pulumi.get_stack()}.yaml:\n{error}")
-    in_argument = ConfigError([dataclasses.replace(p, key=_config_path(p.key)) for p in error.problems])
-    return keyed_refusal(f"invalid config of {given_to}:\n{in_argument}", in_argument)
+    in_argument = ConfigError([_as_given_to_the_component(problem) for problem in error.problems])
+    return keyed_refusal(f"invalid arguments of {given_to}:\n{in_argument}", in_argument)
+
+
+# A stack file's secrets are GptOssStack's own arguments, not keys of its `config`.
+SECRET_ARGUMENTS = {"hfToken": "hf_token", "ngcApiKey": "ngc_api_key", "apiKeys": "api_keys"}
+
+
+def _as_given_to_the_component(problem: Problem) -> Problem:
+    """A problem of a stack config key, as a program that gave GptOssStack the config sees it: the key as
+    its argument path, and a stack file's secret command as the argument that takes the secret."""
+    message = problem.message
+    for key, command in SECRET_COMMANDS.items():
+        message = message.replace(command, f"the {SECRET_ARGUMENTS[key]} argument (Pulumi secrets)")
+    return dataclasses.replace(problem, key=_config_path(problem.key), message=message)
 
 
 def _config_path(key: str) -> str:
-    """A stack config key (gpt-oss-infra:deployments.gpt-oss.gpus) as a path in GptOssStack's `config`
-    argument, already in the schema's spelling (the config's own keys are camelCase)."""
-    return f"config.{key.removeprefix(KEY_PREFIX)}" if key.startswith(KEY_PREFIX) else key
+    """A stack config key (gpt-oss-infra:deployments.gpt-oss.gpus) as a path in GptOssStack's arguments:
+    under `config`, already in the schema's spelling (the config's own keys are camelCase), but for the
+    secrets, which are arguments of their own (gpt-oss-infra:apiKeys.ci -> api_keys.ci)."""
+    if not key.startswith(KEY_PREFIX):
+        return key
+    path = key.removeprefix(KEY_PREFIX)
+    head, dot, rest = path.partition(".")
+    return f"{SECRET_ARGUMENTS[head]}{dot}{rest}" if head in SECRET_ARGUMENTS else f"config.{path}"
 
 
 def secret_config(key: str) -> pulumi.Output[str] | None:

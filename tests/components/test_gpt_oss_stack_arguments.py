@@ -13,6 +13,8 @@ from gpt_oss_infra.components.stack_config import StackFileConfig
 from gpt_oss_infra.core.inputs.config import namespace_config
 from tests.support import example_entries
 
+SECRET = pulumi.Output.secret("k")
+
 
 def config() -> dict:
     return copy.deepcopy(namespace_config(example_entries("existing-cluster")))
@@ -23,7 +25,7 @@ def config() -> dict:
     [
         (
             {"config": config() | {"deployments": {"gpt-oss": {"recipe": "h200-agg-fastest", "nodePool": "h200"}}}},
-            "invalid config of GptOssStack 'gpt-oss-infra' (its config argument):\n"
+            "invalid arguments of GptOssStack 'gpt-oss-infra':\n"
             "config.deployments.gpt-oss.recipe",  # the path in the argument, as the program wrote it
         ),
         (
@@ -31,6 +33,16 @@ def config() -> dict:
             "hf_tokn: not an argument of GptOssStack: did you mean 'hf_token'?",
         ),
         ({"config": config(), "hf_token": "hf_plain"}, "hf_token: a plain string: pass a secret"),
+        # A secret is an argument of its own: named as one, with the argument to give, not a stack-file command.
+        (
+            {"config": copy.deepcopy(namespace_config(example_entries("staging")))},
+            "invalid arguments of GptOssStack 'gpt-oss-infra':\napi_keys: required: deployments gpt-oss have a "
+            "gateway, which admits only API keys; set one per client with the api_keys argument (Pulumi secrets)",
+        ),
+        (
+            {"config": copy.deepcopy(namespace_config(example_entries("staging"))), "api_keys": {"Ci": SECRET}},
+            "\napi_keys.Ci: not a client name",
+        ),
         ({"config": config(), "api_keys": {"ci": "sk-plain"}}, "api_keys: a plain string (the value of 'ci')"),
     ],
 )
@@ -38,7 +50,7 @@ def test_a_programs_arguments_are_refused_by_name_before_anything_is_registered(
     with pytest.raises(pulumi.RunError) as refused:
         engine.run(lambda: GptOssStack("gpt-oss-infra", args) and None)
     assert expected in str(refused.value), str(refused.value)
-    assert "Pulumi.test.yaml" not in str(refused.value)
+    assert "Pulumi.test.yaml" not in str(refused.value) and "gpt-oss-infra:" not in str(refused.value)
     assert engine.mocks.resources == []
 
 
