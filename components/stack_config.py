@@ -17,7 +17,15 @@ from gpt_oss_infra.components.pulumi_config import (
     stored_encrypted,
 )
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX, NAMESPACE, SECRET_COMMANDS, namespace_config, stack_config_keys
+from gpt_oss_infra.core.inputs.config import (
+    KEY_PREFIX,
+    NAMESPACE,
+    SECRET_COMMANDS,
+    SECRET_KEYS,
+    namespace_config,
+    stack_config_keys,
+)
+from gpt_oss_infra.core.mappings import camel_to_snake
 
 T = TypeVar("T")
 
@@ -75,8 +83,8 @@ def refusal(error: ConfigError, given_to: str | None = None) -> Exception:
     return keyed_refusal(f"invalid arguments of {given_to}:\n{in_argument}", in_argument)
 
 
-# A stack file's secrets are GptOssStack's own arguments, not keys of its `config`.
-SECRET_ARGUMENTS = {"hfToken": "hf_token", "ngcApiKey": "ngc_api_key", "apiKeys": "api_keys"}
+# A stack file's secrets are GptOssStack's own arguments (hf_token), not keys of its `config`.
+SECRET_ARGUMENTS = {key: camel_to_snake(key) for key in SECRET_KEYS}
 
 
 def _as_given_to_the_component(problem: Problem) -> Problem:

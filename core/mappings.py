@@ -45,3 +45,8 @@ def snake_to_camel(name: str) -> str:
     Anything without '_' (gpt-oss, vpcId) stays as written, unlike pydantic's to_camel."""
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def camel_to_snake(name: str) -> str:
+    """ngcApiKey -> ngc_api_key: snake_to_camel undone, how a Python argument is named."""
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)

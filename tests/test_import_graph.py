@@ -343,6 +343,10 @@ PROCESS_STARTERS = (
 )
 
 
+def starts_a_process(text: str, package: str) -> bool:
+    return any(path.startswith(PROCESS_STARTERS) for path in reached(text, package))
+
+
 def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
     """core/render/aws/resources.py describes every AWS resource; components/aws/build.py registers them,
     by type token, and no other module of the shell constructs one: what `up` checks against AWS's API
@@ -352,7 +356,7 @@ def test_every_aws_resource_has_one_path_from_the_config_to_the_cloud():
         text, package = path.read_text(), package_of(path)
         if constructed := aws_constructions(text, package):
             made_elsewhere[str(path.relative_to(ROOT))] = constructed
-        if any(reached_path.startswith(PROCESS_STARTERS) for reached_path in reached(text, package)):
+        if starts_a_process(text, package):
             processes.append(str(path.relative_to(ROOT)))
     assert made_elsewhere == {}
     assert processes == []
@@ -375,10 +379,8 @@ def test_a_process_started_any_way_is_caught():
         "import os\nos.system('true')\n",
         "import asyncio\nasyncio.create_subprocess_exec('true')\n",
     ]
-    assert [any(p.startswith(PROCESS_STARTERS) for p in reached(text, "gpt_oss_infra")) for text in starts] == [
-        True
-    ] * 4
-    assert not any(p.startswith(PROCESS_STARTERS) for p in reached("import os\nos.environ.get('A')\n", "x"))
+    assert [starts_a_process(text, "gpt_oss_infra") for text in starts] == [True] * 4
+    assert not starts_a_process("import os\nos.environ.get('A')\n", "gpt_oss_infra")
 
 
 def test_no_two_classes_of_the_product_share_a_name():

@@ -16,8 +16,8 @@ from tests.support import example_entries
 SECRET = pulumi.Output.secret("k")
 
 
-def config() -> dict:
-    return copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+def config(stack: str = "existing-cluster") -> dict:
+    return copy.deepcopy(namespace_config(example_entries(stack)))
 
 
 @pytest.mark.parametrize(
@@ -35,12 +35,12 @@ def config() -> dict:
         ({"config": config(), "hf_token": "hf_plain"}, "hf_token: a plain string: pass a secret"),
         # A secret is an argument of its own: named as one, with the argument to give, not a stack-file command.
         (
-            {"config": copy.deepcopy(namespace_config(example_entries("staging")))},
+            {"config": config("staging")},
             "invalid arguments of GptOssStack 'gpt-oss-infra':\napi_keys: required: deployments gpt-oss have a "
             "gateway, which admits only API keys; set one per client with the api_keys argument (Pulumi secrets)",
         ),
         (
-            {"config": copy.deepcopy(namespace_config(example_entries("staging"))), "api_keys": {"Ci": SECRET}},
+            {"config": config("staging"), "api_keys": {"Ci": SECRET}},
             "\napi_keys.Ci: not a client name",
         ),
         ({"config": config(), "api_keys": {"ci": "sk-plain"}}, "api_keys: a plain string (the value of 'ci')"),

@@ -68,17 +68,21 @@ def affected_stacks(tmp_path: Path, changed: dict[str, str], base: str = "main")
     (step,) = [step for step in preview["jobs"]["stacks"]["steps"] if step.get("id") == "affected"]
     repository = tmp_path / "repository"
     repository.mkdir(parents=True)
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+
+    def git(*command: str) -> None:
+        author = ["-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+        subprocess.run(["git", *author, *command], cwd=repository, check=True)
+
     (repository / "Pulumi.dev.yaml").write_text("config: {}\n")
-    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], cwd=repository, check=True)
-    subprocess.run([*git, "add", "--all"], cwd=repository, check=True)
-    subprocess.run([*git, "commit", "--quiet", "-m", "base"], cwd=repository, check=True)
-    subprocess.run([*git, "update-ref", "refs/remotes/origin/main", "HEAD"], cwd=repository, check=True)
+    git("init", "--quiet", "--initial-branch=main")
+    git("add", "--all")
+    git("commit", "--quiet", "-m", "base")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")  # the base branch as the workflow's checkout has it
     for path, text in changed.items():
         (repository / path).parent.mkdir(parents=True, exist_ok=True)
         (repository / path).write_text(text)
-    subprocess.run([*git, "add", "--all"], cwd=repository, check=True)
-    subprocess.run([*git, "commit", "--quiet", "-m", "change"], cwd=repository, check=True)
+    git("add", "--all")
+    git("commit", "--quiet", "-m", "change")
     output = tmp_path / "github-output"
     env = {"PATH": os.environ["PATH"], "BASE_REF": base, "GITHUB_OUTPUT": str(output)}
     subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repository, env=env, check=True)
