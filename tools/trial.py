@@ -58,6 +58,9 @@ VENV = ROOT / ".venv-trial"
 USERBASE = VENV / "userbase"  # where benchmark.sh's `pip install --user aiperf` lands, kept between runs
 READY_SECONDS = 120  # for the frontend to list the model once the processes start
 STOP_SECONDS = 10  # after SIGTERM, before SIGKILL
+# After SIGKILL: a process of a group other than its leader (the scaler's workers) exits, and is reaped by whoever
+# adopted it, a moment after the signal; until then the group is still there.
+KILLED_SECONDS = 5
 SHORT_RUN_ROUNDS = 2  # benchmark requests per concurrent stream (the Job sends its recipe's 10)
 SMOKE_DEADLINE_SECONDS = "120"
 TOKENIZER_NOTE = (
@@ -347,7 +350,10 @@ class Processes:
             process.popen.wait()
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
-        return [process.name for process in self.started if _group_alive(process.popen.pid)]
+        gone_by = time.monotonic() + KILLED_SECONDS
+        while (alive := [p.name for p in self.started if _group_alive(p.popen.pid)]) and time.monotonic() < gone_by:
+            time.sleep(0.1)
+        return alive
 
 
 def _signal(group: int, sig: signal.Signals) -> None:
@@ -584,11 +590,12 @@ def start_planner(
 
 def planner_burst(name: str, places: Places, processes: Processes) -> dict[str, Any]:
     """The burst on the frontend, and the Planner's decisions through it: it must scale up, then back down."""
-    scaler_log = processes.log_dir / f"{name}-scaler.log"
+    scaler_log, planner_log = (processes.log_dir / f"{name}-{process}.log" for process in ("scaler", "planner"))
     load = trial_planner.burst(
         places.port,
         str(places.tokenizer),
         lambda direction: trial_planner.scaled(trial_planner.decisions(scaler_log), direction),
+        lambda: trial_planner.ticks_logged(planner_log),
     )
     made = trial_planner.decisions(scaler_log)
     if not trial_planner.scaled(made, trial_planner.SCALED_DOWN):
@@ -736,7 +743,10 @@ def print_result(name: str, result: dict[str, Any]) -> None:
             f"{phase.clients} clients until the Planner {phase.until} ({seconds} s; at most {phase.most_seconds} s)"
             for phase, seconds in zip(trial_planner.BURST, burst["phaseSeconds"], strict=True)
         )
-        print(f"  burst: {phases}: {burst['answered']} requests answered, {burst['failed']} failed")
+        print(
+            f"  burst: {phases}: {burst['tokens']:,} tokens streamed; {burst['answered']} requests answered, "
+            f"{burst['closed']} closed at their phase's end, {burst['failed']} failed"
+        )
         for decision in planner["decisions"]:
             changes = ", ".join(
                 f"{role} {change['from']} -> {change['to']}" for role, change in decision.items() if role != "atSeconds"

@@ -11,11 +11,13 @@ trial prints is simulated (Dynamo's mocker).
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import shutil
+import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,19 @@ from gpt_oss_infra.core.dynamo_graph import GraphComponent
 from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_ROLE
 
 
-# The burst: phases one after the other, each client sending one request after another. A phase ends when the
-# Planner has made the decision it waits for, or after its most seconds: the Planner decides from five or more
-# observations of its workers, and how long it takes to gather them depends on how busy this machine is.
-# The first phase is more than one worker serves within the trial's elastic targets, the second far less.
+# The burst: phases one after the other, each client streaming one request that outlasts its phase, closed when the
+# phase ends (the frontend then cancels it). A phase ends when the Planner has made the decision it waits for, or
+# after its most seconds: the Planner decides from five or more observations of its workers, and how long it takes
+# to gather them depends on how busy this machine is. The first phase is more than one worker serves within the
+# trial's elastic targets, the second far less.
+#
+# Why one request per client, and a phase started just after one of the Planner's ticks: each tick the Planner
+# observes each worker's latest forward pass. Once it has observed one that holds a prompt (a prefill), Dynamo
+# 1.6.1's aggregated Planner estimates every later ITL for a pass that mixes a prefill with the decodes, which it
+# can do only after five such observations (AISimulate's regression keeps one store per kind of pass). Clients
+# that send one request after another put prefills into some passes at random, and a tick that happened to land
+# on one left the Planner with no estimate for the rest of the burst (one CI run's trial failed so; docs/trial.md).
+# Here the prompts arrive together, between two ticks, and then the workers only decode.
 @dataclass(frozen=True)
 class BurstPhase:
     clients: int
@@ -39,8 +50,11 @@ class BurstPhase:
 SCALED_UP, SCALED_DOWN = "scaled up", "scaled back down"
 BURST = (BurstPhase(96, SCALED_UP, 240), BurstPhase(2, SCALED_DOWN, 240))
 PROMPT_WORDS = 500  # about as many tokens with the stand-in tokenizer (a token per character is the most)
-ANSWER_TOKENS = 800
-REQUEST_SECONDS = 120
+# Longer than the first phase lasts at its pace (about 24 ms a token: 190 s), and within the mocker's KV cache for
+# 96 requests (its TensorRT-LLM scheduler admits a request only with room for its whole answer: 1.54 million tokens).
+ANSWER_TOKENS = 8000
+TICK_SECONDS = 15  # the most a phase waits for the Planner's next tick (one every 5 s)
+CLOSE_SECONDS = 15  # the most a client takes to end once its stream is closed
 ROLES = {"worker": "decode", "decode": "decode", "prefill": "prefill"}  # graph role -> the Planner's
 SCALER = Path(__file__).resolve().parent / "virtual_scaler.py"
 
@@ -108,34 +122,70 @@ def scaled_workers(
     }
 
 
-def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[BurstPhase, ...] = BURST) -> dict[str, Any]:
-    """The phases' load on the frontend (completions, not streamed), each until `made(phase.until)` or its most
-    seconds; how many requests were answered and failed, and how long each phase lasted."""
-    counts = {"answered": 0, "failed": 0}
+def burst(
+    port: int,
+    model: str,
+    made: Callable[[str], bool],
+    ticks: Callable[[], int],
+    phases: tuple[BurstPhase, ...] = BURST,
+) -> dict[str, Any]:
+    """The phases' load on the frontend, each started just after the Planner's next tick (`ticks()` counts them)
+    and lasting until `made(phase.until)` or its most seconds; how many requests were answered, closed at their
+    phase's end and failed, how many tokens were streamed, and how long each phase lasted."""
+    counts = {"answered": 0, "closed": 0, "failed": 0, "tokens": 0}
     lock = threading.Lock()
     body = json.dumps(
-        {"model": model, "prompt": "hello " * PROMPT_WORDS, "max_tokens": ANSWER_TOKENS, "stream": False}
+        {"model": model, "prompt": "hello " * PROMPT_WORDS, "max_tokens": ANSWER_TOKENS, "stream": True}
     ).encode()
+    open_streams: set[socket.socket] = set()  # each stream's socket (its HTTPConnection lets go of it once answering)
+
+    def stream(ended: threading.Event) -> str:
+        """One streamed completion: answered, closed at its phase's end, or failed."""
+        connection = http.client.HTTPConnection("127.0.0.1", port)
+        sock, tokens, answered = None, 0, False
+        try:
+            connection.connect()
+            sock = connection.sock
+            with lock:  # registered for close_streams, unless it has run: then this stream is not sent
+                if ended.is_set():
+                    return "closed"
+                open_streams.add(sock)
+            connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            while line := response.readline():  # a server-sent event line each: a token, then [DONE]
+                tokens += line.startswith(b"data: {")
+                answered = answered or (response.status == 200 and line.startswith(b"data: [DONE]"))
+        except OSError:
+            pass
+        finally:
+            with lock:
+                open_streams.discard(sock)
+                counts["tokens"] += tokens
+            connection.close()
+        return "answered" if answered else "closed" if ended.is_set() else "failed"
 
     def client(ended: threading.Event) -> None:
         while not ended.is_set():
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/v1/completions", body, {"Content-Type": "application/json"}
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=REQUEST_SECONDS) as response:
-                    response.read()
-                outcome = "answered"
-            except OSError:
-                outcome = "failed"
+            outcome = stream(ended)
             with lock:
                 counts[outcome] += 1
+            if outcome == "failed":
+                ended.wait(1)  # a frontend that refuses is not asked again at once
+
+    def close_streams(ended: threading.Event) -> None:
+        """The phase's streams closed: each client's read ends, and the frontend cancels its request."""
+        ended.set()
+        with lock:
+            for sock in open_streams:
+                with contextlib.suppress(OSError):  # closed already
+                    sock.shutdown(socket.SHUT_RDWR)
 
     lasted: list[int] = []
     every_client: list[threading.Thread] = []
     ended = threading.Event()
     try:
         for phase in phases:
+            next_tick(ticks)
             started = time.monotonic()
             ended = threading.Event()
             threads = [threading.Thread(target=client, args=(ended,), daemon=True) for _ in range(phase.clients)]
@@ -146,14 +196,27 @@ def burst(port: int, model: str, made: Callable[[str], bool], phases: tuple[Burs
             while time.monotonic() - started < phase.most_seconds and not (reached := made(phase.until)):
                 time.sleep(1)
             lasted.append(round(time.monotonic() - started))
-            ended.set()  # requests in flight finish; the next phase's clients start beside them
+            close_streams(ended)
             if not reached:
                 break  # the decision never came: the later phases wait for one that follows it
     finally:
-        ended.set()  # whatever stopped the phases, no client goes on sending
+        close_streams(ended)  # whatever stopped the phases, no client goes on streaming
         for thread in every_client:
-            thread.join(REQUEST_SECONDS)
+            thread.join(CLOSE_SECONDS)
     return {**counts, "phaseSeconds": lasted}
+
+
+def next_tick(ticks: Callable[[], int]) -> None:
+    """Return just after the Planner's next tick, or after TICK_SECONDS."""
+    seen = ticks()
+    deadline = time.monotonic() + TICK_SECONDS
+    while ticks() == seen and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def ticks_logged(planner_log: Path) -> int:
+    """How many ticks the Planner has logged (Dynamo 1.6.1 logs one `[summary]` line a tick)."""
+    return planner_log.read_text(errors="replace").count("[summary]") if planner_log.exists() else 0
 
 
 def scaled(made: list[dict[str, Any]], direction: str) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import http.server
 import json
+import math
 import os
 import signal
 import subprocess
@@ -98,7 +100,7 @@ def test_the_scaler_gets_the_scaled_workers_local_lines(deployments, places):
 def test_a_planner_that_does_not_scale_fails_the_trial_with_its_decisions(tmp_path, places, monkeypatch):
     (tmp_path / "elastic-scaler.log").write_text('some log line\n{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n')
     processes = trial.Processes(tmp_path)
-    monkeypatch.setattr(trial_planner, "burst", lambda port, model, made: {"answered": 9, "failed": 0})
+    monkeypatch.setattr(trial_planner, "burst", lambda port, model, made, ticks: {"answered": 9, "failed": 0})
     with pytest.raises(TrialError, match="did not scale up and back down under the burst"):
         trial.planner_burst("elastic", places, processes)
     (tmp_path / "elastic-scaler.log").write_text(
@@ -136,61 +138,165 @@ def test_scaled_up_and_back_down_follow_each_role_from_where_it_started():
         assert found == expected, made
 
 
-class Answer:
-    """A frontend's answer, stood in."""
+class StandInFrontend:
+    """A frontend stood in on loopback: each POST streams a token every 20 ms until `answer_tokens` (then [DONE]) or
+    until the client closes its stream; it records when each request arrived and how each ended."""
+
+    def __init__(self, answer_tokens: int | None = None):
+        self.requests: list[dict] = []
+        frontend = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                request = {"path": self.path, "arrived": time.monotonic(), "ended": None}
+                frontend.requests.append(request)
+                try:
+                    request["body"] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                except ValueError:  # closed before its body was sent
+                    request["ended"] = "closed by the client"
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    sent = 0
+                    while answer_tokens is None or sent < answer_tokens:
+                        self.wfile.write(b'data: {"choices": [{"text": "w"}]}\n\n')
+                        self.wfile.flush()
+                        sent += 1
+                        time.sleep(0.02)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    request["ended"] = "answered"
+                except OSError:
+                    request["ended"] = "closed by the client"
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
 
     def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()
         return False
 
-    def read(self):
-        return b"{}"
+
+class Ticks:
+    """The Planner's ticks stood in: one every `seconds`, the last `since` seconds ago, counted as
+    trial_planner.ticks_logged counts them."""
+
+    def __init__(self, seconds: float, since: float = 0.0):
+        self.started, self.seconds = time.monotonic() - since, seconds
+
+    def __call__(self) -> int:
+        return int((time.monotonic() - self.started) / self.seconds)
+
+    def at(self, tick: int) -> float:
+        return self.started + tick * self.seconds
 
 
-def test_each_burst_phase_ends_at_the_decision_it_waits_for(monkeypatch):
-    """A phase ends once the Planner has made its decision (here at once), not after its most seconds."""
-    served = []
+def wait_for_requests(frontend: StandInFrontend, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(frontend.requests) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
 
-    def answer(request, timeout):
-        served.append(request.full_url)
-        time.sleep(0.01)
-        return Answer()
 
-    monkeypatch.setattr(trial_planner.urllib.request, "urlopen", answer)
+def test_each_phase_starts_just_after_a_tick_and_its_streams_are_closed_at_its_decision():
+    """Each phase's prompts arrive together just after one of the Planner's ticks and well before the next, one
+    streamed request per client that outlasts the phase; once the Planner has made the phase's decision, every
+    stream is closed (the frontend cancels it). Clients sending one request after another had put prompts into
+    passes at random, and a tick that landed on one left Dynamo 1.6.1's Planner with no ITL estimate."""
     asked = []
-    phases = (
-        trial_planner.BurstPhase(3, trial_planner.SCALED_UP, 60),
-        trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
-    )
-    started = time.monotonic()
-    load = trial_planner.burst(18000, "m", lambda direction: asked.append(direction) or True, phases)
-    assert time.monotonic() - started < 30 and load["phaseSeconds"] == [0, 0]
-    assert asked == [trial_planner.SCALED_UP, trial_planner.SCALED_DOWN]
-    assert load["answered"] == len(served) >= 4 and load["failed"] == 0
-    assert set(served) == {"http://127.0.0.1:18000/v1/completions"}
+    with StandInFrontend() as frontend:
+        phases = (
+            trial_planner.BurstPhase(3, trial_planner.SCALED_UP, 60),
+            trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
+        )
+        ticks = Ticks(2.0, since=1.0)  # a burst started now, not at a tick, would send its prompts mid-interval
+
+        def made(direction):
+            asked.append(direction)
+            wait_for_requests(frontend, 3 if len(asked) == 1 else 4)  # each client's stream has arrived
+            return True
+
+        load = trial_planner.burst(frontend.port, "m", made, ticks, phases)
+        deadline = time.monotonic() + 10
+        while any(r["ended"] is None for r in frontend.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert asked == [trial_planner.SCALED_UP, trial_planner.SCALED_DOWN] and load["phaseSeconds"] == [0, 0]
+    assert [r["ended"] for r in frontend.requests] == ["closed by the client"] * 4
+    assert (load["answered"], load["closed"], load["failed"]) == (0, 4, 0) and load["tokens"] > 0
+    assert {r["path"] for r in frontend.requests} == {"/v1/completions"}
+    body = frontend.requests[0]["body"]
+    assert body["stream"] is True and body["max_tokens"] == trial_planner.ANSWER_TOKENS
+    first, second = frontend.requests[:3], frontend.requests[3:]
+    for phase in (first, second):
+        tick = math.ceil((phase[0]["arrived"] - ticks.started) / ticks.seconds) - 1  # the tick just before
+        assert all(0 < r["arrived"] - ticks.at(tick) < 0.5 for r in phase), "arrived just after a tick"
+    assert second[0]["arrived"] > max(r["arrived"] for r in first) + 0.5  # the second phase waited for a later tick
 
 
-def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients(monkeypatch):
+def test_a_request_answered_within_its_phase_is_followed_by_the_next_and_one_cut_short_fails():
+    """A request the frontend answers while its phase runs is counted and the client sends another; a stream
+    that ends without [DONE] while its phase runs failed."""
+    with StandInFrontend(answer_tokens=2) as frontend:
+        phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 1),)
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.1), phase)
+    assert load["answered"] >= 2 and load["failed"] == 0 and load["tokens"] >= 2 * load["answered"]
+    with StandInFrontend() as frontend:
+        frontend.server.shutdown()  # accepts the connection (its socket is open) but never answers: refused below
+        frontend.server.server_close()
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.1), phase)
+    assert load["failed"] >= 1 and load["answered"] == 0
+
+
+def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients():
     """No scale-up within the first phase: the second (waiting for a scale-down after it) is not run. And a
     failure while waiting stops every client before it propagates."""
-    monkeypatch.setattr(trial_planner.urllib.request, "urlopen", lambda request, timeout: time.sleep(0.05) or Answer())
     phases = (
         trial_planner.BurstPhase(2, trial_planner.SCALED_UP, 2),
         trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
     )
+    with StandInFrontend() as frontend:
+        started = time.monotonic()
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.2), phases)
+        assert load["phaseSeconds"] == [2] and time.monotonic() - started < 30 and len(frontend.requests) == 2
+
+        def unreadable(direction):
+            raise ValueError("a scaler log line that is not JSON")
+
+        with pytest.raises(ValueError, match="not JSON"):
+            trial_planner.burst(frontend.port, "m", unreadable, Ticks(0.2), phases)
+        assert not [thread for thread in threading.enumerate() if thread.name.endswith("(client)")]
+        deadline = time.monotonic() + 10
+        while any(r["ended"] is None for r in frontend.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [r["ended"] for r in frontend.requests] == ["closed by the client"] * len(frontend.requests)
+
+
+def test_a_phase_waits_for_the_next_tick_at_most_its_bound(monkeypatch):
+    """A Planner that logs no tick delays a phase by TICK_SECONDS, no more."""
+    monkeypatch.setattr(trial_planner, "TICK_SECONDS", 0.3)
     started = time.monotonic()
-    load = trial_planner.burst(18000, "m", lambda direction: False, phases)
-    assert load["phaseSeconds"] == [2] and time.monotonic() - started < 30
+    trial_planner.next_tick(lambda: 7)
+    assert 0.3 <= time.monotonic() - started < 5
 
-    def unreadable(direction):
-        raise ValueError("a scaler log line that is not JSON")
 
-    before = threading.active_count()
-    with pytest.raises(ValueError, match="not JSON"):
-        trial_planner.burst(18000, "m", unreadable, phases)
-    assert threading.active_count() == before  # every client thread ended
+def test_the_planners_ticks_are_its_summary_lines(tmp_path):
+    log = tmp_path / "elastic-planner.log"
+    assert trial_planner.ticks_logged(log) == 0  # not started yet
+    log.write_text(
+        "INFO base._log_decision_summary: [summary] HOLD | current: prefill=0 decode=1\n"
+        "INFO runtime_provider._log_fpm: FPM decode engine 1:dp0: wall_time=0.0244s\n"
+        "INFO base._log_decision_summary: [summary] SCALE_UP | current: prefill=0 decode=1\n"
+    )
+    assert trial_planner.ticks_logged(log) == 2
 
 
 def test_aiperf_is_installed_unless_an_earlier_trial_installed_its_pinned_version(monkeypatch, tmp_path):
@@ -388,6 +494,23 @@ def test_what_a_process_leaves_in_its_temporary_directory_goes_with_it(tmp_path)
     assert not left.exists() and not processes.tmp.exists()
 
 
+def test_a_group_still_exiting_after_sigkill_is_waited_for_and_one_that_stays_is_named(tmp_path, monkeypatch):
+    """A process of a group other than its leader (a worker the scaler started) is gone a moment after SIGKILL, not
+    at once: the trial waits for it (make trial failed with "still running after SIGKILL: elastic-scaler" when
+    it looked at once), and names a group still there after KILLED_SECONDS."""
+    processes = trial.Processes(tmp_path)
+    processes.start("elastic-scaler", ["sleep", "30"], {})
+    checks = []
+    monkeypatch.setattr(trial, "_group_alive", lambda group: checks.append(group) or len(checks) < 3)
+    assert processes.stop() == [] and len(checks) == 3
+    processes = trial.Processes(tmp_path)
+    processes.start("elastic-scaler", ["sleep", "30"], {})
+    monkeypatch.setattr(trial, "_group_alive", lambda group: True)
+    monkeypatch.setattr(trial, "KILLED_SECONDS", 0.3)
+    started = time.monotonic()
+    assert processes.stop() == ["elastic-scaler"] and 0.3 <= time.monotonic() - started < 5
+
+
 @pytest.mark.end_to_end
 def test_sigterm_to_the_trial_stops_everything_it_started(tmp_path):
     """`kill <pid of make trial's python>`: the rerun in its network namespace, and the Dynamo processes it
@@ -416,3 +539,58 @@ def test_sigterm_to_the_trial_stops_everything_it_started(tmp_path):
         for pid in _ours(tmp_path):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def mocker_flag(args: list[str], flag: str) -> int:
+    return int(args[args.index(flag) + 1])
+
+
+@pytest.mark.end_to_end
+def test_the_planner_has_no_itl_estimate_once_it_has_observed_one_pass_with_prompts(deployments, tmp_path):
+    """Why the burst sends every prompt just after a tick (trial_planner's burst): Dynamo 1.6.1's Planner, fed the
+    observations of a CI run whose trial failed (a pass with prompts among them), has no ITL estimate for an
+    aggregated worker, while fed only decode passes, as the burst makes them, it has one from the fifth pass on.
+    Its own perf model, in .venv-trial, with the elastic graph's rendered Planner config and worker's engine."""
+    elastic = deployments["elastic"]
+    (worker,) = [c for c in graph_components(elastic.graph) if c.scaling_adapter]
+    args = worker.main["args"]
+    request = {
+        "planner_config": trial_planner.local_config(elastic.planner_config, "/tmp/tokenizer"),
+        "engine": {
+            "num_gpu": 1,
+            "max_num_batched_tokens": mocker_flag(args, "--max-num-batched-tokens"),
+            "max_num_seqs": mocker_flag(args, "--max-num-seqs"),
+            "max_kv_tokens": mocker_flag(args, "--num-gpu-blocks-override") * mocker_flag(args, "--block-size"),
+            "kv_cache_block_size": mocker_flag(args, "--block-size"),
+        },
+    }
+
+    def decoding(wall_time, decode_kv, requests=96, prompt_tokens=0, prompts=0):
+        scheduled = {
+            "num_prefill_requests": prompts,
+            "sum_prefill_tokens": prompt_tokens,
+            "num_decode_requests": requests,
+            "sum_decode_kv_tokens": decode_kv,
+        }
+        return {"wall_time": wall_time, "scheduled": scheduled}
+
+    # The failed run's first ten ticks (its Planner log), the third a pass with prompts.
+    failed = [decoding(0.0244, 326216), decoding(0.0245, 345896), decoding(0.0442, 72068, 24, 350, 14)]
+    failed += [decoding(w, kv) for w, kv in [(0.0242, 307531), (0.0244, 327307), (0.0245, 346891), (0.024, 288671)]]
+    failed += [decoding(w, kv) for w, kv in [(0.0242, 308639), (0.0244, 328319), (0.0245, 347999)]]
+    # A passing run's (decode passes only).
+    decoded = [decoding(w, kv) for w, kv in [(0.0244, 330357), (0.0245, 349941), (0.024, 291305), (0.0243, 311177)]]
+    decoded.append(decoding(0.0244, 330953))
+    probe = subprocess.run(
+        [str(trial.ROOT / ".venv-trial" / "bin" / "python"), "-m", "tests.tools.planner_itl_probe"],
+        input=json.dumps(request | {"runs": {"failed": failed, "decoded": decoded}}),
+        capture_output=True,
+        text=True,
+        cwd=trial.ROOT,
+        env=os.environ | {"TMPDIR": str(tmp_path)},  # the Planner's modules leave their logging configs there
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    found = json.loads(probe.stdout)
+    assert found["failed"] == [None] * 10
+    assert found["decoded"][:4] == [None] * 4 and 24.0 < found["decoded"][4] < 25.0  # above the 20 ms target
