@@ -174,7 +174,6 @@ class StandInFrontend:
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
         self.port = self.server.server_address[1]
 
     def __enter__(self):
