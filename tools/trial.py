@@ -599,7 +599,11 @@ def planner_burst(name: str, places: Places, processes: Processes) -> dict[str, 
     )
     made = trial_planner.decisions(scaler_log)
     if not trial_planner.scaled(made, trial_planner.SCALED_DOWN):
-        raise TrialError(f"the Planner did not scale up and back down under the burst: its decisions {made}")
+        prompts = trial_planner.prompts_observed(planner_log)
+        raise TrialError(
+            f"the Planner did not scale up and back down under the burst: its decisions {made}; the passes holding "
+            f"prompts it observed (after one it has no ITL estimate until it has observed five): {prompts or 'none'}"
+        )
     return {"burst": load, "decisions": made}
 
 
@@ -747,6 +751,11 @@ def print_result(name: str, result: dict[str, Any]) -> None:
             f"  burst: {phases}: {burst['tokens']:,} tokens streamed; {burst['answered']} requests answered, "
             f"{burst['closed']} closed at their phase's end, {burst['failed']} failed"
         )
+        if burst["sentWithoutTick"]:
+            print(
+                f"  {burst['sentWithoutTick']} requests sent without a tick of the Planner's (none logged in "
+                f"{trial_planner.TICK_SECONDS} s)"
+            )
         for decision in planner["decisions"]:
             changes = ", ".join(
                 f"{role} {change['from']} -> {change['to']}" for role, change in decision.items() if role != "atSeconds"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import shutil
 import socket
 import threading
@@ -27,19 +28,20 @@ from gpt_oss_infra.core.dynamo_graph import GraphComponent
 from gpt_oss_infra.core.render.planner import CONFIG_FILE, PLANNER_ROLE
 
 
-# The burst: phases one after the other, each client streaming one request that outlasts its phase, closed when the
-# phase ends (the frontend then cancels it). A phase ends when the Planner has made the decision it waits for, or
-# after its most seconds: the Planner decides from five or more observations of its workers, and how long it takes
-# to gather them depends on how busy this machine is. The first phase is more than one worker serves within the
-# trial's elastic targets, the second far less.
+# The burst: phases one after the other, each client streaming one long request, closed when the phase ends (the
+# frontend then cancels it). A phase ends when the Planner has made the decision it waits for, or after its most
+# seconds: the Planner decides from five or more observations of its workers, and how long it takes to gather them
+# depends on how busy this machine is. The first phase is more than one worker serves within the trial's elastic
+# targets, the second far less.
 #
-# Why one request per client, and a phase started just after one of the Planner's ticks: each tick the Planner
-# observes each worker's latest forward pass. Once it has observed one that holds a prompt (a prefill), Dynamo
-# 1.6.1's aggregated Planner estimates every later ITL for a pass that mixes a prefill with the decodes, which it
-# can do only after five such observations (AISimulate's regression keeps one store per kind of pass). Clients
-# that send one request after another put prefills into some passes at random, and a tick that happened to land
-# on one left the Planner with no estimate for the rest of the burst (one CI run's trial failed so; docs/trial.md).
-# Here the prompts arrive together, between two ticks, and then the workers only decode.
+# Why long requests, each sent just after one of the Planner's ticks: each tick the Planner observes each worker's
+# latest forward pass. Once it has observed one that holds a prompt (a prefill), Dynamo 1.6.1's aggregated Planner
+# estimates every later ITL for a pass that mixes prompts with decodes, which it can do only after five such
+# observations (AISimulate's regression keeps one store per kind of pass), or once that pass has left its last 64
+# observations (320 s with one worker). Clients that send one request after another put prompts into passes at
+# random, and a tick that landed on one left the Planner with no ITL estimate for the rest of the burst (one CI
+# run's trial failed so; docs/trial.md). Here the prompts arrive together, between two ticks, and then the
+# workers only decode; a request answered within its phase is followed by the next just after a tick too.
 @dataclass(frozen=True)
 class BurstPhase:
     clients: int
@@ -49,12 +51,13 @@ class BurstPhase:
 
 SCALED_UP, SCALED_DOWN = "scaled up", "scaled back down"
 BURST = (BurstPhase(96, SCALED_UP, 240), BurstPhase(2, SCALED_DOWN, 240))
-PROMPT_WORDS = 500  # about as many tokens with the stand-in tokenizer (a token per character is the most)
-# Longer than the first phase lasts at its pace (about 24 ms a token: 190 s), and within the mocker's KV cache for
-# 96 requests (its TensorRT-LLM scheduler admits a request only with room for its whole answer: 1.54 million tokens).
-ANSWER_TOKENS = 8000
-TICK_SECONDS = 15  # the most a phase waits for the Planner's next tick (one every 5 s)
-CLOSE_SECONDS = 15  # the most a client takes to end once its stream is closed
+PROMPT_WORDS = 500  # 3,000 characters: 3,001 tokens with the stand-in tokenizer (a token per character)
+# Longer than the first phase's most seconds at its pace (24-25 ms a token: about 300 s), and 96 of them within the
+# mocker's KV cache (48,139 blocks of 32 tokens, 1.54 million tokens; its TensorRT-LLM scheduler admits a request
+# only with room for its whole answer): 96 x 15,001 tokens = 1.44 million.
+ANSWER_TOKENS = 12_000
+TICK_SECONDS = 15  # the most a request waits for the Planner's next tick (one every 5 s)
+CLOSE_SECONDS = 15  # the most the clients take to end once their streams are closed
 ROLES = {"worker": "decode", "decode": "decode", "prefill": "prefill"}  # graph role -> the Planner's
 SCALER = Path(__file__).resolve().parent / "virtual_scaler.py"
 
@@ -129,33 +132,34 @@ def burst(
     ticks: Callable[[], int],
     phases: tuple[BurstPhase, ...] = BURST,
 ) -> dict[str, Any]:
-    """The phases' load on the frontend, each started just after the Planner's next tick (`ticks()` counts them)
-    and lasting until `made(phase.until)` or its most seconds; how many requests were answered, closed at their
-    phase's end and failed, how many tokens were streamed, and how long each phase lasted."""
-    counts = {"answered": 0, "closed": 0, "failed": 0, "tokens": 0}
+    """The phases' load on the frontend, each request sent just after one of the Planner's ticks (`ticks()` counts
+    them), each phase lasting until `made(phase.until)` or its most seconds. How many requests were answered,
+    closed at their phase's end and failed, how many tokens were streamed, how long each phase lasted, and how many
+    requests were sent without a tick seen (the Planner logged none for TICK_SECONDS)."""
+    counts = {"answered": 0, "closed": 0, "failed": 0, "tokens": 0, "sentWithoutTick": 0}
     lock = threading.Lock()
     body = json.dumps(
         {"model": model, "prompt": "hello " * PROMPT_WORDS, "max_tokens": ANSWER_TOKENS, "stream": True}
     ).encode()
     open_streams: set[socket.socket] = set()  # each stream's socket (its HTTPConnection lets go of it once answering)
 
-    def stream(ended: threading.Event) -> str:
-        """One streamed completion: answered, closed at its phase's end, or failed."""
+    def stream(ended: threading.Event) -> str | None:
+        """One streamed completion: answered, closed at its phase's end, or failed; None if its phase ended first."""
         connection = http.client.HTTPConnection("127.0.0.1", port)
         sock, tokens, answered = None, 0, False
         try:
             connection.connect()
             sock = connection.sock
-            with lock:  # registered for close_streams, unless it has run: then this stream is not sent
+            with lock:  # registered for close_streams, unless it has run: then this request is not sent
                 if ended.is_set():
-                    return "closed"
+                    return None
                 open_streams.add(sock)
             connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
             response = connection.getresponse()
             while line := response.readline():  # a server-sent event line each: a token, then [DONE]
                 tokens += line.startswith(b"data: {")
                 answered = answered or (response.status == 200 and line.startswith(b"data: [DONE]"))
-        except OSError:
+        except (OSError, http.client.HTTPException):  # closed, refused, or cut off mid-answer
             pass
         finally:
             with lock:
@@ -164,13 +168,18 @@ def burst(
             connection.close()
         return "answered" if answered else "closed" if ended.is_set() else "failed"
 
-    def client(ended: threading.Event) -> None:
+    def client(ended: threading.Event, ticked: bool) -> None:
         while not ended.is_set():
+            with lock:
+                counts["sentWithoutTick"] += not ticked
             outcome = stream(ended)
+            if outcome is None:
+                return
             with lock:
                 counts[outcome] += 1
             if outcome == "failed":
                 ended.wait(1)  # a frontend that refuses is not asked again at once
+            ticked = next_tick(ticks) if outcome == "answered" else True
 
     def close_streams(ended: threading.Event) -> None:
         """The phase's streams closed: each client's read ends, and the frontend cancels its request."""
@@ -185,10 +194,10 @@ def burst(
     ended = threading.Event()
     try:
         for phase in phases:
-            next_tick(ticks)
+            ticked = next_tick(ticks)
             started = time.monotonic()
             ended = threading.Event()
-            threads = [threading.Thread(target=client, args=(ended,), daemon=True) for _ in range(phase.clients)]
+            threads = [threading.Thread(target=client, args=(ended, ticked), daemon=True) for _ in range(phase.clients)]
             for thread in threads:
                 thread.start()
             every_client += threads
@@ -201,22 +210,37 @@ def burst(
                 break  # the decision never came: the later phases wait for one that follows it
     finally:
         close_streams(ended)  # whatever stopped the phases, no client goes on streaming
+        closed_by = time.monotonic() + CLOSE_SECONDS
         for thread in every_client:
-            thread.join(CLOSE_SECONDS)
+            thread.join(max(closed_by - time.monotonic(), 0))
     return {**counts, "phaseSeconds": lasted}
 
 
-def next_tick(ticks: Callable[[], int]) -> None:
-    """Return just after the Planner's next tick, or after TICK_SECONDS."""
+def next_tick(ticks: Callable[[], int]) -> bool:
+    """Return just after the Planner's next tick (True), or after TICK_SECONDS without one (False)."""
     seen = ticks()
     deadline = time.monotonic() + TICK_SECONDS
-    while ticks() == seen and time.monotonic() < deadline:
+    while ticks() == seen:
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.1)
+    return True
 
 
 def ticks_logged(planner_log: Path) -> int:
     """How many ticks the Planner has logged (Dynamo 1.6.1 logs one `[summary]` line a tick)."""
-    return planner_log.read_text(errors="replace").count("[summary]") if planner_log.exists() else 0
+    return _text(planner_log).count("[summary]")
+
+
+def prompts_observed(planner_log: Path) -> list[str]:
+    """The forward passes holding prompts that the Planner observed (Dynamo 1.6.1 logs each it observes): after
+    one, it has no ITL estimate for an aggregated worker until it has observed five."""
+    passes = re.findall(r"FPM \w+ engine [^\n]*", _text(planner_log))
+    return [line for line in passes if "prefill_req=0," not in line]
+
+
+def _text(log: Path) -> str:
+    return log.read_text(errors="replace") if log.exists() else ""  # none before its process has started
 
 
 def scaled(made: list[dict[str, Any]], direction: str) -> bool:

@@ -9,10 +9,12 @@ import contextlib
 import copy
 import dataclasses
 import http.server
+import itertools
 import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -101,7 +103,12 @@ def test_a_planner_that_does_not_scale_fails_the_trial_with_its_decisions(tmp_pa
     (tmp_path / "elastic-scaler.log").write_text('some log line\n{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n')
     processes = trial.Processes(tmp_path)
     monkeypatch.setattr(trial_planner, "burst", lambda port, model, made, ticks: {"answered": 9, "failed": 0})
-    with pytest.raises(TrialError, match="did not scale up and back down under the burst"):
+    with pytest.raises(TrialError, match=r"did not scale up and back down under the burst.*prompts it observed.*none"):
+        trial.planner_burst("elastic", places, processes)
+    (tmp_path / "elastic-planner.log").write_text(
+        "FPM decode engine 1:dp0: wall_time=0.0442s, sched(prefill_tok=350, prefill_req=14, decode_kv=72068)\n"
+    )
+    with pytest.raises(TrialError, match=r"prompts it observed .*: \['FPM decode engine 1:dp0: wall_time=0.0442s"):
         trial.planner_burst("elastic", places, processes)
     (tmp_path / "elastic-scaler.log").write_text(
         '{"atSeconds": 40.1, "decode": {"from": 1, "to": 2}}\n{"atSeconds": 90.0, "decode": {"from": 2, "to": 1}}\n'
@@ -139,14 +146,21 @@ def test_scaled_up_and_back_down_follow_each_role_from_where_it_started():
 
 
 class StandInFrontend:
-    """A frontend stood in on loopback: each POST streams a token every 20 ms until `answer_tokens` (then [DONE]) or
-    until the client closes its stream; it records when each request arrived and how each ended."""
+    """A frontend stood in on loopback: each POST streams (chunked, as server-sent events) a token every 20 ms until
+    `answer_tokens` (then [DONE]), until `cut_after` tokens (then it drops the connection mid-chunk), or until the
+    client closes its stream; it records when each request arrived and how each ended."""
 
-    def __init__(self, answer_tokens: int | None = None):
+    def __init__(self, answer_tokens: int | None = None, cut_after: int | None = None):
         self.requests: list[dict] = []
         frontend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
             def do_POST(self):
                 request = {"path": self.path, "arrived": time.monotonic(), "ended": None}
                 frontend.requests.append(request)
@@ -157,18 +171,27 @@ class StandInFrontend:
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 try:
-                    sent = 0
-                    while answer_tokens is None or sent < answer_tokens:
-                        self.wfile.write(b'data: {"choices": [{"text": "w"}]}\n\n')
-                        self.wfile.flush()
-                        sent += 1
+                    for sent in itertools.count():
+                        if sent == answer_tokens:
+                            self.chunk(b"data: [DONE]\n\n")
+                            self.wfile.write(b"0\r\n\r\n")
+                            request["ended"] = "answered"
+                            return
+                        if sent == cut_after:
+                            self.wfile.write(b"40\r\ndata: {")  # a chunk of 64 bytes announced, 7 sent
+                            self.wfile.flush()
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            self.close_connection = True
+                            request["ended"] = "cut off"
+                            return
+                        self.chunk(b'data: {"choices": [{"text": "w"}]}\n\n')
                         time.sleep(0.02)
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    request["ended"] = "answered"
                 except OSError:
                     request["ended"] = "closed by the client"
+                    self.close_connection = True
 
             def log_message(self, *args):
                 pass
@@ -241,15 +264,29 @@ def test_each_phase_starts_just_after_a_tick_and_its_streams_are_closed_at_its_d
     assert second[0]["arrived"] > max(r["arrived"] for r in first) + 0.5  # the second phase waited for a later tick
 
 
-def test_a_request_answered_within_its_phase_is_followed_by_the_next_and_one_cut_short_fails():
-    """A request the frontend answers while its phase runs is counted and the client sends another; a stream
-    that ends without [DONE] while its phase runs failed."""
+def test_a_request_answered_within_its_phase_is_followed_by_the_next_just_after_a_tick():
+    """A request the frontend answers while its phase runs is counted, and the client sends the next just after the
+    Planner's next tick, not at once: a prompt sent mid-interval is what a tick must not observe."""
     with StandInFrontend(answer_tokens=2) as frontend:
-        phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 1),)
-        load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.1), phase)
+        ticks = Ticks(0.5)
+        phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 2),)
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, ticks, phase)
     assert load["answered"] >= 2 and load["failed"] == 0 and load["tokens"] >= 2 * load["answered"]
+    since_tick = [(r["arrived"] - ticks.started) % ticks.seconds for r in frontend.requests]
+    assert len(since_tick) >= 3 and all(seconds < 0.25 for seconds in since_tick), since_tick
+    assert load["sentWithoutTick"] == 0
+
+
+def test_a_stream_cut_off_or_refused_while_its_phase_runs_fails():
+    """A stream the frontend drops mid-chunk (http.client raises IncompleteRead, not an OSError: it had ended the
+    client's thread uncounted) and a refused connection each count as failed."""
+    phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 1),)
+    with StandInFrontend(cut_after=3) as frontend:
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.1), phase)
+    assert frontend.requests[0]["ended"] == "cut off"
+    assert load["failed"] >= 1 and load["answered"] == 0 and load["failed"] + load["closed"] == len(frontend.requests)
     with StandInFrontend() as frontend:
-        frontend.server.shutdown()  # accepts the connection (its socket is open) but never answers: refused below
+        frontend.server.shutdown()  # nothing listens on its port any more: each connection is refused
         frontend.server.server_close()
         load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.1), phase)
     assert load["failed"] >= 1 and load["answered"] == 0
@@ -279,12 +316,32 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients():
         assert [r["ended"] for r in frontend.requests] == ["closed by the client"] * len(frontend.requests)
 
 
-def test_a_phase_waits_for_the_next_tick_at_most_its_bound(monkeypatch):
-    """A Planner that logs no tick delays a phase by TICK_SECONDS, no more."""
+def test_a_phase_waits_for_the_next_tick_at_most_its_bound_and_says_so(monkeypatch):
+    """A Planner that logs no tick delays a phase by TICK_SECONDS, no more, and the requests sent then are
+    counted as sent without a tick (the trial prints how many)."""
     monkeypatch.setattr(trial_planner, "TICK_SECONDS", 0.3)
     started = time.monotonic()
-    trial_planner.next_tick(lambda: 7)
+    assert trial_planner.next_tick(lambda: 7) is False
     assert 0.3 <= time.monotonic() - started < 5
+    assert trial_planner.next_tick(Ticks(0.1)) is True
+    with StandInFrontend() as frontend:
+        phase = (trial_planner.BurstPhase(2, trial_planner.SCALED_UP, 1),)
+        load = trial_planner.burst(frontend.port, "m", lambda direction: False, lambda: 7, phase)
+    assert load["sentWithoutTick"] == 2 and load["closed"] == 2
+
+
+def test_the_passes_holding_prompts_the_planner_observed_are_read_from_its_log(tmp_path):
+    log = tmp_path / "elastic-planner.log"
+    assert trial_planner.prompts_observed(log) == []  # not started yet
+    fpm = "\x1b[2mruntime_provider._log_fpm\x1b[0m: FPM decode engine 1:dp0: wall_time={}s, sched(prefill_tok={}, "
+    log.write_text(
+        fpm.format("0.0244", "0")
+        + "prefill_req=0, decode_kv=326216, decode_req=96), queued(prefill_tok=0)\n"
+        + fpm.format("0.0442", "350")
+        + "prefill_req=14, decode_kv=72068, decode_req=24), queued(prefill_tok=0)\n"
+    )
+    (found,) = trial_planner.prompts_observed(log)
+    assert found.startswith("FPM decode engine 1:dp0: wall_time=0.0442s") and "prefill_req=14," in found
 
 
 def test_the_planners_ticks_are_its_summary_lines(tmp_path):
