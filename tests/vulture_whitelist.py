@@ -44,6 +44,10 @@ _Frontend.do_GET
 _Frontend.do_POST
 _Frontend.do_HEAD
 JsonHandler.log_message
+# and read these settings of theirs: the HTTP version a handler speaks, and whether it closes the connection
+# after its answer (tests/tools/test_trial.py's stand-in frontend).
+_Frontend.protocol_version
+_Frontend.close_connection
 
 # Pulumi's dynamic provider process calls these on a 0.2.0 destroy wait still in a live stack's state
 # (components/destroy_wait.py): the `up` that drops it deletes it through this class.
