@@ -95,11 +95,16 @@ def seconds(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def seconds_and_outcome(command: list[str]) -> tuple[float, str]:
-    """The command's time, and "passed" or "FAILED": a failing test run is timed, not fatal."""
+def seconds_and_outcome(command: list[str]) -> tuple[float, str, list[str]]:
+    """A pytest run's time, "passed" or "FAILED", and the tests that failed or erred (pytest's short summary, -rfE):
+    a failing test run is timed, not fatal, and says what to look at."""
     start = time.perf_counter()
-    failed = subprocess.run(command, cwd=ROOT, capture_output=True).returncode
-    return time.perf_counter() - start, "FAILED" if failed else "passed"
+    run = subprocess.run([*command, "-rfE"], cwd=ROOT, capture_output=True, text=True)
+    seconds_taken = time.perf_counter() - start
+    if run.returncode == 0:
+        return seconds_taken, "passed", []
+    failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    return seconds_taken, "FAILED", failed or [f"pytest exited with {run.returncode}"]
 
 
 def plan_command(stack: str, stack_dir: Path, out: Path) -> list[str]:
@@ -257,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         stages = stages_in_fresh_interpreters(example)
         one = median_seconds(plan_command(scaled_stack(work, 1), work, work / "out"))
         twenty = median_seconds(plan_command(scaled_stack(work, 20), work, work / "out"))
-        fast_tests, fast_outcome = seconds_and_outcome([*PYTEST, "-m", "not end_to_end"])
-        all_tests, all_outcome = seconds_and_outcome(PYTEST)
+        fast_tests, fast_outcome, fast_failed = seconds_and_outcome([*PYTEST, "-m", "not end_to_end"])
+        all_tests, all_outcome, all_failed = seconds_and_outcome(PYTEST)
         estimate = seconds(
             [sys.executable, "-m", "gpt_oss_infra", "estimate", "--skip-search", "--skip-calibration", "--out",
              str(work / "estimates.yaml")]
@@ -285,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  unit and program tests ({workers})        {fast_tests:6.2f} s   ({fast})")
     print(f"  the whole pytest ({workers})              {all_tests:6.2f} s   ({whole})")
     print(f"  make estimate, every recipe's points {estimate:6.2f} s   (one run; AISimulate, modelled)")
+    for run, failed in (("the unit and program tests", fast_failed), ("the whole pytest", all_failed)):
+        for line in failed:
+            print(f"  {run}: {line}")
     return 0
 
 

@@ -119,3 +119,15 @@ def test_the_plans_ratio_is_the_median_of_pairs_run_back_to_back_taking_turns_to
     assert ran == ["floor", "plan", "plan", "floor"] * 3 + ["floor", "plan"]
     assert (plan_seconds, floor_seconds, ratios) == (2.0, 1.0, [1.0, 1.0, 1.5, 1.5, 2.0, 3.0, 4.0])
     assert bench.ratio_text(ratios) == "1.50x the floor (pairs 1.00-4.00x)"
+
+
+def test_a_failing_test_run_is_timed_and_names_what_failed(tmp_path):
+    """make bench times a test run that fails, and names its failed tests (it had printed only "FAILED", and one
+    run's failure could not be found afterwards)."""
+    (tmp_path / "test_example.py").write_text("def test_passes():\n    pass\n\ndef test_fails():\n    assert 1 == 2\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_example.py")]
+    seconds, outcome, (failed,) = bench.seconds_and_outcome(command)
+    assert seconds > 0 and outcome == "FAILED"
+    assert failed.startswith("FAILED ") and failed.endswith("test_example.py::test_fails")
+    (tmp_path / "test_example.py").write_text("def test_passes():\n    pass\n")
+    assert bench.seconds_and_outcome(command)[1:] == ("passed", [])
