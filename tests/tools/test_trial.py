@@ -240,7 +240,7 @@ def test_each_phase_starts_just_after_a_tick_and_its_streams_are_closed_at_its_d
             trial_planner.BurstPhase(3, trial_planner.SCALED_UP, 60),
             trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
         )
-        ticks = Ticks(2.0, since=1.0)  # a burst started now, not at a tick, would send its prompts mid-interval
+        ticks = Ticks(1.0, since=0.5)  # a burst started now, not at a tick, would send its prompts mid-interval
         started = ticks()
 
         def made(direction):
@@ -268,12 +268,12 @@ def test_a_request_answered_within_its_phase_is_followed_by_the_next_just_after_
     """A request the frontend answers while its phase runs is counted, and the client sends the next just after the
     Planner's next tick, not at once: a prompt sent mid-interval is what a tick must not observe."""
     with StandInFrontend(answer_tokens=2) as frontend:
-        ticks = Ticks(0.5)
-        phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 2),)
+        ticks = Ticks(0.25)
+        phase = (trial_planner.BurstPhase(1, trial_planner.SCALED_UP, 1),)
         load = trial_planner.burst(frontend.port, "m", lambda direction: False, ticks, phase)
-    assert load["answered"] >= 2 and load["failed"] == 0 and load["tokens"] >= 2 * load["answered"]
+    assert load["answered"] >= 1 and load["failed"] == 0 and load["tokens"] >= 2 * load["answered"]
     intervals = [ticks.interval(r["arrived"]) for r in frontend.requests]  # one request an interval, in order
-    assert len(intervals) >= 3 and intervals == sorted(set(intervals)), intervals
+    assert len(intervals) >= 2 and intervals == sorted(set(intervals)), intervals
     assert load["sentWithoutTick"] == 0
 
 
@@ -296,13 +296,13 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients():
     """No scale-up within the first phase: the second (waiting for a scale-down after it) is not run. And a
     failure while waiting stops every client before it propagates."""
     phases = (
-        trial_planner.BurstPhase(2, trial_planner.SCALED_UP, 2),
+        trial_planner.BurstPhase(2, trial_planner.SCALED_UP, 1),
         trial_planner.BurstPhase(1, trial_planner.SCALED_DOWN, 60),
     )
     with StandInFrontend() as frontend:
         started = time.monotonic()
         load = trial_planner.burst(frontend.port, "m", lambda direction: False, Ticks(0.2), phases)
-        assert load["phaseSeconds"] == [2] and time.monotonic() - started < 30 and len(frontend.requests) == 2
+        assert load["phaseSeconds"] == [1] and time.monotonic() - started < 30 and len(frontend.requests) == 2
 
         def unreadable(direction):
             raise ValueError("a scaler log line that is not JSON")
