@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -224,8 +225,18 @@ class Ticks:
 
 
 def wait_for_requests(frontend: StandInFrontend, count: int) -> None:
+    """Until `count` requests have arrived (at most 10 s)."""
+    _wait_until(lambda: len(frontend.requests) >= count)
+
+
+def wait_until_every_stream_ended(frontend: StandInFrontend) -> None:
+    """Until the stand-in has seen each stream end (at most 10 s): a closed one on its next write."""
+    _wait_until(lambda: all(r["ended"] is not None for r in frontend.requests))
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + 10
-    while len(frontend.requests) < count and time.monotonic() < deadline:
+    while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -249,9 +260,7 @@ def test_each_phase_starts_just_after_a_tick_and_its_streams_are_closed_at_its_d
             return True
 
         load = trial_planner.burst(frontend.port, "m", made, ticks, phases)
-        deadline = time.monotonic() + 10
-        while any(r["ended"] is None for r in frontend.requests) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until_every_stream_ended(frontend)
     assert asked == [trial_planner.SCALED_UP, trial_planner.SCALED_DOWN] and load["phaseSeconds"] == [0, 0]
     assert [r["ended"] for r in frontend.requests] == ["closed by the client"] * 4
     assert (load["answered"], load["closed"], load["failed"]) == (0, 4, 0) and load["tokens"] > 0
@@ -310,9 +319,7 @@ def test_a_burst_whose_decision_never_comes_stops_there_and_stops_its_clients():
         with pytest.raises(ValueError, match="not JSON"):
             trial_planner.burst(frontend.port, "m", unreadable, Ticks(0.2), phases)
         assert not [thread for thread in threading.enumerate() if thread.name.endswith("(client)")]
-        deadline = time.monotonic() + 10
-        while any(r["ended"] is None for r in frontend.requests) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until_every_stream_ended(frontend)
         assert [r["ended"] for r in frontend.requests] == ["closed by the client"] * len(frontend.requests)
 
 
@@ -630,16 +637,15 @@ def test_the_planner_has_no_itl_estimate_once_it_has_observed_one_pass_with_prom
         }
         return {"wall_time": wall_time, "scheduled": scheduled}
 
-    # The failed run's first ten ticks (its Planner log), the third a pass with prompts.
-    failed = [decoding(0.0244, 326216), decoding(0.0245, 345896), decoding(0.0442, 72068, 24, 350, 14)]
-    failed += [decoding(w, kv) for w, kv in [(0.0242, 307531), (0.0244, 327307), (0.0245, 346891), (0.024, 288671)]]
-    failed += [decoding(w, kv) for w, kv in [(0.0242, 308639), (0.0244, 328319), (0.0245, 347999)]]
-    # A passing run's (decode passes only).
-    decoded = [decoding(w, kv) for w, kv in [(0.0244, 330357), (0.0245, 349941), (0.024, 291305), (0.0243, 311177)]]
-    decoded.append(decoding(0.0244, 330953))
+    # The failed run's first ten ticks (its Planner log: wall time, decode KV tokens; the third a pass with prompts:
+    # 24 decodes beside 14 prompts of 350 tokens in all), and a passing run's first five (decode passes only).
+    failed = [(0.0244, 326216), (0.0245, 345896), (0.0442, 72068, 24, 350, 14), (0.0242, 307531), (0.0244, 327307)]
+    failed += [(0.0245, 346891), (0.024, 288671), (0.0242, 308639), (0.0244, 328319), (0.0245, 347999)]
+    decoded = [(0.0244, 330357), (0.0245, 349941), (0.024, 291305), (0.0243, 311177), (0.0244, 330953)]
+    runs = {"failed": [decoding(*seen) for seen in failed], "decoded": [decoding(*seen) for seen in decoded]}
     probe = subprocess.run(
         [str(trial.ROOT / ".venv-trial" / "bin" / "python"), "-m", "tests.tools.planner_itl_probe"],
-        input=json.dumps(request | {"runs": {"failed": failed, "decoded": decoded}}),
+        input=json.dumps(request | {"runs": runs}),
         capture_output=True,
         text=True,
         cwd=trial.ROOT,
