@@ -1,9 +1,10 @@
 """The public DynamoPlatform block: the Dynamo platform at a supported release (its CRDs where the
-program applies them, its namespace, an optional NGC pull secret, the pinned Helm release) and, with
-`gateway`, Envoy Gateway. GptOssStack makes its platform with this block too (`DynamoPlatform.of_stack`).
+program applies them, its namespace, an optional NGC pull secret, the pinned Helm release), with
+`gateway`, Envoy Gateway, and the teardown guards `pulumi destroy` waits on. GptOssStack makes its
+platform, gateway and guards with this block too (`DynamoPlatform.of_stack`).
 This module is analyzed for the component schema: no postponed annotations here."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
 import pulumi
@@ -54,9 +55,16 @@ class DecidedPlatform:
 
     objects: PlatformObjects
     ngc_api_key: pulumi.Output[str] | None  # a Pulumi secret, set when objects.pull_secret is
-    guards: Teardown | None  # its own teardown guards (GptOssStack guards its platform with the stack's)
-    gateway: GatewaySoftware | None  # Envoy Gateway, made here (GptOssStack makes the stack's)
+    # The teardown guards: its own volumes' and gateways' NLBs' (GptOssStack's: the whole stack's, monitoring's too).
+    guards: Teardown | None
+    gateway: GatewaySoftware | None  # Envoy Gateway
     crds_provider: k8s.Provider | None = None  # the CRDs' own, upserting provider (components/kubernetes.py)
+    # What Envoy Gateway waits for: the cluster's load balancer controller, where GptOssStack makes one (a
+    # block's caller makes the whole component depend on theirs).
+    load_balancers_ready: list[pulumi.Resource] = field(default_factory=list)
+    # GptOssStack's: the URNs its guards and gateway had as the stack's own children, up to 0.6.1 (aliases).
+    guards_aliases: list[pulumi.Alias] = field(default_factory=list)
+    gateway_aliases: list[pulumi.Alias] = field(default_factory=list)
 
 
 class DynamoPlatform(Block[DecidedPlatform]):
@@ -99,28 +107,35 @@ class DynamoPlatform(Block[DecidedPlatform]):
         super().__init__("gpt-oss-infra:index:DynamoPlatform", name, None, opts)
         # What `pulumi destroy` waits on (core/render/teardown.py): the platform's volumes and, with the
         # cluster's load balancer controller, the gateways' NLBs, before the program's cluster goes.
-        guards = guards_of(f"{name}-teardown", decided.guards, self.child_opts())
-        release = self._platform(name, decided, after=volumes_gone(guards))
+        guards = guards_of(f"{name}-teardown", decided.guards, self.child_opts(aliases=decided.guards_aliases))
+        # What the owners of other guarded claims (GptOssStack's monitoring) are made after and deleted before.
+        self.volumes_gone = volumes_gone(guards)
+        # The platform itself, Ready once its operator is: what a graph waits for (not the gateway or guards).
+        release, self.operator_ready = self._platform(name, decided, after=self.volumes_gone)
+        # What a deployment's gateway waits for: the controller and its GatewayClass, and the NLB guard.
+        self.gateway_ready: list[pulumi.Resource] = []
         if decided.gateway is not None:
-            # The cluster's load balancer controller is the program's: make this component depend on it.
-            GatewayController(
+            gateway = GatewayController(
                 f"{name}-gateway",
                 GatewayControllerArgs(
                     decided.gateway,
-                    [],
+                    decided.load_balancers_ready,
                     decided.guards.load_balancers_gone if decided.guards else None,
                     guards.access if guards else [],
                 ),
-                opts=self.child_opts(),
+                opts=self.child_opts(aliases=decided.gateway_aliases),
             )
+            self.gateway_ready = gateway.ready
         # Read from the release: whatever uses them waits for the platform.
         self.namespace = release.namespace.apply(str)
         self.version = release.version.apply(str)
         self.register_outputs({"namespace": self.namespace, "version": self.version})
 
-    def _platform(self, name: str, decided: DecidedPlatform, after: list[pulumi.Resource]) -> k8s.helm.v3.Release:
-        """The platform's resources: its Helm release is Ready once the operator is. `after`: what they are
-        made after and deleted before (its teardown guard)."""
+    def _platform(
+        self, name: str, decided: DecidedPlatform, after: list[pulumi.Resource]
+    ) -> tuple[k8s.helm.v3.Release, list[pulumi.Resource]]:
+        """The platform's Helm release, which is Ready once the operator is, and all its resources. `after`:
+        what they are made after and deleted before (its teardown guard)."""
         objects = decided.objects
         # One owner for the CRDs (configs/dynamo/versions.yaml `crds`). Up to 1.2.1 the program applies
         # the release's CRDs itself, so that a preview of an existing cluster knows them and an upgrade
@@ -155,7 +170,7 @@ class DynamoPlatform(Block[DecidedPlatform]):
         # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness
         # wait covers the operator's init containers. The chart's crds/ folder is always skipped
         # (skipCrds); its crd-apply init container is on only where the operator owns the CRDs.
-        return k8s.helm.v3.Release(
+        release = k8s.helm.v3.Release(
             f"{name}-release",
             name=CHART,
             # The release's chart package by its HTTPS URL, as NVIDIA's install guide fetches it: NGC serves
@@ -169,3 +184,4 @@ class DynamoPlatform(Block[DecidedPlatform]):
             max_history=10,
             opts=self.child_opts(depends_on=[*crds, *waits_for]),
         )
+        return release, [*crds, *waits_for, release]

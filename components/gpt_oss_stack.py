@@ -13,7 +13,6 @@ from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown_
 from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.dynamo_platform import DecidedPlatform, DynamoPlatform
-from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
 from gpt_oss_infra.components.gpt_oss_deployment import DecidedDeployment, GptOssDeployment
 from gpt_oss_infra.components.gpu_software_resources import GpuSoftware, GpuSoftwareArgs
 from gpt_oss_infra.components.model_cache import DecidedModelCache, ModelCache
@@ -28,7 +27,6 @@ from gpt_oss_infra.components.stack_config import (
 )
 from gpt_oss_infra.components.targets import KINDS
 from gpt_oss_infra.components.targets.target import ClusterTarget
-from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.components.workloads import Workloads, WorkloadsArgs
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
 from gpt_oss_infra.core.errors import ConfigError
@@ -171,12 +169,33 @@ class GptOssStack(Component):
                 providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=aliases
             )
 
-        # What `pulumi destroy` waits on: it deletes the charts that make volume claims, then the guard
-        # `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`.
-        guards = guards_of("teardown", stack.teardown, on_cluster())
-        after_volumes = volumes_gone(guards)
+        # The public blocks, as the stack config decided them. The platform's teardown guards are the whole
+        # stack's: `pulumi destroy` deletes the charts that make volume claims (the platform's, monitoring's),
+        # then the guard `volumes-gone` (their volumes gone), then the nodes; the gateways, then
+        # `load-balancers-gone`, then Envoy Gateway and the cluster's load balancer controller.
+        dynamo = DynamoPlatform.of_stack(
+            "dynamo-platform",
+            DecidedPlatform(
+                stack.platform,
+                decided.ngc_api_key,
+                guards=stack.teardown,
+                gateway=stack.gateways,
+                crds_provider=target.crds_provider,
+                load_balancers_ready=target.load_balancers_ready,
+                # Up to 0.6.1 the stack made both itself, as `teardown` and `gateway` (before 0.1.0 the program
+                # made the gateway, at the stack's root; the guards came in 0.3.0).
+                guards_aliases=[pulumi.Alias(name="teardown", parent=self)],
+                gateway_aliases=[
+                    pulumi.Alias(name="gateway", parent=self),
+                    pulumi.Alias(name="gateway", parent=pulumi.ROOT_STACK_RESOURCE),
+                ],
+            ),
+            opts=on_cluster(aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
+        )
         observability = (
-            Observability("observability", ObservabilityArgs(stack.observability), opts=on_cluster(*after_volumes))
+            Observability(
+                "observability", ObservabilityArgs(stack.observability), opts=on_cluster(*dynamo.volumes_gone)
+            )
             if stack.observability
             else None
         )
@@ -184,13 +203,6 @@ class GptOssStack(Component):
             "gpu-software",
             GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
             opts=on_cluster(),
-        )
-        # The public blocks, as the stack config decided them; the stack's teardown guards guard them, and
-        # Envoy Gateway is the stack's, beside them (below).
-        dynamo = DynamoPlatform.of_stack(
-            "dynamo-platform",
-            DecidedPlatform(stack.platform, decided.ngc_api_key, None, None, target.crds_provider),
-            opts=on_cluster(*after_volumes, aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
         )
         workloads = Workloads(
             "workloads",
@@ -208,20 +220,6 @@ class GptOssStack(Component):
             ),
             opts=on_cluster(*target.storage_ready, workloads, aliases=block_aliases("gpt-oss-infra:model:ModelCache")),
         )
-        gateways = (
-            GatewayController(
-                "gateway",
-                GatewayControllerArgs(
-                    stack.gateways,
-                    target.load_balancers_ready,
-                    stack.teardown.load_balancers_gone if stack.teardown else None,
-                    guards.access if guards else [],
-                ),
-                opts=on_cluster(),
-            )
-            if stack.gateways
-            else None
-        )
         return {
             serving.deployment.name: GptOssDeployment.of_stack(
                 serving.deployment.name,
@@ -230,12 +228,13 @@ class GptOssStack(Component):
                     api_keys=decided.keys.values,
                     network_policies=[],  # the namespace's, made together (Workloads)
                     gpu_nodes=target.gpu_ready.get(serving.deployment.config.node_pool or ""),  # a cpu pool's too
-                    gateway_ready=gateways.ready if gateways else [],
+                    gateway_ready=dynamo.gateway_ready,
                 ),
-                # After the cache and the platform (which wait for the system nodes); a graph, for its GPU pool too.
+                # After the cache and the platform's operator (which wait for the system nodes), not its gateway
+                # or guards; a graph, for its GPU pool too.
                 opts=self.child_opts(
                     providers=[target.provider],
-                    depends_on=[cache, dynamo],
+                    depends_on=[cache, *dynamo.operator_ready],
                     aliases=block_aliases("gpt-oss-infra:serving:DynamoServing"),
                 ),
             )

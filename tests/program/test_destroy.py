@@ -14,7 +14,7 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     run = run_entries(entries, stack="staging")
     assert run.error is None, run.error
     waits = transitive_waits(run.resources)
-    guard = by_name(run)["teardown-volumes-gone"]
+    guard = by_name(run)["dynamo-platform-teardown-volumes-gone"]
     (container,) = guard.inputs["spec"]["template"]["spec"]["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     # staging runs Dynamo 1.2.1, whose chart bundles NATS (its JetStream claim); observability has Prometheus'
@@ -22,7 +22,9 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     assert env["CLAIM_NAMESPACES"] == "dynamo-system,monitoring"
     assert guard.inputs["metadata"]["namespace"] == "dynamo-system-teardown"  # outlives both namespaces
     # created after the nodes and the EBS CSI driver: deleted before them
-    assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits["teardown-volumes-gone"]
+    assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits[
+        "dynamo-platform-teardown-volumes-gone"
+    ]
     # the releases whose StatefulSets claim volumes, and their namespaces (whose deletion deletes the
     # claims), are created after it: deleted before it
     for after in (
@@ -31,4 +33,4 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
         "dynamo-platform-namespace",
         "observability-namespace",
     ):
-        assert "teardown-volumes-gone" in waits[after], after
+        assert "dynamo-platform-teardown-volumes-gone" in waits[after], after

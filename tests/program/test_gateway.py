@@ -42,7 +42,11 @@ def test_every_gateway_object_waits_for_the_controller_and_the_nlb_controller():
         "gpt-oss-gateway-securitypolicy",
     ]
     for name in [n for n in gateway_objects if n != "gpt-oss-gateway-api-keys"]:
-        assert {"gateway-class", "gateway-release", "gptoss-load-balancers-release"} <= waits[name], name
+        assert {
+            "dynamo-platform-gateway-class",
+            "dynamo-platform-gateway-release",
+            "gptoss-load-balancers-release",
+        } <= waits[name], name
     # The NLB controller runs on the system nodes, after their add-ons; never on GPU nodes.
     assert "gptoss-node-addons-coredns" in waits["gptoss-load-balancers-release"]
     assert "gptoss-nodes-gpu" not in waits["gptoss-load-balancers-release"]
@@ -80,12 +84,12 @@ def test_the_envoy_namespace_gets_the_readiness_gate_label_before_the_chart_inst
     """Envoy's pods are the NLB's IP targets: the AWS Load Balancer Controller injects its readiness
     gate only in a namespace labelled for it, and Helm cannot label a namespace it creates."""
     run = staging_with_key()
-    (namespace,) = [r for r in run.resources if r.name == "gateway-namespace"]
+    (namespace,) = [r for r in run.resources if r.name == "dynamo-platform-gateway-namespace"]
     assert namespace.inputs["metadata"]["name"] == "envoy-gateway-system"
     assert namespace.inputs["metadata"]["labels"]["elbv2.k8s.aws/pod-readiness-gate-inject"] == "enabled"
-    (release,) = [r for r in run.resources if r.name == "gateway-release"]
+    (release,) = [r for r in run.resources if r.name == "dynamo-platform-gateway-release"]
     assert release.inputs["namespace"] == "envoy-gateway-system" and release.inputs["createNamespace"] is False
-    assert "gateway-namespace" in transitive_waits(run.resources)["gateway-release"]
+    assert "dynamo-platform-gateway-namespace" in transitive_waits(run.resources)["dynamo-platform-gateway-release"]
 
 
 def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the_controllers():
@@ -93,16 +97,27 @@ def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the
     Services to go is tests/jobs/test_teardown_guard.py's, against a stand-in Kubernetes API."""
     run = staging_with_key()
     waits = transitive_waits(run.resources)
-    guard = by_name(run)["gateway-load-balancers-gone"]
+    guard = by_name(run)["dynamo-platform-gateway-load-balancers-gone"]
     assert guard.type == "kubernetes:apps/v1:Deployment"
     (container,) = guard.inputs["spec"]["template"]["spec"]["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert env["LOAD_BALANCER_NAMESPACES"] == "envoy-gateway-system"  # where Envoy Gateway makes its Services
-    assert {"gateway-release", "gptoss-load-balancers-release", "teardown-namespace"} <= waits[
-        "gateway-load-balancers-gone"
-    ]
+    assert {
+        "dynamo-platform-gateway-release",
+        "gptoss-load-balancers-release",
+        "dynamo-platform-teardown-namespace",
+    } <= waits["dynamo-platform-gateway-load-balancers-gone"]
     for kind in ("envoyproxy", "gateway", "httproute", "securitypolicy", "backendtrafficpolicy"):
-        assert "gateway-load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
+        assert "dynamo-platform-gateway-load-balancers-gone" in waits[f"gpt-oss-gateway-{kind}"], kind
     envoy = by_name(run)["gpt-oss-gateway-envoyproxy"].inputs["spec"]["provider"]["kubernetes"]["envoyService"]
     # the Service Envoy Gateway makes, in the namespace the guard watches, is the NLB's
     assert (envoy["name"], envoy["type"]) == ("envoy-gpt-oss-gpt-oss", "LoadBalancer")
+
+
+def test_the_graph_waits_for_the_platforms_operator_not_its_gateway():
+    """The platform makes Envoy Gateway (0.7.0), but the graph needs only the operator: depending on the
+    whole DynamoPlatform would put the NLB controller and Envoy Gateway's chart before every graph."""
+    waits = transitive_waits(staging_with_key().resources)
+    assert "dynamo-platform-release" in waits["gpt-oss-graph"]
+    assert not {"dynamo-platform-gateway-release", "gptoss-load-balancers-release"} & waits["gpt-oss-graph"]
+    assert "dynamo-platform-gateway-release" in waits["gpt-oss-smoke-test"]  # it goes through the gateway

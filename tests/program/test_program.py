@@ -24,7 +24,7 @@ def test_components_follow_the_conventions(dev_run):
         ("gpt-oss-infra:index:DynamoPlatform", "dynamo-platform"),
         ("gpt-oss-infra:index:ModelCache", "model-cache"),
         ("gpt-oss-infra:index:GptOssDeployment", "gpt-oss"),
-        ("gpt-oss-infra:teardown:TeardownGuards", "teardown"),
+        ("gpt-oss-infra:teardown:TeardownGuards", "dynamo-platform-teardown"),
         ("gpt-oss-infra:index:GptOssStack", "gpt-oss-infra"),
     }
     # GptOssStack's own children keep the names they had at the stack's root before it (its docstring).
@@ -52,8 +52,12 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
         "model-cache-download",
         "model-cache-storage-class",
     }
-    platform_children = {r.name for r in dev_run.resources if r.parent == "dynamo-platform"}
+    # The platform's own resources, not its teardown guards (the stack's, made by the platform since 0.7.0).
+    platform_children = {
+        r.name for r in dev_run.resources if r.parent == "dynamo-platform" and not r.type.startswith("gpt-oss-infra:")
+    }
     assert "dynamo-platform-release" in platform_children  # its operator applies the CRDs (1.6.1)
+    assert by_name["dynamo-platform-teardown"].parent == "dynamo-platform"
     assert set(by_name["gpt-oss"].options["dependsOn"]) == cache_children | platform_children
     assert set(by_name["gpt-oss-graph"].options["dependsOn"]) >= cache_children
 

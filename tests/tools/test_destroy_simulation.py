@@ -81,12 +81,12 @@ def test_without_its_teardown_guard_a_gateways_nlb_is_left_behind_holding_the_su
     """The leak issue 21 fixed: Envoy Gateway and the Load Balancer Controller deleted before the NLB went."""
     run = successful_run(example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": "sk-test"}}, stack="staging")
     assert simulate_destroy(run.resources).complete
-    destroy = simulate_destroy([r for r in run.resources if r.name != "gateway-load-balancers-gone"])
+    destroy = simulate_destroy([r for r in run.resources if r.name != "dynamo-platform-gateway-load-balancers-gone"])
     assert not destroy.complete
     (orphaned,) = destroy.of("orphaned")
     assert orphaned.name == "NLB of Service envoy-gateway-system/envoy-gpt-oss-gpt-oss"
     assert orphaned.why.startswith(
-        "no teardown guard holds gptoss-load-balancers-release, gateway-release until it is gone"
+        "no teardown guard holds gptoss-load-balancers-release, dynamo-platform-gateway-release until it is gone"
     )
     assert {step.type for step in destroy.of("in use")} == {SUBNET, VPC}
 
@@ -95,8 +95,8 @@ def test_a_guard_that_does_not_wait_for_the_controllers_saves_no_nlb():
     """Pulumi deletes what does not depend on each other in any order: a guard present but without its
     dependency on the controllers may go after them, so the simulation may not count it."""
     run = successful_run(example_entries("staging") | {"gpt-oss-infra:apiKeys": {"ci": "sk-test"}}, stack="staging")
-    guard = "gateway-load-balancers-gone"
-    controllers = {"gateway-release", "gptoss-load-balancers-release"}
+    guard = "dynamo-platform-gateway-load-balancers-gone"
+    controllers = {"dynamo-platform-gateway-release", "gptoss-load-balancers-release"}
     assert controllers <= next(r for r in run.resources if r.name == guard).waits_for  # the edges the test removes
     unordered = [
         dataclasses.replace(r, waits_for=r.waits_for - controllers) if r.name == guard else r for r in run.resources

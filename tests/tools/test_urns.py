@@ -141,7 +141,7 @@ def _new_in_0_3_0(urn: str) -> bool:
     cluster's GPU pool (no cloud resource: its node group and the rest keep their URNs)."""
     return (
         "gpt-oss-infra:teardown:TeardownGuards" in urn
-        or urn.endswith("kubernetes:apps/v1:Deployment::gateway-load-balancers-gone")
+        or urn.endswith("kubernetes:apps/v1:Deployment::dynamo-platform-gateway-load-balancers-gone")
         or urn.endswith(CRDS_PROVIDER)
         or _a_gpu_pool_component(urn)
     )
@@ -186,9 +186,11 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
         "gpt-oss-infra:serving:DynamoServing": "gpt-oss-infra:index:GptOssDeployment",
         "gpt-oss-infra:aws:NodeGroups$": "gpt-oss-infra:index:GpuNodePool$",
     }
-    for old, new in renamed:  # only the blocks and their children move, each to its block's type
-        (replaced,) = [type_ for type_ in blocks if type_ in old]
-        assert old.replace(replaced, blocks[replaced]) == new
+    for old, new in renamed:  # only the blocks and their children move, each to its block's type (and 0.7.0's move)
+        replaced = [type_ for type_ in blocks if type_ in old]
+        assert len(replaced) <= 1, old
+        as_block = old.replace(replaced[0], blocks[replaced[0]]) if replaced else old
+        assert moved_into_the_platform(as_block) == new
 
 
 def _with_specs(run: list, name: str, specs: tuple) -> list:
@@ -247,21 +249,54 @@ def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
 
 URNS_0_6_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.6.0"
 
+# 0.7.0: the teardown guards and Envoy Gateway, GptOssStack's own children up to 0.6.1 (`teardown`, `gateway`),
+# are made by its DynamoPlatform, as the block makes them for a program of its own: the same resources under
+# new URNs, which their aliases keep.
+MOVED_INTO_THE_PLATFORM = ["gpt-oss-infra:teardown:TeardownGuards", "gpt-oss-infra:gateway:GatewayController"]
+STACK_TYPE, PLATFORM_TYPE = "gpt-oss-infra:index:GptOssStack", "gpt-oss-infra:index:DynamoPlatform"
+
+
+def moved_into_the_platform(urn: str) -> str:
+    """A URN of 0.6.1's stack as 0.7.0 makes it: a guard's or the gateway's under the DynamoPlatform
+    `dynamo-platform`, its name prefixed with the platform's; any other URN as it is."""
+    head, project, chain, name = urn.split("::")
+    for type_ in MOVED_INTO_THE_PLATFORM:
+        if chain.startswith(f"{STACK_TYPE}${type_}"):
+            chain = chain.replace(STACK_TYPE, f"{STACK_TYPE}${PLATFORM_TYPE}", 1)
+            name = f"dynamo-platform-{name}"
+    return "::".join([head, project, chain, name])
+
 
 def test_the_0_6_0_urns_are_stored_for_every_shipped_stack():
     assert sorted(path.stem for path in URNS_0_6_0.glob("*.json")) == stack_names()
 
 
 @pytest.mark.parametrize("stack", sorted(path.stem for path in URNS_0_6_0.glob("*.json")))
-def test_every_shipped_stack_keeps_every_urn_of_0_6_0(stack):
-    """Every resource of 0.6.0's plans keeps its URN: nothing a live stack holds is deleted, replaced or
-    moved (a deliberate move updates these files and says so). The URNs are those of commit dbe8924's
-    plans (tests/data/urns-0.6.0/<stack>.json, one file per stack file: autoscaling, and the resources
-    added since 0.4.0, the Planner's and Karpenter's among them). A resource added later is created beside."""
+def test_every_shipped_stack_keeps_every_resource_of_0_6_0(stack):
+    """Every resource of 0.6.0's plans is kept: nothing a live stack holds is deleted or replaced, and each
+    keeps its URN but those 0.7.0 moved into the platform (moved_into_the_platform), which their aliases keep
+    (a deliberate move is named here). The URNs are those of commit dbe8924's plans
+    (tests/data/urns-0.6.0/<stack>.json, one file per stack file: autoscaling, and the resources added since
+    0.4.0, the Planner's and Karpenter's among them). A resource added later is created beside."""
     before = stored_urns(URNS_0_6_0, stack)
     moved = moved_from(before, successful_run(example_entries(stack), stack).resources, stack)
     assert (moved.deleted, moved.forgotten, moved.problems) == ([], [], [])
-    assert sorted(moved.kept) == sorted((entry["urn"], entry["urn"]) for entry in before)
+    assert sorted(moved.kept) == sorted((entry["urn"], moved_into_the_platform(entry["urn"])) for entry in before)
+    # Every stack has teardown guards (its platform's or monitoring's volumes), and prod an NLB gateway.
+    assert any(old != new for old, new in moved.kept)
+
+
+def test_the_platforms_guards_and_gateway_keep_their_resources_only_with_their_aliases():
+    """Without the aliases of 0.7.0's move, prod's Envoy Gateway and teardown guards would be new: the engine
+    would create them again (a second release of the chart into its namespace) and delete the live ones."""
+    prod = successful_run(example_entries("prod"), "prod").resources
+    unaliased = _with_specs(_with_specs(prod, "dynamo-platform-gateway", ()), "dynamo-platform-teardown", ())
+    moved = moved_from(stored_urns(URNS_0_6_0, "prod"), unaliased, "prod")
+    deleted = {urn.rsplit("::", 1)[1] for urn in moved.deleted}
+    assert {"gateway-release", "gateway-load-balancers-gone", "teardown-volumes-gone"} <= deleted
+    assert any(urn.endswith("::dynamo-platform-gateway-release") for urn in moved.created)
+    aliased = moved_from(stored_urns(URNS_0_6_0, "prod"), prod, "prod")
+    assert aliased.deleted == [] and aliased.created == []
 
 
 def test_a_resource_renamed_since_0_6_0_is_caught(dev_after):
