@@ -102,9 +102,11 @@ class DecidedDeployment:
 
     serving: Serving
     api_keys: pulumi.Output[dict[str, str]] | None  # the gateway's, when the endpoint has one
-    network_policies: list[dict[str, Any]]  # its graph's own (GptOssStack makes the namespace's together)
     gpu_nodes: pulumi.Resource | None = None  # the pool's node group (created clusters): the graph alone waits for it
     gateway_ready: list[pulumi.Resource] = dataclasses.field(default_factory=list)  # its gateway controller
+    # GptOssStack's: the URNs its graph's NetworkPolicies had as children of its Workloads, up to 0.6.1 (by
+    # the policy's name).
+    policy_aliases: dict[str, list[pulumi.Alias]] = dataclasses.field(default_factory=dict)
 
 
 class GptOssDeployment(Block[DecidedDeployment]):
@@ -148,16 +150,17 @@ class GptOssDeployment(Block[DecidedDeployment]):
         for warning in block.warnings:
             pulumi.log.warn(warning)
         # The gateway controller is the DynamoPlatform's, which this component depends on.
-        decided = DecidedDeployment(block.serving, keys.values, block.network_policies)
+        decided = DecidedDeployment(block.serving, keys.values)
         self._register(name, decided, opts)
 
     def _register(self, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:GptOssDeployment", name, None, opts)
-        for policy in decided.network_policies:
+        for policy in decided.serving.network_policies:
+            policy_name = policy["metadata"]["name"]
             k8s.networking.v1.NetworkPolicy(
-                f"{name}-{policy['metadata']['name'].removeprefix(f'{name}-')}",
+                f"{name}-{policy_name.removeprefix(f'{name}-')}",
                 **resource_args(policy),
-                opts=self.child_opts(),
+                opts=self.child_opts(aliases=decided.policy_aliases.get(policy_name, [])),
             )
         self.served = self._serve(name, decided)
         self.endpoint = self.served.endpoint

@@ -43,6 +43,9 @@ from gpt_oss_infra.core.stack import build_stack
 # URN (and so its live resources) by this alias; their children inherit it.
 FROM_STACK_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
 
+# The workloads namespace's component: its children's names, and so their URNs, derive from it.
+WORKLOADS = "workloads"
+
 
 def block_aliases(replaced_type: str) -> list[pulumi.Alias]:
     """A public block of the stack's keeps the URNs of the component of `replaced_type` it replaced in 0.4.1,
@@ -205,7 +208,7 @@ class GptOssStack(Component):
             opts=on_cluster(),
         )
         workloads = Workloads(
-            "workloads",
+            WORKLOADS,
             WorkloadsArgs(stack.namespace, stack.workload_pull_secret, decided.ngc_api_key, stack.network_policies),
             opts=on_cluster(),
         )
@@ -226,9 +229,15 @@ class GptOssStack(Component):
                 DecidedDeployment(
                     serving=serving,
                     api_keys=decided.keys.values,
-                    network_policies=[],  # the namespace's, made together (Workloads)
                     gpu_nodes=target.gpu_ready.get(serving.deployment.config.node_pool or ""),  # a cpu pool's too
                     gateway_ready=dynamo.gateway_ready,
+                    # Up to 0.6.1 the namespace's Workloads made every deployment's policies with its own.
+                    policy_aliases={
+                        policy["metadata"]["name"]: [
+                            pulumi.Alias(name=f"{WORKLOADS}-{policy['metadata']['name']}", parent=workloads)
+                        ]
+                        for policy in serving.network_policies
+                    },
                 ),
                 # After the cache and the platform's operator (which wait for the system nodes), not its gateway
                 # or guards; a graph, for its GPU pool too.

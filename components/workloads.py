@@ -22,7 +22,8 @@ class WorkloadsArgs:
 
 
 class Workloads(Component):
-    """Depend on the component to wait for the namespace, its pull secret and NetworkPolicies."""
+    """Depend on the component to wait for the namespace, its pull secret and its own NetworkPolicies (each
+    deployment's graph pods' are its GptOssDeployment's)."""
 
     def __init__(self, name: str, args: WorkloadsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpt-oss-infra:serving:Workloads", name, None, opts)

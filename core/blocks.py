@@ -57,7 +57,7 @@ from gpt_oss_infra.core.inputs.rules import (
 )
 from gpt_oss_infra.core.inputs.types import DeploymentName, DnsLabel
 from gpt_oss_infra.core.paths import CONFIG_DIR
-from gpt_oss_infra.core.render import manifests, network_policy, ownership, platform
+from gpt_oss_infra.core.render import manifests, ownership, platform
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.cluster_plan import GpuGroupPlan, gpu_group_plan
 from gpt_oss_infra.core.render.gateway import GatewaySoftware, cluster_gateway_software
@@ -334,7 +334,6 @@ class DeploymentBlock:
     """What a GptOssDeployment makes, and what it warns about."""
 
     serving: Serving
-    network_policies: list[dict[str, Any]]  # its graph's own (the namespace's default deny is the caller's)
     warnings: list[str]
     on_gpu_node_pool: bool  # on a GpuNodePool of the program's, where the program's next deployments go beside it
 
@@ -471,6 +470,7 @@ def _deployment_made(
         raise ConfigError(named.arguments(error.problems)) from None
     refuse(named.arguments(resolved.problems))
     (this,) = resolved.deployments
+    enabled = exposed if settings.policies is None else settings.policies
     context = ServingContext(
         release=settings.release,
         namespace=settings.namespace,
@@ -480,11 +480,10 @@ def _deployment_made(
         prometheus_namespace=None,  # the Planner and the dashboards read a stack's Prometheus, which no block makes
         gateways=gateways,
         clients=clients,
+        network_policies=enabled,  # its graph pods' (the namespace's default deny is the caller's)
     )
     serving = serving_of(this, resolved.fits[name], context, catalog)
-    enabled = exposed if settings.policies is None else settings.policies
-    network_policies = _network_policies(name, settings.namespace, gateways) if enabled else []
-    refuse(schema_problems([*serving.objects(), *network_policies], settings.kubernetes_version, dynamo))
+    refuse(schema_problems(serving.objects(), settings.kubernetes_version, dynamo))
     placed, placement_warnings = _placement(serving, resolved, catalog, with_hf_token)
     refuse(named.arguments(placed))
     if settings.on_gpu_node_pool and (crowded := _crowded(this, beside)):
@@ -493,17 +492,7 @@ def _deployment_made(
     warnings += open_nlb_warnings(name, deployment.endpoint, "this existing cluster's VPC") if settings.with_nlb else []
     warnings += resolved.warnings + placement_warnings
     warnings += network_policy_warnings(enabled, settings.policies, existing=True, exposed=[name] if exposed else [])
-    return DeploymentBlock(
-        serving, network_policies, [named.warning(text) for text in warnings], settings.on_gpu_node_pool
-    )
-
-
-def _network_policies(name: str, namespace: str, gateways: GatewaySoftware | None) -> list[dict[str, Any]]:
-    """The NetworkPolicies of the deployment's graph pods (the namespace's default deny is the caller's)."""
-    policies = network_policy.network_policies(
-        namespace, [name], gateways.controller.chart.namespace if gateways else None, None
-    )
-    return [policy for policy in policies if policy["metadata"]["name"] in network_policy.deployment_policy_names(name)]
+    return DeploymentBlock(serving, [named.warning(text) for text in warnings], settings.on_gpu_node_pool)
 
 
 def _crowded(deployment: ResolvedDeployment, beside: list[ResolvedDeployment]) -> Problem | None:

@@ -31,28 +31,23 @@ MODEL_DOWNLOAD = "model-download"
 ALL_TCP = {"protocol": "TCP"}  # no port: every TCP port
 
 
-def network_policies(
-    namespace: str,
-    deployments: list[str],
-    gateway_namespace: str | None,
-    monitoring_namespace: str | None,
-    kube_dns: tuple[str, dict[str, str]] = ("kube-system", {"k8s-app": "kube-dns"}),
+def namespace_policies(
+    namespace: str, kube_dns: tuple[str, dict[str, str]] = ("kube-system", {"k8s-app": "kube-dns"})
 ) -> list[dict[str, Any]]:
-    per_deployment = [
-        policy
-        for deployment in deployments
-        for policy in (
-            _frontend(namespace, deployment, gateway_namespace, monitoring_namespace),
-            _workers(namespace, deployment, monitoring_namespace),
-        )
+    """The namespace's own: every pod closed to ingress, and the model download's egress (a stack's
+    Workloads; a block's caller makes their own)."""
+    return [_default_deny(namespace), _model_download(namespace, kube_dns)]
+
+
+def deployment_policies(
+    namespace: str, deployment: str, gateway_namespace: str | None, monitoring_namespace: str | None
+) -> list[dict[str, Any]]:
+    """One deployment's graph pods' (its GptOssDeployment's): its frontend's and its workers'. Alone, without
+    the namespace's default deny, they still close those pods to everything they do not name."""
+    return [
+        _frontend(namespace, deployment, gateway_namespace, monitoring_namespace),
+        _workers(namespace, deployment, monitoring_namespace),
     ]
-    return [_default_deny(namespace), *per_deployment, _model_download(namespace, kube_dns)]
-
-
-def deployment_policy_names(deployment: str) -> tuple[str, str]:
-    """The policies of one deployment's graph pods: its frontend's and its workers'. Alone (without
-    the namespace's default deny), they still close those pods to everything they do not name."""
-    return f"{deployment}-frontend-ingress", f"{deployment}-workers-ingress"
 
 
 def _default_deny(namespace: str) -> dict[str, Any]:
@@ -75,8 +70,7 @@ def _frontend(
         {"from": [{"podSelector": _graph_pods(deployment, WORKER_ROLES)}], "ports": [ALL_TCP]},
     ]
     selector = {"matchLabels": worker_labels(deployment, FRONTEND_ROLE)}
-    name = deployment_policy_names(deployment)[0]
-    return _policy(name, namespace, selector, policyTypes=["Ingress"], ingress=ingress)
+    return _policy(f"{deployment}-frontend-ingress", namespace, selector, policyTypes=["Ingress"], ingress=ingress)
 
 
 def _workers(namespace: str, deployment: str, monitoring_namespace: str | None) -> dict[str, Any]:
@@ -88,8 +82,7 @@ def _workers(namespace: str, deployment: str, monitoring_namespace: str | None) 
     if monitoring_namespace:
         ingress.append({"from": [_namespace(monitoring_namespace)], "ports": [_tcp(SYSTEM_PORT)]})
     selector = _graph_pods(deployment, WORKER_ROLES)
-    name = deployment_policy_names(deployment)[1]
-    return _policy(name, namespace, selector, policyTypes=["Ingress"], ingress=ingress)
+    return _policy(f"{deployment}-workers-ingress", namespace, selector, policyTypes=["Ingress"], ingress=ingress)
 
 
 def _model_download(namespace: str, kube_dns: tuple[str, dict[str, str]]) -> dict[str, Any]:

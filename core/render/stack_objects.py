@@ -46,6 +46,9 @@ class Serving:
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
     smoke_test: ScriptedJob | None  # None while its nodes cannot exist yet (`deferred` says why)
     gateway: gateway.Gateway | None  # endpoint internal or public: the way in from outside the cluster
+    network_policies: list[
+        dict[str, Any]
+    ]  # its graph pods' (the namespace's default deny is the stack's, or the caller's)
     deferred: str | None = None
 
     def objects(self) -> list[dict[str, Any]]:
@@ -57,6 +60,7 @@ class Serving:
             self.graph,
             *(obj for each in jobs for obj in each.objects()),
             *gateway_objects,
+            *self.network_policies,
         ]
         return [obj for obj in objects if obj]
 
@@ -78,7 +82,7 @@ class Stack:
     efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
     gateways: gateway.GatewaySoftware | None  # Envoy Gateway (and the NLB controller) when an endpoint needs them
-    network_policies: list[dict[str, Any]]  # the workloads namespace's (networkPolicies.enabled)
+    network_policies: list[dict[str, Any]]  # the workloads namespace's own (networkPolicies.enabled)
     observability: observability.ObservabilityObjects | None  # observability.enabled
     platform: PlatformObjects
     namespace: dict[str, Any]
@@ -168,6 +172,7 @@ def render_stack(
         prometheus_namespace=config.observability.namespace if config.observability.enabled else None,
         gateways=parts.gateways,
         clients=clients,
+        network_policies=config.network_policies_enabled,
     )
     dynamo = catalog.dynamo_versions[config.release.dynamo]
     return Stack(
@@ -179,14 +184,7 @@ def render_stack(
         efa_pools=resolved.efa_pools,
         gpu_software=parts.charts,
         gateways=parts.gateways,
-        network_policies=network_policy.network_policies(
-            namespace,
-            [deployment.name for deployment in deployments],
-            parts.gateways.controller.chart.namespace if parts.gateways else None,
-            config.observability.namespace if parts.monitoring else None,
-        )
-        if config.network_policies_enabled
-        else [],
+        network_policies=network_policy.namespace_policies(namespace) if config.network_policies_enabled else [],
         observability=parts.monitoring,
         platform=platform.platform_objects(
             config.platform.namespace, dynamo, config.cluster.kubernetes_version, parts.platform_values, with_ngc_key
@@ -301,6 +299,7 @@ class ServingContext:
     prometheus_namespace: str | None  # the stack's Prometheus (observability.enabled), which scrapes the graph
     gateways: gateway.GatewaySoftware | None  # Envoy Gateway, which an internal or public endpoint goes through
     clients: list[str]  # the API keys' client names
+    network_policies: bool  # the graph pods get their NetworkPolicies
 
 
 def serving_of(
@@ -333,7 +332,17 @@ def serving_of(
         ),
         smoke_test_job.readiness_annotations(deployment.config.ready_timeout_minutes),
     )
-    return _serving(deployment, graph, fits, release, catalog, context.gateways, context.clients)
+    policies = (
+        network_policy.deployment_policies(
+            namespace,
+            deployment.name,
+            context.gateways.controller.chart.namespace if context.gateways else None,
+            context.prometheus_namespace,
+        )
+        if context.network_policies
+        else []
+    )
+    return _serving(deployment, graph, fits, release, catalog, context.gateways, context.clients, policies)
 
 
 def _serving(
@@ -344,6 +353,7 @@ def _serving(
     catalog: Catalog,
     gateways: gateway.GatewaySoftware | None,
     clients: list[str],
+    network_policies: list[dict[str, Any]],
 ) -> Serving:
     namespace = graph["metadata"]["namespace"]
     endpoint = deployment.config.endpoint
@@ -374,6 +384,7 @@ def _serving(
             front_door=front.front_door if front else None,
         ),
         gateway=front,
+        network_policies=network_policies,
     )
 
 

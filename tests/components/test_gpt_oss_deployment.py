@@ -18,7 +18,7 @@ def build_serving(engine, serving, with_gpu_nodes: bool = True):
     def program():
         gpu_nodes = pulumi.ComponentResource("test:index:GpuNodes", "gpu-nodes") if with_gpu_nodes else None
         name = serving.deployment.name
-        decided = DecidedDeployment(serving, api_keys=None, network_policies=[], gpu_nodes=gpu_nodes)
+        decided = DecidedDeployment(serving, api_keys=None, gpu_nodes=gpu_nodes)
         component = GptOssDeployment.of_stack(name, decided, opts=on_stand_in_cluster())
         return {"endpoint": component.endpoint, "check": component.serving_check, "url": component.url}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.tools.pulumi_engine import AliasSpec
 from gpt_oss_infra.tools.urns import Transition, transition, transition_from, urns
-from tests.support import example_entries, stack_entries, stack_names, successful_run
+from tests.support import example_entries, stack_entries, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
 # Their own provider, the one that upserts (components/kubernetes.crds_provider): only where there are CRDs.
@@ -190,7 +191,7 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
         replaced = [type_ for type_ in blocks if type_ in old]
         assert len(replaced) <= 1, old
         as_block = old.replace(replaced[0], blocks[replaced[0]]) if replaced else old
-        assert moved_into_the_platform(as_block) == new
+        assert moved_in_0_7_0(as_block) == new
 
 
 def _with_specs(run: list, name: str, specs: tuple) -> list:
@@ -250,25 +251,34 @@ def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
 URNS_0_6_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.6.0"
 
 # 0.7.0: the teardown guards and Envoy Gateway, GptOssStack's own children up to 0.6.1 (`teardown`, `gateway`),
-# are made by its DynamoPlatform, as the block makes them for a program of its own: the same resources under
-# new URNs, which their aliases keep.
+# are made by its DynamoPlatform, and each deployment's NetworkPolicies, until then made by the stack's
+# Workloads, by its GptOssDeployment, as the blocks make them for a program of their own: the same resources
+# under new URNs, which their aliases keep.
 MOVED_INTO_THE_PLATFORM = ["gpt-oss-infra:teardown:TeardownGuards", "gpt-oss-infra:gateway:GatewayController"]
 STACK_TYPE, PLATFORM_TYPE = "gpt-oss-infra:index:GptOssStack", "gpt-oss-infra:index:DynamoPlatform"
+WORKLOADS_POLICY = f"{STACK_TYPE}$gpt-oss-infra:serving:Workloads$kubernetes:networking.k8s.io/v1:NetworkPolicy"
+DEPLOYMENT_POLICY = f"{STACK_TYPE}$gpt-oss-infra:index:GptOssDeployment$kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 
-def moved_into_the_platform(urn: str) -> str:
+def moved_in_0_7_0(urn: str) -> str:
     """A URN of 0.6.1's stack as 0.7.0 makes it: a guard's or the gateway's under the DynamoPlatform
-    `dynamo-platform`, its name prefixed with the platform's; any other URN as it is."""
+    `dynamo-platform`, its name prefixed with the platform's; a deployment's NetworkPolicy under its
+    GptOssDeployment, without the `workloads-` prefix; any other URN as it is."""
     head, project, chain, name = urn.split("::")
     for type_ in MOVED_INTO_THE_PLATFORM:
         if chain.startswith(f"{STACK_TYPE}${type_}"):
             chain = chain.replace(STACK_TYPE, f"{STACK_TYPE}${PLATFORM_TYPE}", 1)
             name = f"dynamo-platform-{name}"
+    if chain == WORKLOADS_POLICY and re.fullmatch(r"workloads-.+-(frontend|workers)-ingress", name):
+        chain, name = DEPLOYMENT_POLICY, name.removeprefix("workloads-")
     return "::".join([head, project, chain, name])
 
 
-def test_the_0_6_0_urns_are_stored_for_every_shipped_stack():
-    assert sorted(path.stem for path in URNS_0_6_0.glob("*.json")) == stack_names()
+def test_the_0_7_0_moves_are_exercised_by_prods_urns():
+    """prod (networkPolicies, an NLB gateway) holds URNs of both 0.7.0 moves: the tests above exercise them."""
+    moved = [urn for urn in (entry["urn"] for entry in stored_urns(URNS_0_6_0, "prod")) if moved_in_0_7_0(urn) != urn]
+    assert any(urn.endswith("::workloads-gpt-oss-frontend-ingress") for urn in moved)
+    assert any(urn.endswith("::gateway-release") for urn in moved)
 
 
 @pytest.mark.parametrize("stack", sorted(path.stem for path in URNS_0_6_0.glob("*.json")))
@@ -281,7 +291,7 @@ def test_every_shipped_stack_keeps_every_resource_of_0_6_0(stack):
     before = stored_urns(URNS_0_6_0, stack)
     moved = moved_from(before, successful_run(example_entries(stack), stack).resources, stack)
     assert (moved.deleted, moved.forgotten, moved.problems) == ([], [], [])
-    assert sorted(moved.kept) == sorted((entry["urn"], moved_into_the_platform(entry["urn"])) for entry in before)
+    assert sorted(moved.kept) == sorted((entry["urn"], moved_in_0_7_0(entry["urn"])) for entry in before)
     # Every stack has teardown guards (its platform's or monitoring's volumes), and prod an NLB gateway.
     assert any(old != new for old, new in moved.kept)
 
@@ -297,6 +307,17 @@ def test_the_platforms_guards_and_gateway_keep_their_resources_only_with_their_a
     assert any(urn.endswith("::dynamo-platform-gateway-release") for urn in moved.created)
     aliased = moved_from(stored_urns(URNS_0_6_0, "prod"), prod, "prod")
     assert aliased.deleted == [] and aliased.created == []
+
+
+def test_a_deployments_network_policies_keep_their_resources_only_with_their_aliases():
+    """Without its aliases, a deployment's NetworkPolicy under its GptOssDeployment would be new: the engine
+    would create the policy again (a clash: the name is taken in the namespace) and delete the live one."""
+    prod = successful_run(example_entries("prod"), "prod").resources
+    unaliased = _with_specs(_with_specs(prod, "gpt-oss-frontend-ingress", ()), "gpt-oss-workers-ingress", ())
+    moved = moved_from(stored_urns(URNS_0_6_0, "prod"), unaliased, "prod")
+    deleted = {urn.rsplit("::", 1)[1] for urn in moved.deleted}
+    assert deleted == {"workloads-gpt-oss-frontend-ingress", "workloads-gpt-oss-workers-ingress"}
+    assert {urn.rsplit("::", 1)[1] for urn in moved.created} == {"gpt-oss-frontend-ingress", "gpt-oss-workers-ingress"}
 
 
 def test_a_resource_renamed_since_0_6_0_is_caught(dev_after):

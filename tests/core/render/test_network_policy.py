@@ -13,7 +13,12 @@ from gpt_oss_infra.core.dynamo_graph import graph_components
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render.aws import specs
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, FRONTEND_ROLE, common_labels, worker_labels
-from gpt_oss_infra.core.render.network_policy import COMPONENT_LABEL, WORKER_ROLES, network_policies
+from gpt_oss_infra.core.render.network_policy import (
+    COMPONENT_LABEL,
+    WORKER_ROLES,
+    deployment_policies,
+    namespace_policies,
+)
 from gpt_oss_infra.core.stack import build_stack
 from tests.reachability import External, Pod, allowed
 from tests.support import example_entries
@@ -41,6 +46,17 @@ INTERNET = External("internet", "93.184.216.34")
 OUTSIDE = [ENVOY, SCRAPER, NATS, KUBE_DNS, STRANGER, INTERNET]
 JOBS = [SMOKE_TEST, BENCHMARK, DOWNLOAD]
 EVERYONE = [*GRAPHS["gpt-oss"], *GRAPHS["other"], *JOBS, *OUTSIDE]
+
+
+def network_policies(namespace, deployments, gateway, monitoring, kube_dns=("kube-system", {"k8s-app": "kube-dns"})):
+    """The workloads namespace's policies as a stack makes them: its own (Workloads) and each deployment's."""
+    graphs = [policy for name in deployments for policy in deployment_policies(namespace, name, gateway, monitoring)]
+    return namespace_policies(namespace, kube_dns) + graphs
+
+
+def named(policies, name):
+    (policy,) = [policy for policy in policies if policy["metadata"]["name"] == name]
+    return policy
 
 
 def rendered():
@@ -81,11 +97,11 @@ def test_the_manifests():
     policies = rendered()
     assert [policy["metadata"]["name"] for policy in policies] == [
         "default-deny-ingress",
+        "model-download-egress",
         "gpt-oss-frontend-ingress",
         "gpt-oss-workers-ingress",
         "other-frontend-ingress",
         "other-workers-ingress",
-        "model-download-egress",
     ]
     for policy in policies:
         assert (policy["apiVersion"], policy["kind"]) == ("networking.k8s.io/v1", "NetworkPolicy")
@@ -102,17 +118,17 @@ def test_the_rendered_policies_isolate_the_serving_workloads():
 
 
 def widen_gateway_selector(policies):
-    for peer in policies[1]["spec"]["ingress"][0]["from"]:
+    for peer in named(policies, "gpt-oss-frontend-ingress")["spec"]["ingress"][0]["from"]:
         if peer.get("namespaceSelector", {}).get("matchLabels") == {"kubernetes.io/metadata.name": GATEWAY}:
             peer["namespaceSelector"] = {}
 
 
 def workers_admit_the_namespace(policies):
-    policies[2]["spec"]["ingress"][0]["from"] = [{"podSelector": {}}]
+    named(policies, "gpt-oss-workers-ingress")["spec"]["ingress"][0]["from"] = [{"podSelector": {}}]
 
 
 def https_on_every_port(policies):
-    del policies[-1]["spec"]["egress"][1]["ports"]
+    del named(policies, "model-download-egress")["spec"]["egress"][1]["ports"]
 
 
 @pytest.mark.parametrize(
