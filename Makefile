@@ -79,8 +79,8 @@ docs: $(VENV)/.installed  ## the manual: write docs/config.md's reference from t
 trial: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## the trial stack's graphs served by real Dynamo 1.6.1 here, no GPU: smoke test and benchmark (simulated)
 	$(PY) -m gpt_oss_infra trial
 
-simulate: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## replay every shipped deployment's traffic, static, with the Planner and the oracle (Dynamo 1.6.1's dynamo.replay): configs/simulated.yaml [STACK=name]
-	$(PY) -m gpt_oss_infra simulate $(if $(filter command line,$(origin STACK)),--stack $(STACK))
+simulate: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## replay every shipped deployment's traffic, static, with the Planner and the oracle (Dynamo 1.6.1's dynamo.replay): configs/simulated.yaml [STACK=name] [AGAIN=1: replay unchanged ones too]
+	$(PY) -m gpt_oss_infra simulate $(if $(filter command line,$(origin STACK)),--stack $(STACK)) $(if $(AGAIN),--again)
 
 mocker-timing: $(VENV)/.installed $(VENV_TRIAL)/.installed  ## model the mocker's timing tables with NVIDIA AISimulate (configs/mocker-timing/)
 	$(PY) -m gpt_oss_infra mocker-timing --simulator-python $(VENV_TRIAL)/bin/python

@@ -38,7 +38,7 @@ from gpt_oss_infra.core.backends.mocker import TIMING_FLAG, MockerBackend
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.inputs.config import EksClusterConfig, namespace_config
-from gpt_oss_infra.core.inputs.simulated import Simulated, SimulatedMatch, SimulatedRun
+from gpt_oss_infra.core.inputs.simulated import Simulated, SimulatedDeployment, SimulatedMatch, SimulatedRun
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render.planner import CONFIG_FILE
 from gpt_oss_infra.core.render.stack_objects import Serving, Stack
@@ -408,6 +408,11 @@ def start_delay_minutes(settings: dict[str, Any]) -> float:
     return found.minutes
 
 
+def _shown(path: Path) -> Path:
+    """A path as printed: from the repository's root where it is in it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def fingerprint(replay: dict[str, Any]) -> str:
     """What a result was replayed from: the request (workers, Planner config, SLA, runs) with its traces'
     specs (tools/traces.py turns a spec into the same rows every time: tests/tools/test_traces.py pins them)."""
@@ -436,7 +441,7 @@ def replay(replay_request: dict[str, Any], what: str) -> dict[str, Any]:
     replayed before (the report can then change without replaying), else replayed now and kept there."""
     cached = CACHE / f"{fingerprint(replay_request)}.json"
     if cached.exists():
-        print(f"{what}: the same inputs' replay, from {cached.relative_to(ROOT)}", file=sys.stderr)
+        print(f"{what}: the same inputs' replay, from {_shown(cached)}", file=sys.stderr)
         found: dict[str, Any] = json.loads(cached.read_text())
         return found
     requests = sum(map(len, replay_request["traces"].values()))
@@ -568,15 +573,23 @@ def stale_entries(catalog: Catalog, simulated: Simulated) -> list[str]:
         problems.append(f"notSimulated: {dict(simulated.not_simulated)}, but today: {skipped}")
     for key, case in keys.items():
         entry = simulated.deployments.get(key)
-        if entry is None:
-            continue
-        capacity = entry.capacity.of_modelled_rate * modelled_rate(catalog, case, settings)[0]
-        if fingerprint(request(case, settings, setup(case, catalog, settings), capacity)) != entry.fingerprint:
-            problems.append(f"{key}: replayed from other inputs than today's (run make simulate)")
-        if match(case) != entry.match:
-            problems.append(f"{key}: replayed for another deployment than today's (run make simulate)")
-        if (price := _gpu_price(case, catalog)) != entry.usd_per_gpu_hour:
-            problems.append(f"{key}: priced at {entry.usd_per_gpu_hour} $/GPU-hour, today {price}")
+        if entry is not None:
+            problems += [f"{key}: {problem}" for problem in entry_problems(case, entry, catalog, settings)]
+    return problems
+
+
+def entry_problems(case: Case, entry: SimulatedDeployment, catalog: Catalog, settings: dict[str, Any]) -> list[str]:
+    """Where a stored entry is not what make simulate would replay for `case` today (no replay is run): other
+    inputs (workers, Planner config, SLA, traces' specs, runs, at the capacity its calibration found), another
+    deployment, another price."""
+    problems = []
+    capacity = entry.capacity.of_modelled_rate * modelled_rate(catalog, case, settings)[0]
+    if fingerprint(request(case, settings, setup(case, catalog, settings), capacity)) != entry.fingerprint:
+        problems.append("replayed from other inputs than today's (run make simulate)")
+    if match(case) != entry.match:
+        problems.append("replayed for another deployment than today's (run make simulate)")
+    if (price := _gpu_price(case, catalog)) != entry.usd_per_gpu_hour:
+        problems.append(f"priced at {entry.usd_per_gpu_hour} $/GPU-hour, today {price}")
     return problems
 
 
@@ -591,6 +604,9 @@ def main(argv: list[str] | None = None) -> None:
         help="write the traces as JSON Lines (after the calibration replays, which size them), not the rest",
     )
     parser.add_argument("--check", action="store_true", help="only say where configs/simulated.yaml is stale")
+    parser.add_argument(
+        "--again", action="store_true", help="replay a deployment whose stored entry is today's too (default: kept)"
+    )
     args = parser.parse_args(argv)
     catalog, settings = load_catalog(), read_yaml(SETTINGS)
     if args.check:
@@ -600,13 +616,22 @@ def main(argv: list[str] | None = None) -> None:
     found, skipped = cases(catalog, args.stack)
     # A run for one stack or deployment keeps the others' results; a whole run writes every result anew.
     partial = args.stack is not None or args.deployment is not None
-    stored = read_yaml(RESULTS) if partial and RESULTS.exists() else {}
-    results: dict[str, Any] = {"tool": TOOL, "deployments": dict(stored.get("deployments") or {})}
+    stored = read_yaml(RESULTS) if RESULTS.exists() else {}
+    results: dict[str, Any] = {"tool": TOOL, "deployments": dict(stored.get("deployments") or {}) if partial else {}}
     done: dict[str, dict[str, Any]] = {}  # fingerprint -> result: stacks that share a deployment replay it once
     for case in found:
         if args.deployment not in (None, case.name):
             continue
-        key, shared = f"{case.stack}/{case.name}", setup(case, catalog, settings)
+        key = f"{case.stack}/{case.name}"
+        # No replay repeats another to the digit (docs/autoscaling.md): replaying today's inputs again would
+        # only trade the stored figures for others as true.
+        entry = catalog.simulated.deployments.get(key)
+        replay_anyway = args.again or args.write_traces  # traces are written after the calibration replay
+        if not replay_anyway and entry is not None and not entry_problems(case, entry, catalog, settings):
+            print(f"{key}: kept, its stored replay is of today's inputs (--again replays it)", file=sys.stderr)
+            results["deployments"][key] = stored["deployments"][key]
+            continue
+        shared = setup(case, catalog, settings)
         rate, basis = modelled_rate(catalog, case, settings)
         calibration = calibration_request(case, rate, settings, shared)
         inputs_key = fingerprint(calibration)
@@ -638,7 +663,7 @@ def main(argv: list[str] | None = None) -> None:
     write_block(PAGE, PAGE_BEGIN, PAGE_END, page_table(written))
     print(f"Simulated ({TOOL}); GPU-hours and dollars per day, as if nodes followed the workers:\n")
     print(page_table(written))
-    print(f"\nwrote {RESULTS.relative_to(ROOT)} and the table of {PAGE.relative_to(ROOT)}", file=sys.stderr)
+    print(f"\nwrote {_shown(RESULTS)} and the table of {_shown(PAGE)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -115,3 +115,37 @@ def test_a_deployment_worth_scaling_but_without_timing_tables_says_which_profile
     assert simulate._not_imitated(catalog, serving.deployment) == (
         "no timing tables for its workers: add a profile to configs/mocker-timing/profiles.yaml, make mocker-timing"
     )
+
+
+@pytest.fixture
+def written_here(tmp_path, monkeypatch):
+    """make simulate's two files as copies under tmp_path, where its run writes them."""
+    for name, path in (("RESULTS", simulate.RESULTS), ("PAGE", simulate.PAGE)):
+        copy_of = tmp_path / path.name
+        copy_of.write_text(path.read_text())
+        monkeypatch.setattr(simulate, name, copy_of)
+    return tmp_path
+
+
+def test_make_simulate_keeps_the_entries_of_todays_inputs_without_replaying(written_here, monkeypatch, capsys):
+    """No replay repeats another to the digit: an entry whose inputs, deployment and price are today's stays."""
+    replayed = []
+    monkeypatch.setattr(simulate, "replay", lambda request, what: replayed.append(what) or pytest.fail(what))
+    before = (written_here / "simulated.yaml").read_text()
+    simulate.main([])
+    assert replayed == []
+    assert (written_here / "simulated.yaml").read_text() == before
+    assert (written_here / "autoscaling.md").read_text() == simulate.PAGE.read_text()
+    assert "autoscaling/chat: kept, its stored replay is of today's inputs" in capsys.readouterr().err
+
+
+def test_make_simulate_again_replays_them(written_here, monkeypatch):
+    class Replayed(Exception):
+        pass
+
+    def replay(request, what):
+        raise Replayed(what)
+
+    monkeypatch.setattr(simulate, "replay", replay)
+    with pytest.raises(Replayed, match="autoscaling/chat, the highest rate its peak size serves"):
+        simulate.main(["--stack", "autoscaling", "--deployment", "chat", "--again"])
