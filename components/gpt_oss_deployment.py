@@ -155,20 +155,23 @@ class GptOssDeployment(Block[DecidedDeployment]):
 
     def _register(self, name: str, decided: DecidedDeployment, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:GptOssDeployment", name, None, opts)
-        for policy in decided.serving.network_policies:
-            policy_name = policy["metadata"]["name"]
+        # Its graph pods' NetworkPolicies, made before the graph: beside the namespace's default deny, a pod
+        # started before its policy could not be reached.
+        policies: list[pulumi.Resource] = [
             k8s.networking.v1.NetworkPolicy(
-                f"{name}-{policy_name.removeprefix(f'{name}-')}",
+                f"{name}-{policy['metadata']['name'].removeprefix(f'{name}-')}",
                 **resource_args(policy),
-                opts=self.child_opts(aliases=decided.policy_aliases.get(policy_name, [])),
+                opts=self.child_opts(aliases=decided.policy_aliases.get(policy["metadata"]["name"], [])),
             )
-        self.served = self._serve(name, decided)
+            for policy in decided.serving.network_policies
+        ]
+        self.served = self._serve(name, decided, policies)
         self.endpoint = self.served.endpoint
         self.serving_check = self.served.check
         self.url = self.served.url or self.served.endpoint
         self.register_outputs({"endpoint": self.endpoint, "servingCheck": self.serving_check, "url": self.url})
 
-    def _serve(self, name: str, decided: DecidedDeployment) -> "Served":
+    def _serve(self, name: str, decided: DecidedDeployment, policies: list[pulumi.Resource]) -> "Served":
         serving = decided.serving
         # The files the graph's pods mount: its engine config, and its Planner's (autoscaling).
         config_maps = [
@@ -188,7 +191,7 @@ class GptOssDeployment(Block[DecidedDeployment]):
             self,
             f"{name}-graph",
             graph,
-            depends_on=[*config_maps, *gpu_nodes],
+            depends_on=[*config_maps, *gpu_nodes, *policies],
             aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
             # Dynamo's admission refuses a component added to or removed from a live graph (its Planner, when
             # autoscaling is turned on or off): such a change replaces the graph, the old one deleted first

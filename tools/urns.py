@@ -50,7 +50,8 @@ def transition_from(old_urns: list[str], retained: set[str], after: list[Registr
     (pkg/resource/deploy/step_generator.go: generateAliases, collapseAliasToUrn, inheritedChildAlias):
     an alias's parent given by resource is that parent's old URN where the parent itself was taken over
     through an alias; a child of such a parent also tries its own and its aliases' URNs under the
-    parent's old one; two resources claiming one old URN is an error of `up`."""
+    parent's old one; two resources claiming one old URN, or one claiming through an alias the URN another has
+    as its own, is an error of `up` (GetDuplicateResourceAliasError)."""
     known = set(old_urns)
     now: dict[str, str] = {}  # name -> URN in this run
     taken_over: dict[str, str] = {}  # name -> the old URN it took over through an alias
@@ -80,6 +81,8 @@ def transition_from(old_urns: list[str], retained: set[str], after: list[Registr
         if previous != urn:
             if previous in claimed_by:
                 problems.append(f"{previous}: an alias of both {claimed_by[previous]} and {urn}")
+            if previous in now.values():  # a resource of this run has it as its own URN (registered before)
+                problems.append(f"{previous}: the URN of a resource of this run, and an alias of {urn}")
             claimed_by[previous] = urn
             taken_over[resource.name] = previous
         kept.append((previous, urn))

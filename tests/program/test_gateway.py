@@ -115,9 +115,18 @@ def test_destroy_removes_the_gateways_then_waits_for_their_nlbs_then_removes_the
 
 
 def test_the_graph_waits_for_the_platforms_operator_not_its_gateway():
-    """The platform makes Envoy Gateway (0.7.0), but the graph needs only the operator: depending on the
+    """The platform makes Envoy Gateway (0.6.2), but the graph needs only the operator: depending on the
     whole DynamoPlatform would put the NLB controller and Envoy Gateway's chart before every graph."""
     waits = transitive_waits(staging_with_key().resources)
     assert "dynamo-platform-release" in waits["gpt-oss-graph"]
     assert not {"dynamo-platform-gateway-release", "gptoss-load-balancers-release"} & waits["gpt-oss-graph"]
     assert "dynamo-platform-gateway-release" in waits["gpt-oss-smoke-test"]  # it goes through the gateway
+
+
+def test_the_graph_waits_for_its_network_policies():
+    """Beside the namespace's default deny, a graph pod started before its policy could not be reached: the
+    deployment makes its policies first (0.6.2: with its GptOssDeployment, as the block does)."""
+    resources = by_name(staging_with_key())
+    policies = {"gpt-oss-frontend-ingress", "gpt-oss-workers-ingress"}
+    assert all(resources[name].parent == "gpt-oss" for name in policies)
+    assert policies <= set(resources["gpt-oss-graph"].options["dependsOn"])

@@ -52,7 +52,7 @@ def test_secret_and_pvc_belong_to_the_model_cache(dev_run):
         "model-cache-download",
         "model-cache-storage-class",
     }
-    # The platform's own resources, not its teardown guards (the stack's, made by the platform since 0.7.0).
+    # The platform's own resources, not its teardown guards (the stack's, made by the platform since 0.6.2).
     platform_children = {
         r.name for r in dev_run.resources if r.parent == "dynamo-platform" and not r.type.startswith("gpt-oss-infra:")
     }

@@ -13,7 +13,7 @@ import pytest
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.tools.pulumi_engine import AliasSpec
 from gpt_oss_infra.tools.urns import Transition, transition, transition_from, urns
-from tests.support import example_entries, stack_entries, successful_run
+from tests.support import example_entries, stack_entries, stack_names, successful_run
 
 CRDS = 7  # the Dynamo CRDs 1.2.1's program applies
 # Their own provider, the one that upserts (components/kubernetes.crds_provider): only where there are CRDs.
@@ -187,11 +187,11 @@ def test_no_live_resource_is_replaced_by_the_stack_composing_the_public_blocks(s
         "gpt-oss-infra:serving:DynamoServing": "gpt-oss-infra:index:GptOssDeployment",
         "gpt-oss-infra:aws:NodeGroups$": "gpt-oss-infra:index:GpuNodePool$",
     }
-    for old, new in renamed:  # only the blocks and their children move, each to its block's type (and 0.7.0's move)
+    for old, new in renamed:  # only the blocks and their children move, each to its block's type (and 0.6.2's move)
         replaced = [type_ for type_ in blocks if type_ in old]
         assert len(replaced) <= 1, old
         as_block = old.replace(replaced[0], blocks[replaced[0]]) if replaced else old
-        assert moved_in_0_7_0(as_block) == new
+        assert moved_in_0_6_2(as_block) == new
 
 
 def _with_specs(run: list, name: str, specs: tuple) -> list:
@@ -248,9 +248,27 @@ def test_two_resources_claiming_one_old_urn_is_an_error_of_up(dev_after):
     assert len(moved.problems) == 1 and "gptoss-nodes-gpu: an alias of both" in moved.problems[0]
 
 
+def test_an_alias_of_another_resources_own_urn_is_an_error_of_up(dev_after):
+    """The engine refuses a resource that takes over, through an alias, the URN another resource of the run has
+    as its own (step_generator.go getOldResource: GetDuplicateResourceAliasError)."""
+    (release,) = [r for r in dev_after if r.name == "dynamo-platform-release"]
+    twin = dataclasses.replace(release, name="dynamo-platform-helm", alias_specs=(AliasSpec(name=release.name),))
+    moved = moved_from(stored_urns(URNS_0_6_0, "dev"), [*dev_after, twin], "dev")
+    platform = "urn:pulumi:dev::gpt-oss-infra::gpt-oss-infra:index:GptOssStack$gpt-oss-infra:index:DynamoPlatform$"
+    release_urn = f"{platform}kubernetes:helm.sh/v3:Release::dynamo-platform-release"
+    assert moved.problems == [
+        f"{release_urn}: the URN of a resource of this run, and an alias of {release_urn[:-7]}helm"
+    ]
+
+
 URNS_0_6_0 = Path(__file__).resolve().parents[1] / "data" / "urns-0.6.0"
 
-# 0.7.0: the teardown guards and Envoy Gateway, GptOssStack's own children up to 0.6.1 (`teardown`, `gateway`),
+
+def test_the_0_6_0_urns_are_stored_for_every_shipped_stack():
+    assert sorted(path.stem for path in URNS_0_6_0.glob("*.json")) == stack_names()
+
+
+# 0.6.2: the teardown guards and Envoy Gateway, GptOssStack's own children up to 0.6.1 (`teardown`, `gateway`),
 # are made by its DynamoPlatform, and each deployment's NetworkPolicies, until then made by the stack's
 # Workloads, by its GptOssDeployment, as the blocks make them for a program of their own: the same resources
 # under new URNs, which their aliases keep.
@@ -260,8 +278,8 @@ WORKLOADS_POLICY = f"{STACK_TYPE}$gpt-oss-infra:serving:Workloads$kubernetes:net
 DEPLOYMENT_POLICY = f"{STACK_TYPE}$gpt-oss-infra:index:GptOssDeployment$kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 
-def moved_in_0_7_0(urn: str) -> str:
-    """A URN of 0.6.1's stack as 0.7.0 makes it: a guard's or the gateway's under the DynamoPlatform
+def moved_in_0_6_2(urn: str) -> str:
+    """A URN of 0.6.1's stack as 0.6.2 makes it: a guard's or the gateway's under the DynamoPlatform
     `dynamo-platform`, its name prefixed with the platform's; a deployment's NetworkPolicy under its
     GptOssDeployment, without the `workloads-` prefix; any other URN as it is."""
     head, project, chain, name = urn.split("::")
@@ -274,9 +292,9 @@ def moved_in_0_7_0(urn: str) -> str:
     return "::".join([head, project, chain, name])
 
 
-def test_the_0_7_0_moves_are_exercised_by_prods_urns():
-    """prod (networkPolicies, an NLB gateway) holds URNs of both 0.7.0 moves: the tests above exercise them."""
-    moved = [urn for urn in (entry["urn"] for entry in stored_urns(URNS_0_6_0, "prod")) if moved_in_0_7_0(urn) != urn]
+def test_the_0_6_2_moves_are_exercised_by_prods_urns():
+    """prod (networkPolicies, an NLB gateway) holds URNs of both 0.6.2 moves: the tests above exercise them."""
+    moved = [urn for urn in (entry["urn"] for entry in stored_urns(URNS_0_6_0, "prod")) if moved_in_0_6_2(urn) != urn]
     assert any(urn.endswith("::workloads-gpt-oss-frontend-ingress") for urn in moved)
     assert any(urn.endswith("::gateway-release") for urn in moved)
 
@@ -284,20 +302,20 @@ def test_the_0_7_0_moves_are_exercised_by_prods_urns():
 @pytest.mark.parametrize("stack", sorted(path.stem for path in URNS_0_6_0.glob("*.json")))
 def test_every_shipped_stack_keeps_every_resource_of_0_6_0(stack):
     """Every resource of 0.6.0's plans is kept: nothing a live stack holds is deleted or replaced, and each
-    keeps its URN but those 0.7.0 moved into the platform (moved_into_the_platform), which their aliases keep
+    keeps its URN but those 0.6.2 moved (moved_in_0_6_2), which their aliases keep
     (a deliberate move is named here). The URNs are those of commit dbe8924's plans
     (tests/data/urns-0.6.0/<stack>.json, one file per stack file: autoscaling, and the resources added since
     0.4.0, the Planner's and Karpenter's among them). A resource added later is created beside."""
     before = stored_urns(URNS_0_6_0, stack)
     moved = moved_from(before, successful_run(example_entries(stack), stack).resources, stack)
     assert (moved.deleted, moved.forgotten, moved.problems) == ([], [], [])
-    assert sorted(moved.kept) == sorted((entry["urn"], moved_in_0_7_0(entry["urn"])) for entry in before)
+    assert sorted(moved.kept) == sorted((entry["urn"], moved_in_0_6_2(entry["urn"])) for entry in before)
     # Every stack has teardown guards (its platform's or monitoring's volumes), and prod an NLB gateway.
     assert any(old != new for old, new in moved.kept)
 
 
 def test_the_platforms_guards_and_gateway_keep_their_resources_only_with_their_aliases():
-    """Without the aliases of 0.7.0's move, prod's Envoy Gateway and teardown guards would be new: the engine
+    """Without the aliases of 0.6.2's move, prod's Envoy Gateway and teardown guards would be new: the engine
     would create them again (a second release of the chart into its namespace) and delete the live ones."""
     prod = successful_run(example_entries("prod"), "prod").resources
     unaliased = _with_specs(_with_specs(prod, "dynamo-platform-gateway", ()), "dynamo-platform-teardown", ())
