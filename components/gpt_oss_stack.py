@@ -35,7 +35,7 @@ from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.aws.resources import AwsResource
 from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.ownership import owner_of
-from gpt_oss_infra.core.render.stack_objects import Stack, defer_serving
+from gpt_oss_infra.core.render.stack_objects import Serving, Stack, defer_serving
 from gpt_oss_infra.core.report.stack_report import stack_report
 from gpt_oss_infra.core.stack import build_stack
 
@@ -45,6 +45,12 @@ FROM_STACK_ROOT = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
 
 # The workloads namespace's component: its children's names, and so their URNs, derive from it.
 WORKLOADS = "workloads"
+# The types of the components the public blocks replaced in 0.4.1 (block_aliases).
+PLATFORM_WAS, CACHE_WAS, DEPLOYMENT_WAS = (
+    "gpt-oss-infra:dynamo:DynamoPlatform",
+    "gpt-oss-infra:model:ModelCache",
+    "gpt-oss-infra:serving:DynamoServing",
+)
 
 
 def block_aliases(replaced_type: str) -> list[pulumi.Alias]:
@@ -154,9 +160,8 @@ class GptOssStack(Component):
         decided = _decide(name, args, opts)
         # Registered only now: arguments refused above leave nothing behind, not even this component.
         super().__init__("gpt-oss-infra:index:GptOssStack", name, None, opts)
-        stack = defer_serving(
-            decided.stack, decided.cluster_plan.waiting_pools()
-        )  # graphs whose nodes do not exist yet
+        # Graphs whose nodes do not exist yet are not checked by this `up`.
+        stack = defer_serving(decided.stack, decided.cluster_plan.waiting_pools())
         target = decided.kind.build(stack, decided.cluster_plan, self.child_opts(aliases=FROM_STACK_ROOT))
         servings = self._serve(stack, target, decided)
         self._publish(stack, target, decided, servings)
@@ -172,29 +177,7 @@ class GptOssStack(Component):
                 providers=[target.provider], depends_on=[*target.system_ready, *depends_on], aliases=aliases
             )
 
-        # The public blocks, as the stack config decided them. The platform's teardown guards are the whole
-        # stack's: `pulumi destroy` deletes the charts that make volume claims (the platform's, monitoring's),
-        # then the guard `volumes-gone` (their volumes gone), then the nodes; the gateways, then
-        # `load-balancers-gone`, then Envoy Gateway and the cluster's load balancer controller.
-        dynamo = DynamoPlatform.of_stack(
-            "dynamo-platform",
-            DecidedPlatform(
-                stack.platform,
-                decided.ngc_api_key,
-                guards=stack.teardown,
-                gateway=stack.gateways,
-                crds_provider=target.crds_provider,
-                load_balancers_ready=target.load_balancers_ready,
-                # Up to 0.6.1 the stack made both itself, as `teardown` and `gateway` (before 0.1.0 the program
-                # made the gateway, at the stack's root; the guards came in 0.3.0).
-                guards_aliases=[pulumi.Alias(name="teardown", parent=self)],
-                gateway_aliases=[
-                    pulumi.Alias(name="gateway", parent=self),
-                    pulumi.Alias(name="gateway", parent=pulumi.ROOT_STACK_RESOURCE),
-                ],
-            ),
-            opts=on_cluster(aliases=block_aliases("gpt-oss-infra:dynamo:DynamoPlatform")),
-        )
+        dynamo = self._platform(stack, target, decided, opts=on_cluster(aliases=block_aliases(PLATFORM_WAS)))
         observability = (
             Observability(
                 "observability", ObservabilityArgs(stack.observability), opts=on_cluster(*dynamo.volumes_gone)
@@ -221,34 +204,74 @@ class GptOssStack(Component):
                 download_timeout=f"{decided.catalog.model_download.active_deadline_seconds}s",
                 guards=None,
             ),
-            opts=on_cluster(*target.storage_ready, workloads, aliases=block_aliases("gpt-oss-infra:model:ModelCache")),
+            opts=on_cluster(*target.storage_ready, workloads, aliases=block_aliases(CACHE_WAS)),
+        )
+        # After the cache and the platform's operator (which wait for the system nodes), not its gateway or
+        # guards; a graph, for its GPU pool too.
+        after = self.child_opts(
+            providers=[target.provider],
+            depends_on=[cache, *dynamo.operator_ready],
+            aliases=block_aliases(DEPLOYMENT_WAS),
         )
         return {
-            serving.deployment.name: GptOssDeployment.of_stack(
-                serving.deployment.name,
-                DecidedDeployment(
-                    serving=serving,
-                    api_keys=decided.keys.values,
-                    gpu_nodes=target.gpu_ready.get(serving.deployment.config.node_pool or ""),  # a cpu pool's too
-                    gateway_ready=dynamo.gateway_ready,
-                    # Up to 0.6.1 the namespace's Workloads made every deployment's policies with its own.
-                    policy_aliases={
-                        policy["metadata"]["name"]: [
-                            pulumi.Alias(name=f"{WORKLOADS}-{policy['metadata']['name']}", parent=workloads)
-                        ]
-                        for policy in serving.network_policies
-                    },
-                ),
-                # After the cache and the platform's operator (which wait for the system nodes), not its gateway
-                # or guards; a graph, for its GPU pool too.
-                opts=self.child_opts(
-                    providers=[target.provider],
-                    depends_on=[cache, *dynamo.operator_ready],
-                    aliases=block_aliases("gpt-oss-infra:serving:DynamoServing"),
-                ),
-            )
+            serving.deployment.name: self._deployment(serving, target, decided, dynamo, workloads, after)
             for serving in stack.serving
         }
+
+    def _platform(
+        self, stack: Stack, target: ClusterTarget, decided: "_Decided", opts: pulumi.ResourceOptions
+    ) -> DynamoPlatform:
+        """The Dynamo platform, with the whole stack's teardown guards and its Envoy Gateway: `pulumi destroy`
+        deletes the charts that make volume claims (the platform's, monitoring's), then the guard
+        `volumes-gone` (their volumes gone), then the nodes; the gateways, then `load-balancers-gone`, then
+        Envoy Gateway and the cluster's load balancer controller."""
+        return DynamoPlatform.of_stack(
+            "dynamo-platform",
+            DecidedPlatform(
+                stack.platform,
+                decided.ngc_api_key,
+                guards=stack.teardown,
+                gateway=stack.gateways,
+                crds_provider=target.crds_provider,
+                load_balancers_ready=target.load_balancers_ready,
+                # Up to 0.6.1 the stack made both itself, as `teardown` and `gateway` (before 0.1.0 the program
+                # made the gateway, at the stack's root; the guards came in 0.3.0).
+                guards_aliases=[pulumi.Alias(name="teardown", parent=self)],
+                gateway_aliases=[
+                    pulumi.Alias(name="gateway", parent=self),
+                    pulumi.Alias(name="gateway", parent=pulumi.ROOT_STACK_RESOURCE),
+                ],
+            ),
+            opts=opts,
+        )
+
+    def _deployment(
+        self,
+        serving: Serving,
+        target: ClusterTarget,
+        decided: "_Decided",
+        dynamo: DynamoPlatform,
+        workloads: Workloads,
+        opts: pulumi.ResourceOptions,
+    ) -> GptOssDeployment:
+        """One deployment's graph, its Jobs, gateway and NetworkPolicies."""
+        return GptOssDeployment.of_stack(
+            serving.deployment.name,
+            DecidedDeployment(
+                serving=serving,
+                api_keys=decided.keys.values,
+                gpu_nodes=target.gpu_ready.get(serving.deployment.config.node_pool or ""),  # a cpu pool's too
+                gateway_ready=dynamo.gateway_ready,
+                # Up to 0.6.1 the namespace's Workloads made every deployment's policies with its own.
+                policy_aliases={
+                    policy["metadata"]["name"]: [
+                        pulumi.Alias(name=f"{WORKLOADS}-{policy['metadata']['name']}", parent=workloads)
+                    ]
+                    for policy in serving.network_policies
+                },
+            ),
+            opts=opts,
+        )
 
     def _publish(
         self, stack: Stack, target: ClusterTarget, decided: "_Decided", servings: dict[str, GptOssDeployment]
