@@ -46,9 +46,8 @@ class Serving:
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
     smoke_test: ScriptedJob | None  # None while its nodes cannot exist yet (`deferred` says why)
     gateway: gateway.Gateway | None  # endpoint internal or public: the way in from outside the cluster
-    network_policies: list[
-        dict[str, Any]
-    ]  # its graph pods' (the namespace's default deny is the stack's, or the caller's)
+    # Its graph pods' NetworkPolicies (the namespace's default deny is the stack's, or a block's caller's).
+    network_policies: list[dict[str, Any]]
     deferred: str | None = None
 
     def objects(self) -> list[dict[str, Any]]:
