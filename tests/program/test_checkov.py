@@ -27,7 +27,9 @@ needs_checkov = pytest.mark.skipif(
     reason="checkov is not installed: run make test to create .venv-checkov (Kubernetes manifests NOT scanned)",
 )
 
-pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+# The slower tier (pyproject.toml markers), and one worker for the module: under make test's --dist loadgroup,
+# the tests of an ungrouped module go to any worker, and each worker would run the scan (a minute of checkov).
+pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("checkov")]
 
 # The dev stack with both secrets set: the HF token Secret and the NGC pull secrets, and how the
 # download Job reads the token, exist only then (the same run as conftest's dev_run).
