@@ -42,6 +42,10 @@ def _module_scoped(function: ast.FunctionDef) -> bool:
     )
 
 
+def _parametrized(function: ast.FunctionDef) -> bool:
+    return any("parametrize" in ast.unparse(decorator) for decorator in function.decorator_list)
+
+
 def _grouped(function: ast.FunctionDef, module: ast.Module) -> bool:
     """A test in an xdist group: by its own mark, or by the module's pytestmark."""
     marks = [ast.unparse(decorator) for decorator in function.decorator_list]
@@ -55,7 +59,7 @@ def _grouped(function: ast.FunctionDef, module: ast.Module) -> bool:
 
 def setups_run_per_worker(source: str) -> list[str]:
     """Module-scoped fixtures of a test module's source that start a process and are used by two or
-    more tests not all in an xdist group: 'fixture: test, test'."""
+    more tests (a parametrized test is several) not all in an xdist group: 'fixture: test, test'."""
     module = ast.parse(source)
     functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
     tests = [function for name, function in functions.items() if name.startswith("test_")]
@@ -64,7 +68,8 @@ def setups_run_per_worker(source: str) -> list[str]:
         if not _module_scoped(fixture) or not _starts_a_process(fixture, functions, {name}):
             continue
         users = [test for test in tests if name in {argument.arg for argument in test.args.args}]
-        if len(users) > 1 and not all(_grouped(test, module) for test in users):
+        items = sum(2 if _parametrized(test) else 1 for test in users)  # a parametrized test: two or more
+        if items > 1 and not all(_grouped(test, module) for test in users):
             found.append(f"{name}: {', '.join(test.name for test in users)}")
     return found
 
@@ -113,6 +118,8 @@ def test_a_shared_setup_that_starts_a_process_is_found_until_its_module_is_group
     assert setups_run_per_worker(grouped) == []
     used_once = UNGROUPED.replace("def test_two(scan):", "def test_two():")
     assert setups_run_per_worker(used_once) == []
+    parametrized = used_once.replace("def test_one(", '@pytest.mark.parametrize("n", [1, 2])\ndef test_one(')
+    assert setups_run_per_worker(parametrized) == ["scan: test_one"]
     function_scoped = UNGROUPED.replace('@pytest.fixture(scope="module")', "@pytest.fixture")
     assert setups_run_per_worker(function_scoped) == []
 
