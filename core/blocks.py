@@ -10,6 +10,7 @@ rules, render functions and checks, each called with the part it is about.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -280,6 +281,10 @@ def gpu_node_pool(name: str, arguments: dict[str, Any], catalog: Catalog, region
     settings = given.part(NodePoolConfig)
     given.refuse(eks_region_problems(region, "region"))
     given.refuse([Problem("nodes", "required key is missing")] if settings.nodes is None else [])
+    if settings.hardware == CPU_ONLY:  # a cpu pool is elastic only (scaling, Karpenter), which this block is not
+        gpus = ", ".join(catalog.hardware)
+        cpu_pool = f"{CPU_ONLY!r} is a stack's elastic pool (Karpenter's), which GpuNodePool does not make"
+        given.refuse([Problem("hardware", f"{cpu_pool}; one of {gpus}")])
     zone = settings.availability_zone
     outside = aws_values.zone_problem("availability_zone", zone, region) if zone else None
     given.refuse([outside] if outside else [])
@@ -305,8 +310,27 @@ def pool_arguments(problems: list[Problem], pool: str) -> list[Problem]:
 
 def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) -> list[Problem]:
     """Problems the stack's stages key by stack-file key under `prefix` (a part of type `part`), each named
-    as the block's argument (argument_named)."""
-    return [Problem(argument_named(problem.key, prefix, part), problem.message) for problem in problems]
+    as the block's argument (argument_named), and the part's keys their messages mention named so too."""
+    renamed = argument_names(part)
+    return [
+        Problem(argument_named(problem.key, prefix, part), in_argument_terms(problem.message, renamed))
+        for problem in problems
+    ]
+
+
+def argument_names(part: type[StrictModel]) -> dict[str, str]:
+    """The stack-file keys of a part's fields that are not also their argument names -> the argument names
+    (capacityType -> capacity_type)."""
+    return {field.alias: name for name, field in part.model_fields.items() if field.alias and field.alias != name}
+
+
+def in_argument_terms(message: str, renamed: dict[str, str]) -> str:
+    """A message of the stack's stages with each stack-file key it mentions (a word of `renamed`) as the
+    block's argument: "required with capacityType CAPACITY_BLOCK" -> "required with capacity_type ..."."""
+    if not renamed:
+        return message
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(renamed, key=len, reverse=True))) + r")\b")
+    return pattern.sub(lambda match: renamed[match.group(1)], message)
 
 
 def argument_named(key: str, prefix: str, part: type[StrictModel], within: str = "") -> str:
@@ -341,6 +365,15 @@ class DeploymentBlock:
 RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
 # The endpoint argument's rate limits, per minute, and the EndpointConfig fields they set.
 _PER_MINUTE = {"requests_per_minute": "rate_limit", "client_requests_per_minute": "client_rate_limits"}
+# Stack-file keys a deployment's problems mention, as GptOssDeployment's arguments.
+_MENTIONED = {
+    **argument_names(DeploymentConfig),
+    **{  # the endpoint's rate limits are offered per minute (_PER_MINUTE)
+        EndpointConfig.model_fields[field].alias or field: argument for argument, field in _PER_MINUTE.items()
+    },
+    f"cluster.{ExistingClusterConfig.model_fields['load_balancer_controller'].alias}": "load_balancer_controller",
+    f"cluster.{ExistingClusterConfig.model_fields['kubernetes_version'].alias}": "kubernetes_version",
+}
 
 
 def gpt_oss_deployment(
@@ -650,7 +683,9 @@ class _DeploymentNames:
         return argument_named(key, deployment, DeploymentConfig)
 
     def arguments(self, problems: list[Problem]) -> list[Problem]:
-        return list(dict.fromkeys(Problem(self.argument_of(p.key), p.message) for p in problems))
+        return list(
+            dict.fromkeys(Problem(self.argument_of(p.key), in_argument_terms(p.message, _MENTIONED)) for p in problems)
+        )
 
     def warning(self, text: str) -> str:
         """A stack warning ("gpt-oss-infra:<key>: ...") under the argument it is about."""

@@ -107,7 +107,16 @@ H200_POOL = {"hardware": "h200", "nodes": 2}
         ({"hardware": "h300", "nodes": 1}, "us-east-2", "hardware: unknown hardware 'h300'; one of h100, h200"),
         ({"hardware": "h200"}, "us-east-2", "nodes: required key is missing"),
         (H200_POOL | {"instance_type": "p4d.24xlarge"}, "us-east-2", "instance_type: 'p4d.24xlarge' does not carry"),
-        (H200_POOL | {"capacity_type": "CAPACITY_BLOCK"}, "us-east-2", "capacity_reservation_id: required with"),
+        (
+            H200_POOL | {"capacity_type": "CAPACITY_BLOCK"},
+            "us-east-2",
+            "capacity_reservation_id: required with capacity_type CAPACITY_BLOCK",
+        ),
+        (
+            {"hardware": "cpu", "nodes": 1},
+            "us-east-2",
+            "hardware: 'cpu' is a stack's elastic pool (Karpenter's), which GpuNodePool does not make; one of h100,",
+        ),
         (H200_POOL | {"environment": "Prod"}, "us-east-2", "environment: 'Prod' must be a DNS label"),
         (H200_POOL, "us-east-9", "region: 'us-east-9' is not one of the "),
         (H200_POOL | {"availability_zone": "us-west-2a"}, "us-east-2", "availability_zone: "),
@@ -137,6 +146,19 @@ def test_a_pool_problem_of_the_stacks_stages_is_named_as_its_argument():
         "capacity_reservation_id",
         "nodes",
         "configs/hardware.yaml: p5en.48xlarge.efaInterfaces",  # the catalog's, not an argument's
+    ]
+
+
+def test_a_problem_names_the_keys_it_mentions_as_the_blocks_arguments():
+    """The stack's stages say which other key a problem depends on by its stack-file key; a block's caller
+    reads the argument's name. A stack-file path (with its dots) is left as it is: no argument has it."""
+    problems = [
+        Problem("gpt-oss-infra:nodePools.gpu.availabilityZone", "required with capacityType CAPACITY_BLOCK"),
+        Problem("gpt-oss-infra:nodePools.gpu.nodes", "not with nodePools.gpu.capacityType, nor instanceTypes"),
+    ]
+    assert [str(problem) for problem in blocks.pool_arguments(problems, "gpu")] == [
+        "availability_zone: required with capacity_type CAPACITY_BLOCK",
+        "nodes: not with nodePools.gpu.capacityType, nor instanceTypes",
     ]
 
 
@@ -186,7 +208,8 @@ ON_H200 = {"namespace": "gpt-oss", "node_selector": {"nvidia.com/gpu.product": "
         ),
         (
             {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "public"}},
-            "endpoint.exposure: public needs an NLB",
+            "endpoint.exposure: public needs an NLB: this existing cluster has no AWS Load Balancer Controller "
+            "(load_balancer_controller: false), so the gateway gets no NLB; set load_balancer_controller: true",
         ),
         (
             {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "internal"}},
