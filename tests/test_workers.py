@@ -1,8 +1,11 @@
 """make test's workers share a module's expensive setup: a module-scoped fixture that starts a process
-(checkov's scan, a venv's install) and that two or more tests use is made once per session only when
-those tests share an xdist group. Ungrouped, `--dist loadgroup` hands them to any worker, and each
-worker that gets one runs the fixture again (checkov's scan ran twice, 29 s each, before its module
-was grouped)."""
+(checkov's scan, a venv's install, AISimulate) or runs the whole program outside tests/support.py's shared
+runs (a plan), and that two or more tests use, is made once per session only when those tests share one
+xdist group. Ungrouped, `--dist loadgroup` hands them to any worker, and each worker that gets one makes
+the fixture again (checkov's scan ran twice, 29 s each, before its module was grouped).
+
+What is expensive is read from the calls a fixture makes, itself or through its module's functions: the
+calls of EXPENSIVE, as written in the tests (`subprocess.run`, `plan.plan_files`, `estimate.ask`...)."""
 
 from __future__ import annotations
 
@@ -10,25 +13,31 @@ import ast
 
 from gpt_oss_infra.tools.plan import ROOT
 
-PROCESS_STARTERS = {"run", "Popen", "check_output", "check_call"}  # subprocess's
+EXPENSIVE = {
+    *(f"subprocess.{name}" for name in ("run", "Popen", "check_output", "check_call")),
+    # The whole program on the mock engine, not shared between workers (tests/support.py's runs are).
+    "plan.main",
+    "plan.plan_files",
+    "plan_files",
+    "trial.plan_manifests",
+    "run_program",
+    # Upstream tools started for the questions they answer.
+    "estimate.ask",
+    "Driver",
+}
 
 
-def _starts_a_process(function: ast.FunctionDef, functions: dict[str, ast.FunctionDef], seen: set[str]) -> bool:
-    """Whether `function` calls subprocess, itself or through the module's own functions."""
+def _is_expensive(function: ast.FunctionDef, functions: dict[str, ast.FunctionDef], seen: set[str]) -> bool:
+    """Whether `function` makes a call of EXPENSIVE, itself or through the module's own functions."""
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
-        called = node.func
-        if (
-            isinstance(called, ast.Attribute)
-            and isinstance(called.value, ast.Name)
-            and called.value.id == "subprocess"
-            and called.attr in PROCESS_STARTERS
-        ):
+        called = ast.unparse(node.func)
+        if called in EXPENSIVE:
             return True
-        if isinstance(called, ast.Name) and called.id in functions and called.id not in seen:
-            seen.add(called.id)
-            if _starts_a_process(functions[called.id], functions, seen):
+        if called in functions and called not in seen:
+            seen.add(called)
+            if _is_expensive(functions[called], functions, seen):
                 return True
     return False
 
@@ -46,36 +55,72 @@ def _parametrized(function: ast.FunctionDef) -> bool:
     return any("parametrize" in ast.unparse(decorator) for decorator in function.decorator_list)
 
 
-def _grouped(function: ast.FunctionDef, module: ast.Module) -> bool:
-    """A test in an xdist group: by its own mark, or by the module's pytestmark."""
-    marks = [ast.unparse(decorator) for decorator in function.decorator_list]
-    marks += [
-        ast.unparse(statement.value)
-        for statement in module.body
-        if isinstance(statement, ast.Assign) and any(ast.unparse(t) == "pytestmark" for t in statement.targets)
+def _groups_named(node: ast.expr, aliases: dict[str, set[str]]) -> set[str]:
+    """The xdist groups a mark expression names: pytest.mark.xdist_group("g"), a module-level name bound
+    to one (ONE_RUN = pytest.mark.xdist_group(...)), or a list of marks."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id, set())
+    if isinstance(node, ast.List | ast.Tuple):
+        return {group for element in node.elts for group in _groups_named(element, aliases)}
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "pytest.mark.xdist_group" and node.args:
+        return {ast.literal_eval(node.args[0])}
+    return set()
+
+
+def _module_marks(module: ast.Module) -> tuple[dict[str, set[str]], set[str]]:
+    """Module-level names bound to xdist groups, and the groups of the module's own pytestmark."""
+    aliases: dict[str, set[str]] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    aliases[target.id] = _groups_named(statement.value, aliases)
+    return aliases, aliases.get("pytestmark", set())
+
+
+def _users(fixture: str, functions: dict[str, ast.FunctionDef]) -> list[ast.FunctionDef]:
+    """The tests that use `fixture`, directly or through the module's other fixtures."""
+    wanted = {fixture}
+    while True:
+        more = {
+            name
+            for name, function in functions.items()
+            if not name.startswith("test_") and wanted & {argument.arg for argument in function.args.args}
+        }
+        if more <= wanted:
+            break
+        wanted |= more
+    return [
+        function
+        for name, function in functions.items()
+        if name.startswith("test_") and wanted & {argument.arg for argument in function.args.args}
     ]
-    return any("xdist_group" in mark for mark in marks)
 
 
 def setups_run_per_worker(source: str) -> list[str]:
-    """Module-scoped fixtures of a test module's source that start a process and are used by two or
-    more tests (a parametrized test is several) not all in an xdist group: 'fixture: test, test'."""
+    """Module-scoped fixtures of a test module's source that are expensive and are used by two or more
+    tests (a parametrized test is several) that do not all share one xdist group: 'fixture: test, test'."""
     module = ast.parse(source)
     functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
-    tests = [function for name, function in functions.items() if name.startswith("test_")]
+    aliases, module_groups = _module_marks(module)
     found = []
     for name, fixture in functions.items():
-        if not _module_scoped(fixture) or not _starts_a_process(fixture, functions, {name}):
+        if not _module_scoped(fixture) or not _is_expensive(fixture, functions, {name}):
             continue
-        users = [test for test in tests if name in {argument.arg for argument in test.args.args}]
+        users = _users(name, functions)
+        groups = [
+            module_groups | {g for decorator in test.decorator_list for g in _groups_named(decorator, aliases)}
+            for test in users
+        ]
+        shared = set.intersection(*groups) if groups else set()
         items = sum(2 if _parametrized(test) else 1 for test in users)  # a parametrized test: two or more
-        if items > 1 and not all(_grouped(test, module) for test in users):
+        if items > 1 and not shared:
             found.append(f"{name}: {', '.join(test.name for test in users)}")
     return found
 
 
-def test_every_module_wide_setup_that_starts_a_process_runs_on_one_worker():
-    checked = [path for path in sorted((ROOT / "tests").rglob("test_*.py"))]
+def test_every_expensive_module_wide_setup_is_made_on_one_worker():
+    checked = sorted((ROOT / "tests").rglob("test_*.py"))
     found = {
         str(path.relative_to(ROOT)): problems
         for path in checked
@@ -110,28 +155,47 @@ def test_two(scan):
 """
 
 
+def variant(source: str, old: str, new: str) -> str:
+    """`source` with `old` replaced, which it must hold (else the case would test the source unchanged)."""
+    assert old in source, old
+    return source.replace(old, new)
+
+
 def test_a_shared_setup_that_starts_a_process_is_found_until_its_module_is_grouped():
     assert setups_run_per_worker(UNGROUPED) == ["scan: test_one, test_two"]
-    grouped = UNGROUPED.replace(
-        "pytestmark = pytest.mark.end_to_end", 'pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("x")]'
-    )
+    marks = '[pytest.mark.end_to_end, pytest.mark.xdist_group("x")]'
+    grouped = variant(UNGROUPED, "pytestmark = pytest.mark.end_to_end", f"pytestmark = {marks}")
     assert setups_run_per_worker(grouped) == []
-    used_once = UNGROUPED.replace("def test_two(scan):", "def test_two():")
+    used_once = variant(UNGROUPED, "def test_two(scan):", "def test_two():")
     assert setups_run_per_worker(used_once) == []
-    parametrized = used_once.replace("def test_one(", '@pytest.mark.parametrize("n", [1, 2])\ndef test_one(')
+    parametrized = variant(used_once, "def test_one(", '@pytest.mark.parametrize("n", [1, 2])\ndef test_one(')
     assert setups_run_per_worker(parametrized) == ["scan: test_one"]
-    function_scoped = UNGROUPED.replace('@pytest.fixture(scope="module")', "@pytest.fixture")
+    function_scoped = variant(UNGROUPED, '@pytest.fixture(scope="module")', "@pytest.fixture")
     assert setups_run_per_worker(function_scoped) == []
+
+
+def test_a_group_given_by_a_name_counts_and_two_groups_are_not_one():
+    alias = 'ONE_RUN = pytest.mark.xdist_group("x")\n\n\n'
+    by_name = variant(UNGROUPED, "def test_one(", f"{alias}@ONE_RUN\ndef test_one(")
+    by_name = variant(by_name, "def test_two(", "@ONE_RUN\ndef test_two(")
+    assert setups_run_per_worker(by_name) == []
+    two_groups = variant(by_name, "@ONE_RUN\ndef test_two(", '@pytest.mark.xdist_group("y")\ndef test_two(')
+    assert setups_run_per_worker(two_groups) == ["scan: test_one, test_two"]
+
+
+def test_a_plan_is_expensive_and_a_fixture_built_on_the_setup_passes_it_on():
+    planned = variant(UNGROUPED, 'return scanner(tmp_path_factory.mktemp("x"))', 'return plan.plan_files("dev")')
+    assert setups_run_per_worker(planned) == ["scan: test_one, test_two"]
+    through = "@pytest.fixture\ndef scanned(scan):\n    return scan\n\n\ndef test_two(scanned):"
+    chained = variant(UNGROUPED, "def test_two(scan):", through)
+    assert setups_run_per_worker(chained) == ["scan: test_one, test_two"]
 
 
 def test_the_checkov_module_is_the_case_this_guards():
     source = (ROOT / "tests/program/test_checkov.py").read_text()
     assert setups_run_per_worker(source) == []
-    ungrouped = source.replace(
-        'pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("checkov")]',
-        "pytestmark = pytest.mark.end_to_end",
-    )
-    assert ungrouped != source
+    grouped = 'pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("checkov")]'
+    ungrouped = variant(source, grouped, "pytestmark = pytest.mark.end_to_end")
     assert setups_run_per_worker(ungrouped) == [
         "scan: test_no_manifest_fails_a_check, test_every_job_of_every_stack_was_scanned, test_every_skip_says_why"
     ]

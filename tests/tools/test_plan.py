@@ -14,6 +14,9 @@ from gpt_oss_infra.core.dynamo_graph import components_by_name, pulumi_type
 from gpt_oss_infra.tools import plan
 from tests.support import stack_entries, write_stack
 
+# The tests reading `dev_plan` on one worker, so that dev is planned once (tests/test_workers.py).
+ONE_PLAN = pytest.mark.xdist_group("dev-plan")
+
 
 @pytest.fixture(scope="module")
 def dev_plan(tmp_path_factory):
@@ -22,6 +25,7 @@ def dev_plan(tmp_path_factory):
     return out / "dev"
 
 
+@ONE_PLAN
 def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     manifests = sorted(path.name for path in (dev_plan / "manifests").iterdir())
     assert "dynamographdeployment_gpt-oss_gpt-oss.yaml" in manifests
@@ -63,6 +67,7 @@ def test_dev_plan_holds_the_dgd_its_engine_config_and_the_resources(dev_plan):
     )
 
 
+@ONE_PLAN
 def test_summary_is_written_and_names_pools_and_topology(dev_plan):
     summary = (dev_plan / "summary.md").read_text()
     assert "| gpu | h200 | p5en.48xlarge | 1 | 8 / 0 | ON_DEMAND | no | $63.30 |" in summary

@@ -29,6 +29,10 @@ from gpt_oss_infra.core.render.manifests import ENGINE_CONFIG_MOUNT, FRONTEND_PO
 from gpt_oss_infra.tools import trial, trial_planner
 from gpt_oss_infra.tools.trial import DISCOVERY_FLAGS, Places, TrialError, local_command, local_env, local_job_env
 
+# The tests reading `deployments` on one worker (make test's --dist loadgroup), so that the trial stack is
+# planned once, not once per worker (tests/test_workers.py).
+ONE_PLAN = pytest.mark.xdist_group("trial-plan")
+
 
 @pytest.fixture(scope="module")
 def deployments():
@@ -40,6 +44,7 @@ def places(tmp_path):
     return Places.under(tmp_path, tmp_path / "tokenizer", 18000)
 
 
+@ONE_PLAN
 def test_the_trial_stack_renders_both_modes_with_their_jobs_and_an_elastic_graph(deployments):
     assert sorted(deployments) == ["agg", "disagg", "elastic"]
     for deployment in deployments.values():
@@ -50,6 +55,7 @@ def test_the_trial_stack_renders_both_modes_with_their_jobs_and_an_elastic_graph
     assert [c.name for c in graph_components(deployments["elastic"].graph) if c.scaling_adapter] == ["MockerWorker"]
 
 
+@ONE_PLAN
 def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deployments, places):
     """Each component's local line is its rendered line, token for token, with the listed values
     replaced in place (interpreter, model path and name, port, in-cluster paths), then the discovery
@@ -82,6 +88,7 @@ def test_no_rendered_flag_is_dropped_and_only_the_listed_values_change(deploymen
     }
 
 
+@ONE_PLAN
 def test_the_planner_runs_its_rendered_config_with_the_listed_changes_only(deployments):
     rendered = json.loads(deployments["elastic"].planner_config["data"]["planner_config.json"])
     local = trial_planner.local_config(deployments["elastic"].planner_config, "/tmp/tokenizer")
@@ -91,6 +98,7 @@ def test_the_planner_runs_its_rendered_config_with_the_listed_changes_only(deplo
     assert (local["environment"], local["model_name"], local["live_dashboard_port"]) == ("virtual", "/tmp/tokenizer", 0)
 
 
+@ONE_PLAN
 def test_the_scaler_gets_the_scaled_workers_local_lines(deployments, places):
     components = graph_components(deployments["elastic"].graph)
     local = {c.name: trial.local_process(c, places) for c in components if c.type != "planner"}
@@ -431,6 +439,7 @@ def test_without_etcd_the_trial_says_what_to_install(monkeypatch, tmp_path):
         trial_planner.etcd_command(tmp_path, 1, 2)
 
 
+@ONE_PLAN
 def test_the_jobs_environment_changes_only_as_listed(deployments, places):
     job = deployments["disagg"].benchmark
     rendered = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -456,6 +465,7 @@ def test_the_jobs_environment_changes_only_as_listed(deployments, places):
     assert (local["CONCURRENCY"], local["ISL"], local["OSL"]) == ("8", "8192", "1024")  # the recipe's, unchanged
 
 
+@ONE_PLAN
 def test_the_smoke_test_checks_the_frontend_only_here_its_gateway_settings_dropped(deployments, places):
     """No Envoy Gateway or NLB on this machine: the listed substitution, and nothing else of the Job's."""
     job = deployments["agg"].smoke_test
@@ -467,6 +477,7 @@ def test_the_smoke_test_checks_the_frontend_only_here_its_gateway_settings_dropp
 
 
 @pytest.mark.end_to_end
+@ONE_PLAN
 def test_a_flag_the_real_mocker_refuses_fails_the_trial_with_its_log(deployments, places, tmp_path):
     graph = copy.deepcopy(deployments["agg"].graph)
     components = graph_components(graph)
@@ -609,6 +620,7 @@ def mocker_flag(args: list[str], flag: str) -> int:
 
 
 @pytest.mark.end_to_end
+@ONE_PLAN
 def test_the_planner_has_no_itl_estimate_once_it_has_observed_one_pass_with_prompts(deployments, tmp_path):
     """Why the burst sends every prompt just after a tick (trial_planner's burst): Dynamo 1.6.1's Planner, fed the
     observations of a CI run whose trial failed (a pass with prompts among them), has no ITL estimate for an
