@@ -19,7 +19,7 @@ from gpt_oss_infra.components.block_decisions import (
     this_program,
 )
 from gpt_oss_infra.components.gateway_resources import GatewayController, GatewayControllerArgs
-from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
+from gpt_oss_infra.components.kubernetes import namespace_resource, ngc_pull_secret, resource_args
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo import CHART
@@ -160,11 +160,11 @@ class DynamoPlatform(Block[DecidedPlatform]):
         waits_for = [namespace]
         if objects.pull_secret is not None and decided.ngc_api_key is not None:
             waits_for.append(
-                k8s.core.v1.Secret(
+                ngc_pull_secret(
                     f"{name}-ngc-pull",
-                    **resource_args(objects.pull_secret),
-                    string_data={".dockerconfigjson": docker_config_json(decided.ngc_api_key)},
-                    opts=self.child_opts(depends_on=[namespace]),
+                    objects.pull_secret,
+                    decided.ngc_api_key,
+                    self.child_opts(depends_on=[namespace]),
                 )
             )
         # helm.v3.Release (not v4.Chart): a real Helm release with the chart's own hooks, whose readiness

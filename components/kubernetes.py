@@ -53,6 +53,16 @@ def crds_provider(
     )
 
 
+def ngc_pull_secret(
+    name: str, manifest: dict[str, Any], ngc_api_key: pulumi.Output[str], opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Secret:
+    """A namespace's nvcr.io image pull secret: the rendered Secret (no data) with the NGC key as its
+    .dockerconfigjson, set here so that the key stays a Pulumi secret."""
+    return k8s.core.v1.Secret(
+        name, **resource_args(manifest), string_data={".dockerconfigjson": docker_config_json(ngc_api_key)}, opts=opts
+    )
+
+
 def namespace_resource(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
     """A namespace of the stack's, or, where the stack adopts it (core/render/ownership.py), a patch that
     marks it adopted and nothing else: its labels (Pod Security Admission too) stay its owner's, and

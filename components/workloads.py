@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.base import Component
-from gpt_oss_infra.components.kubernetes import docker_config_json, namespace_resource, resource_args
+from gpt_oss_infra.components.kubernetes import namespace_resource, ngc_pull_secret, resource_args
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class Workloads(Component):
             self.child_opts(aliases=[pulumi.Alias(name=name, parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
         if args.pull_secret is not None and args.ngc_api_key is not None:
-            k8s.core.v1.Secret(
+            ngc_pull_secret(
                 f"{name}-ngc-pull",
-                **resource_args(args.pull_secret),
-                string_data={".dockerconfigjson": docker_config_json(args.ngc_api_key)},
-                opts=self.child_opts(depends_on=[namespace], aliases=[was_at_root]),
+                args.pull_secret,
+                args.ngc_api_key,
+                self.child_opts(depends_on=[namespace], aliases=[was_at_root]),
             )
         for policy in args.network_policies:
             k8s.networking.v1.NetworkPolicy(
