@@ -5,7 +5,9 @@ GptOssStack makes for the same settings."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import itertools
 
 import pulumi
 import pydantic
@@ -30,6 +32,7 @@ from gpt_oss_infra.core.inputs.config import (
     PlatformConfig,
 )
 from gpt_oss_infra.core.render import gateway
+from gpt_oss_infra.tools.plan import ROOT
 from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
 from tests.components.conftest import (
     INSTANCE_TYPE_TOKEN,
@@ -688,3 +691,55 @@ def test_a_capacity_block_ec2_cannot_read_is_refused_by_the_pools_argument(engin
         engine.run(program)
     assert "\ncapacity_reservation_id: cannot read Capacity Block cr-0123456789abcdef0 from EC2" in str(refused.value)
     assert "gpt-oss-infra:" not in str(refused.value)
+
+
+# Arguments whose default the blocks read from data (configs/components.yaml, the config models), and which
+# their docstrings (the API page, an editor's hover) may state: that statement must be today's value.
+STATED_DEFAULTS = {
+    "dynamo_release": blocks.DEFAULTS["dynamoRelease"],
+    "kubernetes_version": blocks.DEFAULT_KUBERNETES_VERSION,
+    "environment": blocks.DEFAULTS["environment"],
+}
+
+
+def argument_docstrings(source: str) -> dict[str, str]:
+    """'Class.argument' -> the docstring under the argument's annotation, for each TypedDict of a module."""
+    documented = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and any(ast.unparse(base) == "TypedDict" for base in node.bases):
+            for annotation, following in itertools.pairwise(node.body):
+                if (
+                    isinstance(annotation, ast.AnnAssign)
+                    and isinstance(following, ast.Expr)
+                    and isinstance(following.value, ast.Constant)
+                ):
+                    documented[f"{node.name}.{ast.unparse(annotation.target)}"] = following.value.value
+    return documented
+
+
+def stale_defaults(documented: dict[str, str]) -> list[str]:
+    """The arguments of STATED_DEFAULTS whose docstring speaks of a default without today's value."""
+    return sorted(
+        key
+        for key, text in documented.items()
+        if (argument := key.split(".")[-1]) in STATED_DEFAULTS
+        and "default" in text
+        and str(STATED_DEFAULTS[argument]) not in text
+    )
+
+
+def test_a_default_an_arguments_docstring_states_is_todays():
+    documented = {
+        key: text
+        for path in sorted((ROOT / "components").glob("*.py"))
+        for key, text in argument_docstrings(path.read_text()).items()
+    }
+    stating = [key for key in documented if key.split(".")[-1] in STATED_DEFAULTS and "default" in documented[key]]
+    assert "DynamoPlatformArgs.dynamo_release" in stating and "GpuNodePoolArgs.environment" in stating
+    assert stale_defaults(documented) == []
+
+
+def test_a_docstring_with_yesterdays_default_is_caught():
+    source = 'class Args(TypedDict):\n    kubernetes_version: str\n    """Checked against (default 1.35)."""\n'
+    assert argument_docstrings(source) == {"Args.kubernetes_version": "Checked against (default 1.35)."}
+    assert stale_defaults(argument_docstrings(source)) == ["Args.kubernetes_version"]
