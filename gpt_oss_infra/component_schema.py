@@ -51,9 +51,9 @@ def _typed(properties: dict[str, Any]) -> dict[str, str]:
 
 def _type_of(spec: dict[str, Any]) -> str:
     if "$ref" in spec:
-        return spec["$ref"].rsplit("/", 1)[-1]
+        return str(spec["$ref"]).rsplit("/", 1)[-1]
     if spec.get("type") == "array":
         return f"list[{_type_of(spec['items'])}]"
     if spec.get("type") == "object" and "additionalProperties" in spec:
         return f"dict[str, {_type_of(spec['additionalProperties'])}]"
-    return spec["type"]
+    return str(spec["type"])
