@@ -8,6 +8,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
+import types
+import typing
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pydantic
@@ -629,6 +632,56 @@ def test_a_config_field_no_block_offers_is_caught():
     arguments, part, own = BLOCK_PARTS[0]
     not_offered = blocks.NOT_OFFERED[part]
     assert set(arguments.__annotations__) != (set(with_a_new_field.model_fields) - not_offered) | own
+
+
+def value_kind(annotation: Any, typed_parts: dict[Any, str]) -> str:
+    """What values an annotation takes, as a block's argument and its config field must agree on: without
+    None, NotRequired and the validators of Annotated; a Literal as the type of its values (the model
+    checks which); a block's TypedDict as the config part it stands for (typed_parts)."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.NotRequired, typing.Required, typing.Annotated):
+        return value_kind(arguments[0], typed_parts)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(sorted({value_kind(a, typed_parts) for a in arguments if a is not type(None)}))
+    if origin is typing.Literal:
+        return " | ".join(sorted({type(value).__name__ for value in arguments}))
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(value_kind(a, typed_parts) for a in arguments)}]"
+    if annotation in typed_parts:
+        return typed_parts[annotation]
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def kind_mismatches(args: Any, part: type[pydantic.BaseModel], typed_parts: dict[Any, str]) -> list[str]:
+    """'argument: block kind != config kind' for each argument of `args` that is a field of `part`."""
+    found = []
+    for name, annotation in args.__annotations__.items():
+        if name in part.model_fields:
+            given, wanted = value_kind(annotation, typed_parts), value_kind(part.model_fields[name].annotation, {})
+            if given != wanted:
+                found.append(f"{name}: {given} != {wanted}")
+    return found
+
+
+TYPED_PARTS = {args: part.__name__ for args, part, _ in BLOCK_PARTS}
+
+
+@pytest.mark.parametrize(("args", "part", "own"), BLOCK_PARTS, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_blocks_argument_takes_the_values_its_config_field_takes(args, part, own):
+    """The TypedDict an editor and a type checker read for an argument, and the config field that checks it,
+    agree on what kind of value it is."""
+    shared = set(args.__annotations__) & set(part.model_fields)
+    assert shared  # every block shares fields with its part
+    assert kind_mismatches(args, part, TYPED_PARTS) == []
+
+
+def test_an_argument_typed_otherwise_than_its_field_is_caught():
+    # The functional form (noqa: UP013): in a class body, this module's annotations would stay strings
+    # (from __future__ import annotations), unlike the blocks' own.
+    fields = {"efa": NotRequired[str | None], "capacity_type": NotRequired[str | None], "nodes": int}
+    pool_args = TypedDict("pool_args", fields)  # type: ignore[misc]
+    assert kind_mismatches(pool_args, NodePoolConfig, {}) == ["efa: str != bool"]
+    assert value_kind(NotRequired[list[int] | None], {}) == "list[int]"
 
 
 def test_a_mocker_deployment_starts_on_the_full_snapshot_a_model_cache_block_downloads(engine):
