@@ -10,6 +10,7 @@ rules, render functions and checks, each called with the part it is about.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,6 +102,11 @@ NOT_OFFERED: dict[type[StrictModel], set[str]] = {
     DeploymentConfig: {"benchmark", "alerts", "autoscaling"},
     EndpointConfig: {"rate_limit", "client_rate_limits"},  # offered per minute: (client_)requests_per_minute
 }
+
+
+# The blocks' defaults where they differ from the stack config part's: a ModelCache block uses the cluster's
+# StorageClass (the stack makes its own EFS file system).
+OWN_DEFAULTS: dict[type[StrictModel], dict[str, Any]] = {ModelCacheConfig: {"storage": "existing"}}
 
 
 def offered(model: type[StrictModel]) -> list[str]:
@@ -243,7 +249,7 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     revision = given.field(Release, "model_revision", "model_revision", DEFAULTS["modelRevision"])
     kubernetes_version = given.field(ExistingClusterConfig, "kubernetes_version", "kubernetes_version")
     namespace = given.field(StackConfig, "namespace", "namespace")
-    cache = given.part(ModelCacheConfig, defaults={"storage": "existing"})  # the cluster's StorageClass by default
+    cache = given.part(ModelCacheConfig, defaults=OWN_DEFAULTS[ModelCacheConfig])
     given.refuse()
     given.refuse(
         _release_problems(release, kubernetes_version, catalog)
@@ -319,9 +325,10 @@ def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) 
 
 
 def argument_names(part: type[StrictModel]) -> dict[str, str]:
-    """The stack-file keys of a part's fields that are not also their argument names -> the argument names
-    (capacityType -> capacity_type)."""
-    return {field.alias: name for name, field in part.model_fields.items() if field.alias and field.alias != name}
+    """The stack-file keys of the fields a part's block offers that are not also their argument names -> the
+    argument names (capacityType -> capacity_type)."""
+    fields = part.model_fields
+    return {alias: name for name in offered(part) if (alias := fields[name].alias) and alias != name}
 
 
 def in_argument_terms(message: str, renamed: dict[str, str]) -> str:
@@ -365,14 +372,21 @@ class DeploymentBlock:
 RECIPE_OBJECT = "recipe_definition"  # the argument that gives a recipe as an object
 # The endpoint argument's rate limits, per minute, and the EndpointConfig fields they set.
 _PER_MINUTE = {"requests_per_minute": "rate_limit", "client_requests_per_minute": "client_rate_limits"}
-# Stack-file keys a deployment's problems mention, as GptOssDeployment's arguments.
+# Stack-file keys a deployment's problems and warnings mention, as GptOssDeployment's arguments.
 _MENTIONED = {
     **argument_names(DeploymentConfig),
+    **argument_names(EndpointConfig),
     **{  # the endpoint's rate limits are offered per minute (_PER_MINUTE)
         EndpointConfig.model_fields[field].alias or field: argument for argument, field in _PER_MINUTE.items()
     },
+    **{  # the release block's keys, as they are named in messages (release.dynamo)
+        f"release.{Release.model_fields[field].alias or field}": argument
+        for field, argument in (("dynamo", "dynamo_release"), ("runtime_image", "runtime_image"))
+    },
     f"cluster.{ExistingClusterConfig.model_fields['load_balancer_controller'].alias}": "load_balancer_controller",
     f"cluster.{ExistingClusterConfig.model_fields['kubernetes_version'].alias}": "kubernetes_version",
+    "apiKeys": "api_keys",
+    "nodeSelector": "node_selector",  # the deployment's node pool's, which the block takes as node_selector
 }
 
 
@@ -474,8 +488,11 @@ def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
         for pool, nodes in settings.node_pools.items()
         for problem in pool_problems(pool, nodes, catalog, False, settings.kubernetes_version)
     ]
-    return problems + settings.named.arguments(
-        nodes_problems
+    # Every problem through named.arguments, those keyed by argument already too: the keys their messages
+    # mention (release.dynamo) named as the caller names them.
+    return settings.named.arguments(
+        problems
+        + nodes_problems
         + deployment_problems(name, deployment, catalog, dynamo, settings.node_pools)
         + model_limit_problems(name, deployment, catalog)
         + endpoint_problems(name, deployment.endpoint, settings.with_nlb)
@@ -682,18 +699,32 @@ class _DeploymentNames:
             return "kubernetes_version"
         return argument_named(key, deployment, DeploymentConfig)
 
+    @functools.cached_property
+    def mentioned(self) -> dict[str, str]:
+        """The stack-file keys a message may mention, as the caller names them: the block's arguments, and
+        the keys of the deployment's node pool, a GpuNodePool of the caller's (nodePools.b200.efa)."""
+        pool = {
+            f"nodePools.{self.pool}.{NodePoolConfig.model_fields[field].alias or field}": f"GpuNodePool "
+            f"{self.pool}'s {field}"
+            for field in offered(NodePoolConfig)
+        }
+        return _MENTIONED | pool
+
     def arguments(self, problems: list[Problem]) -> list[Problem]:
         return list(
-            dict.fromkeys(Problem(self.argument_of(p.key), in_argument_terms(p.message, _MENTIONED)) for p in problems)
+            dict.fromkeys(
+                Problem(self.argument_of(p.key), in_argument_terms(p.message, self.mentioned)) for p in problems
+            )
         )
 
     def warning(self, text: str) -> str:
-        """A stack warning ("gpt-oss-infra:<key>: ...") under the argument it is about."""
+        """A stack warning ("gpt-oss-infra:<key>: ...") under the argument it is about, the keys it mentions
+        named as the caller names them."""
         key, separator, rest = text.partition(": ")
         if not (key.startswith(KEY_PREFIX) and separator):
             return text
         named = {f"{KEY_PREFIX}networkPolicies.enabled": "network_policies"}.get(key) or self.argument_of(key)
-        return f"{named}{separator}{rest}"
+        return f"{named}{separator}{in_argument_terms(rest, self.mentioned)}"
 
 
 def _placement(

@@ -62,8 +62,9 @@ def _groups_named(node: ast.expr, aliases: dict[str, set[str]]) -> set[str]:
         return aliases.get(node.id, set())
     if isinstance(node, ast.List | ast.Tuple):
         return {group for element in node.elts for group in _groups_named(element, aliases)}
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "pytest.mark.xdist_group" and node.args:
-        return {ast.literal_eval(node.args[0])}
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "pytest.mark.xdist_group":
+        named = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "name")]
+        return {ast.literal_eval(named[0])} if named else set()
     return set()
 
 
@@ -108,13 +109,16 @@ def setups_run_per_worker(source: str) -> list[str]:
         if not _module_scoped(fixture) or not _is_expensive(fixture, functions, {name}):
             continue
         users = _users(name, functions)
-        groups = [
-            module_groups | {g for decorator in test.decorator_list for g in _groups_named(decorator, aliases)}
+        # pytest-xdist joins a test's group names into one group (remote.py): the users share a worker only
+        # where each has the same names.
+        groups = {
+            frozenset(
+                module_groups | {g for decorator in test.decorator_list for g in _groups_named(decorator, aliases)}
+            )
             for test in users
-        ]
-        shared = set.intersection(*groups) if groups else set()
+        }
         items = sum(2 if _parametrized(test) else 1 for test in users)  # a parametrized test: two or more
-        if items > 1 and not shared:
+        if items > 1 and (len(groups) != 1 or not next(iter(groups))):
             found.append(f"{name}: {', '.join(test.name for test in users)}")
     return found
 
@@ -181,6 +185,12 @@ def test_a_group_given_by_a_name_counts_and_two_groups_are_not_one():
     assert setups_run_per_worker(by_name) == []
     two_groups = variant(by_name, "@ONE_RUN\ndef test_two(", '@pytest.mark.xdist_group("y")\ndef test_two(')
     assert setups_run_per_worker(two_groups) == ["scan: test_one, test_two"]
+    by_keyword = variant(by_name, 'xdist_group("x")', 'xdist_group(name="x")')
+    assert setups_run_per_worker(by_keyword) == []
+    # A test with the module's group and one of its own is in another group (xdist joins their names).
+    module_mark = variant(UNGROUPED, "pytestmark = pytest.mark.end_to_end", 'pytestmark = pytest.mark.xdist_group("x")')
+    joined = variant(module_mark, "def test_two(", '@pytest.mark.xdist_group("y")\ndef test_two(')
+    assert setups_run_per_worker(module_mark) == [] and setups_run_per_worker(joined) == ["scan: test_one, test_two"]
 
 
 def test_a_plan_is_expensive_and_a_fixture_built_on_the_setup_passes_it_on():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
+import re
 import types
 import typing
 from typing import Any, NotRequired, TypedDict
@@ -17,6 +18,7 @@ import pydantic
 import pytest
 import yaml
 from pulumi.provider.experimental.component import ComponentProvider
+from pydantic_core import PydanticUndefined
 
 import gpt_oss_infra
 from gpt_oss_infra import DynamoPlatform, GptOssDeployment, GptOssStack, GpuNodePool, ModelCache
@@ -317,7 +319,7 @@ ENDPOINT_REFUSED = [
     ({"endpoint": {"exposure": "everywhere"}, "api_keys": {"a": SECRET_KEY}}, "endpoint.exposure: Input should be"),
     ({"endpoint": {"exposure": "public"}, "api_keys": {"a": SECRET_KEY}}, "endpoint.certificate_arn: "),
     ({"endpoint": {"exposure": "internal", "client_requests_per_minute": {"b": 5}}, "api_keys": {"a": SECRET_KEY}},
-     "endpoint.client_requests_per_minute.b: no such client in apiKeys"),
+     "endpoint.client_requests_per_minute.b: no such client in api_keys"),
 ]  # fmt: skip
 
 
@@ -755,6 +757,21 @@ STATED_DEFAULTS = {
 }
 
 
+def block_defaults() -> dict[str, Any]:
+    """'Args.argument' -> the block's default, for every argument that is a config part's field with a
+    default (the block's own where it has one: blocks.OWN_DEFAULTS) and for those of STATED_DEFAULTS."""
+    defaults = {}
+    for args, part, _ in BLOCK_PARTS:
+        for name in args.__annotations__:
+            if name in STATED_DEFAULTS:
+                defaults[f"{args.__name__}.{name}"] = STATED_DEFAULTS[name]
+            elif name in part.model_fields:
+                default = blocks.OWN_DEFAULTS.get(part, {}).get(name, part.model_fields[name].default)
+                if default not in (None, PydanticUndefined):
+                    defaults[f"{args.__name__}.{name}"] = default
+    return defaults
+
+
 def argument_docstrings(source: str) -> dict[str, str]:
     """'Class.argument' -> the docstring under the argument's annotation, for each TypedDict of a module."""
     documented = {}
@@ -770,14 +787,19 @@ def argument_docstrings(source: str) -> dict[str, str]:
     return documented
 
 
-def stale_defaults(documented: dict[str, str]) -> list[str]:
-    """The arguments of STATED_DEFAULTS whose docstring speaks of a default without today's value."""
+def stale_defaults(documented: dict[str, str], defaults: dict[str, Any]) -> list[str]:
+    """The arguments whose docstring speaks of a default and does not state `defaults`' value for it: after
+    "default" in the same clause ("(default 60)", "(default: configs/components.yaml's, 1.6.1)"), or just
+    before "(the default"."""
+
+    def stated(text: str, value: str) -> bool:
+        value = re.escape(value)
+        return bool(re.search(rf"default[^);]*(?<![\w.]){value}(?![\w.])|(?<![\w.]){value} \(the default", text))
+
     return sorted(
         key
         for key, text in documented.items()
-        if (argument := key.split(".")[-1]) in STATED_DEFAULTS
-        and "default" in text
-        and str(STATED_DEFAULTS[argument]) not in text
+        if key in defaults and "default" in text and not stated(text, str(defaults[key]))
     )
 
 
@@ -787,12 +809,21 @@ def test_a_default_an_arguments_docstring_states_is_todays():
         for path in sorted((ROOT / "components").glob("*.py"))
         for key, text in argument_docstrings(path.read_text()).items()
     }
-    stating = [key for key in documented if key.split(".")[-1] in STATED_DEFAULTS and "default" in documented[key]]
-    assert "DynamoPlatformArgs.dynamo_release" in stating and "GpuNodePoolArgs.environment" in stating
-    assert stale_defaults(documented) == []
+    defaults = block_defaults()
+    stating = [key for key in documented if key in defaults and "default" in documented[key]]
+    assert {"DynamoPlatformArgs.dynamo_release", "ModelCacheArgs.storage", "GptOssDeploymentArgs.replicas"} <= set(
+        stating
+    )
+    assert stale_defaults(documented, defaults) == []
 
 
 def test_a_docstring_with_yesterdays_default_is_caught():
     source = 'class Args(TypedDict):\n    kubernetes_version: str\n    """Checked against (default 1.35)."""\n'
     assert argument_docstrings(source) == {"Args.kubernetes_version": "Checked against (default 1.35)."}
-    assert stale_defaults(argument_docstrings(source)) == ["Args.kubernetes_version"]
+    assert stale_defaults(argument_docstrings(source), {"Args.kubernetes_version": "1.36"}) == [
+        "Args.kubernetes_version"
+    ]
+    # The block's default, not the stack config's: a ModelCache uses the cluster's StorageClass.
+    storage = 'class ModelCacheArgs(TypedDict):\n    storage: str\n    """efs (the default) or existing."""\n'
+    assert block_defaults()["ModelCacheArgs.storage"] == "existing"
+    assert stale_defaults(argument_docstrings(storage), block_defaults()) == ["ModelCacheArgs.storage"]

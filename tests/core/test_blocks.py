@@ -184,6 +184,7 @@ def test_whole_numbers_from_other_languages_become_ints():
 
 
 ON_H200 = {"namespace": "gpt-oss", "node_selector": {"nvidia.com/gpu.product": "NVIDIA-H200"}}
+CERTIFICATE = "arn:aws:acm:us-east-2:123456789012:certificate/12345678-1234-1234-1234-123456789012"
 
 
 @pytest.mark.parametrize(
@@ -246,7 +247,45 @@ def test_a_deployment_on_a_gpu_node_pool_selects_its_nodes_and_follows_its_efa(c
     assert pool is not None and (pool.config.nodes, pool.config.node_selector) == (2, {"gpt-oss-infra/pool": "b200"})
     assert not any(worker.efa for worker in block.serving.deployment.workers)
     # Its KV cache crosses the pool's two nodes over TCP: warned, keyed by the argument that decides it.
-    assert any(warning.startswith("name: its KV cache moves between nodes") for warning in block.warnings)
+    (kv_warning,) = [warning for warning in block.warnings if warning.startswith("name: its KV cache moves")]
+    assert "node pool b200 has no EFA (GpuNodePool b200's efa)" in kv_warning  # not nodePools.b200.efa
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"endpoint": {"exposure": "internal", "certificate_arn": CERTIFICATE}, "load_balancer_controller": True},
+            "endpoint.hostname: required with certificate_arn:",
+        ),
+        (
+            {"runtime_image": "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.5.1"},
+            "runtime_image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.5.1 is Dynamo 1.5.1's, but dynamo_release "
+            "is 1.6.1",
+        ),
+        ({"node_selector": {}, "pool_nodes": 1}, "and set node_selector: {gpt-oss-infra/pool: gpt-oss}"),
+    ],
+)
+def test_a_deployments_problem_names_the_other_arguments_it_mentions_as_arguments(catalog, arguments, expected):
+    with pytest.raises(ConfigError) as refused:
+        blocks.gpt_oss_deployment(
+            "gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, **arguments}, catalog, {}, False, ["a"]
+        )
+    assert expected in str(refused.value)
+
+
+def test_a_deployments_warning_names_the_arguments_it_mentions_as_arguments(catalog):
+    endpoint = {"exposure": "internal"}
+    block = blocks.gpt_oss_deployment(
+        "gpt-oss",
+        {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": endpoint, "load_balancer_controller": True},
+        catalog,
+        {},
+        False,
+        ["a"],
+    )
+    (open_nlb,) = [warning for warning in block.warnings if warning.startswith("endpoint.allowed_cidrs: NOT SET")]
+    assert "Set allowed_cidrs to the VPC's CIDR" in open_nlb and "allowedCidrs" not in open_nlb
 
 
 @pytest.mark.parametrize(
