@@ -9,6 +9,9 @@ under the argument as its language spells it (clusterName), which a RunError can
 from __future__ import annotations
 
 import difflib
+import inspect
+import re
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,12 +21,44 @@ from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.mappings import snake_to_camel
 
 _FOR_OTHER_LANGUAGES = False  # set by the component provider (provider/__main__.py)
+# The components' arguments as the schema spells them (cluster_name -> clusterName), where they differ; set
+# with _FOR_OTHER_LANGUAGES. A refusal's reason may name another argument ("required with capacity_type").
+_SCHEMA_SPELLING: dict[str, str] = {}
 
 
-def serve_other_languages() -> None:
-    """Refusals from now on are InputPropertiesErrors keyed by the schema's property paths."""
-    global _FOR_OTHER_LANGUAGES
+def serve_other_languages(components: list[type[pulumi.ComponentResource]]) -> None:
+    """Refusals from now on are InputPropertiesErrors keyed by the schema's property paths, and the
+    arguments of `components` their reasons name are spelt as the schema spells them."""
+    global _FOR_OTHER_LANGUAGES, _SCHEMA_SPELLING
     _FOR_OTHER_LANGUAGES = True
+    _SCHEMA_SPELLING = schema_spelling(components)
+
+
+def schema_spelling(components: list[type[pulumi.ComponentResource]]) -> dict[str, str]:
+    """Each argument of the components' Args types (and of the TypedDicts they nest, an endpoint's) whose
+    schema name differs: its Python name -> the schema's."""
+    typed_dicts = [inspect.signature(component.__init__).parameters["args"].annotation for component in components]
+    names: set[str] = set()
+    while typed_dicts:
+        typed_dict = typed_dicts.pop()
+        for name, annotation in typed_dict.__annotations__.items():
+            names.add(name)
+            typed_dicts += [nested for nested in _nested(annotation) if typing.is_typeddict(nested)]
+    return {name: snake_to_camel(name) for name in sorted(names) if snake_to_camel(name) != name}
+
+
+def _nested(annotation: Any) -> list[Any]:
+    """An annotation and every type inside it (NotRequired[Endpoint | None] -> Endpoint among them)."""
+    return [annotation, *(inner for argument in typing.get_args(annotation) for inner in _nested(argument))]
+
+
+def in_schema_spelling(text: str) -> str:
+    """`text` with each argument it names as a whole word (endpoint.certificate_arn too) spelt as the schema
+    spells it, once serve_other_languages has set the spellings."""
+    if not _SCHEMA_SPELLING:
+        return text
+    pattern = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, _SCHEMA_SPELLING)) + r")(?![\w])")
+    return pattern.sub(lambda match: _SCHEMA_SPELLING[match.group(1)], text)
 
 
 def refusal(block: str, name: str, error: ConfigError) -> Exception:
@@ -36,10 +71,10 @@ def keyed_refusal(message: str, error: ConfigError, key_to_path: Callable[[str],
     if not _FOR_OTHER_LANGUAGES:
         return pulumi.RunError(message)
     errors: list[pulumi.InputPropertyErrorDetails] = [
-        {"property_path": _schema_path(key_to_path(problem.key)), "reason": problem.message}
+        {"property_path": _schema_path(key_to_path(problem.key)), "reason": in_schema_spelling(problem.message)}
         for problem in error.problems
     ]
-    return pulumi.InputPropertiesError(message, errors)
+    return pulumi.InputPropertiesError(in_schema_spelling(message), errors)
 
 
 def _schema_path(path: str) -> str:

@@ -31,5 +31,5 @@ class KeyedRefusalProvider(ComponentProvider):
 
 
 def host(components: list[type[pulumi.ComponentResource]], package: str, version: str) -> None:
-    serve_other_languages()
+    serve_other_languages(components)
     main(KeyedRefusalProvider(components, package, None, version), sys.argv[1:])

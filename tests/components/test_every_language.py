@@ -137,6 +137,19 @@ def test_the_check_catches_a_dynamic_resource(engine):
             "readyTimeoutMinutes",
             "must be at least 1",
         ),
+        (  # a reason names another argument as the schema spells it too
+            "GpuNodePool",
+            {
+                "clusterName": "lab",
+                "subnetIds": ["subnet-a"],
+                "hardware": "h200",
+                "nodes": 1,
+                "capacityType": "CAPACITY_BLOCK",
+                "availabilityZone": "us-east-2a",
+            },
+            "capacityReservationId",
+            "required with capacityType CAPACITY_BLOCK",
+        ),
         (
             "GptOssStack",
             {"config": namespace_config(example_entries("dev")) | {"namespace": "Not_A_Label"}},
@@ -152,7 +165,9 @@ def test_another_languages_program_sees_each_refusal_under_its_argument(
     under the property path as the caller's language spells it (camelCase), not one RunError text."""
     from gpt_oss_infra.components import arguments
 
-    monkeypatch.setattr(arguments, "_FOR_OTHER_LANGUAGES", True)  # as provider_host.host() sets it
+    # As provider_host.host() sets them:
+    monkeypatch.setattr(arguments, "_FOR_OTHER_LANGUAGES", True)
+    monkeypatch.setattr(arguments, "_SCHEMA_SPELLING", arguments.schema_spelling(gpt_oss_infra.COMPONENTS))
     provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
     caught = {}
 
