@@ -472,7 +472,7 @@ def _deployment_settings(
         pool_name=pool_name,
         node_pools={pool_name: from_arguments(NodePoolConfig, seen)} if gpu_hardware is not None else {},
         on_gpu_node_pool=made is not None,
-        named=_DeploymentNames(name, pool_name, recipe_argument),
+        named=_DeploymentNames(name, pool_name, recipe_argument, on_gpu_node_pool=made is not None),
     )
 
 
@@ -682,15 +682,20 @@ class _DeploymentNames:
     name: str
     pool: str
     recipe_argument: str  # recipe, or recipe_definition
+    on_gpu_node_pool: bool  # the pool is a GpuNodePool of the caller's (node_pool), else the deployment's own
+
+    @property
+    def pool_arguments(self) -> dict[str, str]:
+        """The pool's stack-file keys the deployment's own arguments set."""
+        return {"nodes": "pool_nodes", "nodeSelector": "node_selector", "hardware": self.recipe_argument}
 
     def argument_of(self, key: str) -> str:
         deployment, pool = f"{KEY_PREFIX}deployments.{self.name}", f"{KEY_PREFIX}nodePools.{self.pool}"
         if key in (deployment, f"{deployment}.recipe"):
             return "name" if key == deployment else self.recipe_argument
         if key == pool or key.startswith(f"{pool}."):
-            pool_arguments = {"nodes": "pool_nodes", "nodeSelector": "node_selector", "hardware": self.recipe_argument}
             field = key.removeprefix(pool).removeprefix(".").split(".")[0]
-            return pool_arguments.get(field, "node_pool")
+            return self.pool_arguments.get(field, "node_pool")
         if key.startswith(f"{deployment}.endpoint."):
             return _per_minute_argument(argument_named(key, f"{deployment}.endpoint", EndpointConfig, "endpoint."))
         if key.startswith(f"{KEY_PREFIX}apiKeys"):
@@ -702,12 +707,17 @@ class _DeploymentNames:
     @functools.cached_property
     def mentioned(self) -> dict[str, str]:
         """The stack-file keys a message may mention, as the caller names them: the block's arguments, and
-        the keys of the deployment's node pool, a GpuNodePool of the caller's (nodePools.b200.efa)."""
-        pool = {
-            f"nodePools.{self.pool}.{NodePoolConfig.model_fields[field].alias or field}": f"GpuNodePool "
-            f"{self.pool}'s {field}"
-            for field in offered(NodePoolConfig)
-        }
+        the keys of the deployment's node pool: a GpuNodePool's (nodePools.b200.efa -> GpuNodePool b200's
+        efa), or those of the deployment's own pool that its arguments set (nodePools.<name>.nodes ->
+        pool_nodes)."""
+        fields = NodePoolConfig.model_fields
+        if self.on_gpu_node_pool:
+            pool = {
+                f"nodePools.{self.pool}.{fields[f].alias or f}": f"GpuNodePool {self.pool}'s {f}"
+                for f in offered(NodePoolConfig)
+            }
+        else:
+            pool = {f"nodePools.{self.pool}.{key}": argument for key, argument in self.pool_arguments.items()}
         return _MENTIONED | pool
 
     def arguments(self, problems: list[Problem]) -> list[Problem]:

@@ -403,8 +403,18 @@ def test_a_gpu_node_pools_nodes_are_counted_as_it_made_them(catalog):
 
 
 def test_only_the_deployments_own_pool_keys_are_named_as_its_pool_arguments():
-    names = blocks._DeploymentNames("gpt-oss", "gpu", "recipe")
+    names = blocks._DeploymentNames("gpt-oss", "gpu", "recipe", on_gpu_node_pool=False)
     assert names.argument_of("gpt-oss-infra:nodePools.gpu.nodes") == "pool_nodes"
     assert names.argument_of("gpt-oss-infra:nodePools.gpu") == "node_pool"
     # Another pool's key whose name merely starts with this one's is not this pool's.
     assert names.argument_of("gpt-oss-infra:nodePools.gpu2.nodes") == "gpt-oss-infra:nodePools.gpu2.nodes"
+
+
+def test_a_mention_of_the_pools_keys_names_what_the_caller_sets():
+    """On a GpuNodePool of the caller's, its arguments; on the deployment's own nodes (node_selector), the
+    deployment's arguments that set them, and nothing of a GpuNodePool the caller did not make."""
+    message = [Problem("gpt-oss-infra:deployments.gpt-oss.gpus", "see nodePools.gpu.nodes and nodePools.gpu.efa")]
+    on_pool = blocks._DeploymentNames("gpt-oss", "gpu", "recipe", on_gpu_node_pool=True).arguments(message)
+    assert [str(problem) for problem in on_pool] == ["gpus: see GpuNodePool gpu's nodes and GpuNodePool gpu's efa"]
+    own = blocks._DeploymentNames("gpt-oss", "gpu", "recipe", on_gpu_node_pool=False).arguments(message)
+    assert [str(problem) for problem in own] == ["gpus: see pool_nodes and nodePools.gpu.efa"]
