@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import re
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pulumi
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
-from gpt_oss_infra.core.mappings import snake_to_camel
+from gpt_oss_infra.core.mappings import renamed_words, snake_to_camel
 
 _FOR_OTHER_LANGUAGES = False  # set by the component provider (provider/__main__.py)
 # The components' arguments as the schema spells them (cluster_name -> clusterName), where they differ; set
@@ -55,10 +54,7 @@ def _nested(annotation: Any) -> list[Any]:
 def in_schema_spelling(text: str) -> str:
     """`text` with each argument it names as a whole word (endpoint.certificate_arn too) spelt as the schema
     spells it, once serve_other_languages has set the spellings."""
-    if not _SCHEMA_SPELLING:
-        return text
-    pattern = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, _SCHEMA_SPELLING)) + r")(?![\w])")
-    return pattern.sub(lambda match: _SCHEMA_SPELLING[match.group(1)], text)
+    return renamed_words(text, _SCHEMA_SPELLING, after_dots=True)
 
 
 def refusal(block: str, name: str, error: ConfigError) -> Exception:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -58,6 +57,7 @@ from gpt_oss_infra.core.inputs.rules import (
     unsupported_release,
 )
 from gpt_oss_infra.core.inputs.types import DeploymentName, DnsLabel
+from gpt_oss_infra.core.mappings import renamed_words
 from gpt_oss_infra.core.paths import CONFIG_DIR
 from gpt_oss_infra.core.render import manifests, ownership, platform
 from gpt_oss_infra.core.render.aws.account import AccountFacts
@@ -319,7 +319,7 @@ def as_arguments(problems: list[Problem], prefix: str, part: type[StrictModel]) 
     as the block's argument (argument_named), and the part's keys their messages mention named so too."""
     renamed = argument_names(part)
     return [
-        Problem(argument_named(problem.key, prefix, part), in_argument_terms(problem.message, renamed))
+        Problem(argument_named(problem.key, prefix, part), renamed_words(problem.message, renamed, after_dots=False))
         for problem in problems
     ]
 
@@ -329,15 +329,6 @@ def argument_names(part: type[StrictModel]) -> dict[str, str]:
     argument names (capacityType -> capacity_type)."""
     fields = part.model_fields
     return {alias: name for name in offered(part) if (alias := fields[name].alias) and alias != name}
-
-
-def in_argument_terms(message: str, renamed: dict[str, str]) -> str:
-    """A message of the stack's stages with each stack-file key it mentions (a word of `renamed`) as the
-    block's argument: "required with capacityType CAPACITY_BLOCK" -> "required with capacity_type ..."."""
-    if not renamed:
-        return message
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(renamed, key=len, reverse=True))) + r")\b")
-    return pattern.sub(lambda match: renamed[match.group(1)], message)
 
 
 def argument_named(key: str, prefix: str, part: type[StrictModel], within: str = "") -> str:
@@ -723,7 +714,8 @@ class _DeploymentNames:
     def arguments(self, problems: list[Problem]) -> list[Problem]:
         return list(
             dict.fromkeys(
-                Problem(self.argument_of(p.key), in_argument_terms(p.message, self.mentioned)) for p in problems
+                Problem(self.argument_of(p.key), renamed_words(p.message, self.mentioned, after_dots=False))
+                for p in problems
             )
         )
 
@@ -734,7 +726,7 @@ class _DeploymentNames:
         if not (key.startswith(KEY_PREFIX) and separator):
             return text
         named = {f"{KEY_PREFIX}networkPolicies.enabled": "network_policies"}.get(key) or self.argument_of(key)
-        return f"{named}{separator}{in_argument_terms(rest, self.mentioned)}"
+        return f"{named}{separator}{renamed_words(rest, self.mentioned, after_dots=False)}"
 
 
 def _placement(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,3 +51,14 @@ def snake_to_camel(name: str) -> str:
 def camel_to_snake(name: str) -> str:
     """ngcApiKey -> ngc_api_key: snake_to_camel undone, how a Python argument is named."""
     return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
+
+
+def renamed_words(text: str, renames: dict[str, str], *, after_dots: bool) -> str:
+    """`text` with each key of `renames` that stands as a whole word in it replaced by its value. With
+    `after_dots`, a word that ends a dotted path is one too (endpoint.certificate_arn); without, a dotted path
+    is left as it is (nodePools.gpu.capacityType stays, capacityType alone is renamed)."""
+    if not renames:
+        return text
+    before = r"(?<![\w])" if after_dots else r"(?<![\w.])"
+    words = "|".join(map(re.escape, sorted(renames, key=len, reverse=True)))  # the longest of overlapping keys
+    return re.sub(rf"{before}({words})(?![\w])", lambda match: renames[match.group(1)], text)
