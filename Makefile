@@ -100,7 +100,7 @@ check-versions: $(VENV)/.installed  ## read the chart repositories' live indexes
 bench: $(VENV)/.installed $(VENV_CHECKOV)/.installed $(VENV_DYNAMO)/.installed $(VENV_TRIAL)/.installed  ## time make plan (against importing its SDK classes alone; 20 vs 1 deployments), the unit and program tests, the whole pytest, make estimate
 	$(PY) -m gpt_oss_infra bench
 
-vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD: write the JSON twin the program reads it from
+vendor-json: $(VENV)/.installed  ## after adding or updating a vendored CRD, updating botocore or adding an operation to configs/aws-api/mapping.yaml: write the JSON the program reads
 	$(PY) -m gpt_oss_infra vendor-json
 
 lint: $(VENV)/.installed  ## ruff check, ruff format --check, and mypy --strict on the public API, the components and the core

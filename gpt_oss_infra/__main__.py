@@ -26,7 +26,10 @@ COMMANDS = {
     "mocker-timing": ("mocker_timing", "model the trial recipes' timing tables"),
     "simulate": ("simulate", "replay every shipped deployment's traffic with and without the Planner (dynamo.replay)"),
     "dynamo-parsers": ("dynamo_parsers", "install or run each Dynamo release's own argument parsers"),
-    "vendor-json": ("vendor_json", "write the JSON twins the program reads the vendored CRDs from"),
+    "vendor-json": (
+        "vendor_json",
+        "write the JSON the program reads vendored data from: CRD twins, botocore's AWS models",
+    ),
     "config-reference": (
         "config_reference",
         "write the stack config reference (docs/config.md) from the config models",

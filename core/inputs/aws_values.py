@@ -2,8 +2,12 @@
 before anything is registered, so that a refusal names the key rather than an AWS request.
 
 Read from botocore's bundled data (offline, no credentials): the EC2 InstanceType, EKS AMITypes
-and CapacityTypes enums of its service models, and the regions of its endpoint data. What botocore
-states only in prose is quoted from its source:
+and CapacityTypes enums of its service models, and the regions of its endpoint data. The program
+reads the part of that data it uses from vendor/botocore/ (aws-models.json.gz: the operations
+configs/aws-api/mapping.yaml names and every shape they reach, ENUMS_READ, the regions of
+REGIONS_READ), written from the pinned botocore by `make vendor-json` and kept equal to it by a test:
+a plan used to spend a third of a second loading botocore's whole models. What botocore states only
+in prose is quoted from its source:
   [az-codes] https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html
              "The code for an Availability Zone is its Region code followed by a letter identifier."
 Whether an instance type is offered in the stack's zones is the account's answer, read at deploy
@@ -14,24 +18,41 @@ from __future__ import annotations
 
 import difflib
 import functools
+import gzip
+import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import botocore.model
-import botocore.session
+from botocore.exceptions import UnknownServiceError
 
 from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.paths import VENDOR_DIR
+
+AWS_MODELS = VENDOR_DIR / "botocore" / "aws-models.json.gz"
+# Beside the mapping's operations: the enums read here whichever operations reach them, and the
+# services whose regions are read.
+ENUMS_READ = {"ec2": ("InstanceType",), "eks": ("AMITypes",)}
+REGIONS_READ = ("ec2", "eks")
 
 
 @functools.cache
-def _session() -> botocore.session.Session:
-    return botocore.session.get_session()
+def vendored_models() -> dict[str, Any]:
+    """vendor/botocore/aws-models.json.gz: {"botocore": version, "models": {service: model},
+    "regions": {service: [region]}}, each model botocore's with only the operations and shapes used."""
+    with gzip.open(AWS_MODELS) as stream:
+        models: dict[str, Any] = json.load(stream)
+    return models
 
 
 @functools.cache
 def service_model(service: str) -> botocore.model.ServiceModel:
-    """botocore's model of one AWS service (one session for the program: each model is read once)."""
-    return _session().get_service_model(service)
+    """botocore's model of one AWS service, as botocore reads it, from the vendored part of it."""
+    services = vendored_models()["models"]
+    if service not in services:
+        raise UnknownServiceError(service_name=service, known_service_names=", ".join(sorted(services)))
+    return botocore.model.ServiceModel(services[service], service_name=service)
 
 
 @functools.cache
@@ -42,13 +63,8 @@ def enum(service: str, shape: str) -> frozenset[str]:
 
 @functools.cache
 def regions(service: str) -> frozenset[str]:
-    """Every region of every partition botocore's endpoint data has `service` in."""
-    session = _session()
-    return frozenset(
-        region
-        for partition in session.get_available_partitions()
-        for region in session.get_available_regions(service, partition)
-    )
+    """Every region of every partition botocore's endpoint data has `service` (one of REGIONS_READ) in."""
+    return frozenset(vendored_models()["regions"][service])
 
 
 def eks_regions() -> frozenset[str]:
