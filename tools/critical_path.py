@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from gpt_oss_infra.core.dynamo_graph import GRAPH_TYPES
 from gpt_oss_infra.core.paths import CONFIG_DIR
+from gpt_oss_infra.core.yaml_files import read_yaml
 from gpt_oss_infra.tools.dependencies import direct_waits
 from gpt_oss_infra.tools.pulumi_engine import Registration
 
@@ -45,7 +45,7 @@ class PathStep:
 
 
 def load_phases(path: Path = DURATIONS) -> list[Phase]:
-    return [Phase.model_validate(entry) for entry in yaml.safe_load(path.read_text())]
+    return [Phase.model_validate(entry) for entry in read_yaml(path)]
 
 
 def critical_path(resources: list[Registration], phases: list[Phase]) -> list[PathStep]:
