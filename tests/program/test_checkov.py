@@ -50,10 +50,13 @@ def checkov(directory: Path) -> dict[str, Any]:
     return report
 
 
-def write_manifests(directory: Path, runs: dict[str, Any]) -> list[Path]:
+def write_manifests(directory: Path, runs: dict[str, Any]) -> dict[Path, Path]:
     """Each stack's manifests, one file each under <directory>/<stack>/, as the plan holds them,
-    except the CRDs: megabytes of vendored schema and no pod, which would take checkov a minute."""
-    written = []
+    except the CRDs: megabytes of vendored schema and no pod, which would take checkov a minute. A
+    manifest with the same text as one written for an earlier stack (most of the platform's are) is not
+    written again: checkov scanned 337 files for 231 texts. Each manifest's path -> the file scanned for it."""
+    scanned_for: dict[Path, Path] = {}
+    first_written: dict[str, Path] = {}
     for stack, run in runs.items():
         for manifest in manifests(run):
             if manifest["kind"] == "CustomResourceDefinition":
@@ -61,73 +64,23 @@ def write_manifests(directory: Path, runs: dict[str, Any]) -> list[Path]:
             metadata = manifest["metadata"]
             parts = [manifest["kind"].lower(), metadata.get("namespace"), metadata["name"]]
             path = directory / stack / ("_".join(part for part in parts if part) + ".yaml")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-            written.append(path)
-    return written
+            text = yaml.safe_dump(manifest, sort_keys=False)
+            if text not in first_written:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                first_written[text] = path
+            scanned_for[path] = first_written[text]
+    return scanned_for
 
 
-@pytest.fixture(scope="module")
-def scan(tmp_path_factory):
-    """Every stack's manifests (runs shared with the other tests of the session), one checkov run."""
-    runs = {stack: run_entries(example_entries(stack), stack=stack) for stack in stack_names()}
-    runs[WITH_SECRETS] = run_entries(
-        stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:ngcApiKey": "nvapi-x"}
-    )
-    for stack, run in runs.items():
-        assert run.error is None, (stack, run.error)
-    directory = tmp_path_factory.mktemp("manifests")
-    written = write_manifests(directory, runs)
-    return directory, written, checkov(directory)
+# Scanned with every stack's manifests, in a folder of its own: what checkov must find there proves the scan
+# and its skips catch what they are here for.
+INSECURE = "insecure"
 
 
-def where(result: dict[str, Any]) -> str:
-    """stack/file: resource, check id and name, of one of checkov's results."""
-    file = result["file_path"].lstrip("/")
-    return f"{file}: {result['resource']} {result['check_id']} {result['check_name']}"
-
-
-@needs_checkov
-def test_no_manifest_fails_a_check(scan):
-    _, _, report = scan
-    failed = report["results"]["failed_checks"]
-    assert not failed, "checkov findings (fix the renderer, or skip in .checkov.yaml with why):\n" + "\n".join(
-        sorted(map(where, failed))
-    )
-    assert report["summary"]["parsing_errors"] == 0
-
-
-@needs_checkov
-def test_every_job_of_every_stack_was_scanned(scan):
-    directory, written, report = scan
-    results = [result for results in report["results"].values() for result in results]
-    scanned = {result["file_path"].lstrip("/") for result in results}
-    jobs = {str(path.relative_to(directory)) for path in written if path.name.startswith("job_")}
-    assert {job.split("/")[0] for job in jobs} == {*stack_names(), WITH_SECRETS}  # each has its download Job
-    assert jobs <= scanned
-    # The secrets' variant has the HF token Secret, mounted into the download Job as a file.
-    assert f"{WITH_SECRETS}/secret_gpt-oss_hf-token.yaml" in scanned
-
-
-@needs_checkov
-def test_every_skip_says_why(scan):
-    """Per object, in checkov's annotation (`<check>=<reason>`); for all, a comment in .checkov.yaml."""
-    _, _, report = scan
-    for skipped in report["results"]["skipped_checks"]:
-        reason = skipped["check_result"]["suppress_comment"]
-        assert len(reason) > 20, (where(skipped), reason)  # not checkov's "No comment provided"
-    config = yaml.safe_load(CONFIG.read_text())
-    lines = CONFIG.read_text().splitlines()
-    for check in config["skip-check"]:
-        (line,) = [line for line in lines if line.strip().startswith(f"- {check}")]
-        assert len(line.partition("#")[2].strip()) > 20, line
-
-
-@needs_checkov
-def test_checkov_catches_what_it_is_here_for(tmp_path):
-    """A Job whose container is privileged, runs as root, mounts the service account token and sets
-    no resources fails checkov's checks with .checkov.yaml's skips."""
-    job = {
+def insecure_job() -> dict[str, Any]:
+    """A Job whose container is privileged, runs as root, mounts the service account token and sets no resources."""
+    return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "insecure", "namespace": "gpt-oss"},
@@ -147,9 +100,83 @@ def test_checkov_catches_what_it_is_here_for(tmp_path):
             }
         },
     }
-    (tmp_path / "insecure").mkdir()
-    (tmp_path / "insecure" / "job_gpt-oss_insecure.yaml").write_text(yaml.safe_dump(job))
-    failed = {result["check_id"] for result in checkov(tmp_path)["results"]["failed_checks"]}
+
+
+@pytest.fixture(scope="module")
+def scan(tmp_path_factory):
+    """Every stack's manifests (runs shared with the other tests of the session) and the insecure Job, one
+    checkov run."""
+    runs = {stack: run_entries(example_entries(stack), stack=stack) for stack in stack_names()}
+    runs[WITH_SECRETS] = run_entries(
+        stack_entries("dev") | {"gpt-oss-infra:hfToken": "hf_x", "gpt-oss-infra:ngcApiKey": "nvapi-x"}
+    )
+    for stack, run in runs.items():
+        assert run.error is None, (stack, run.error)
+    directory = tmp_path_factory.mktemp("manifests")
+    scanned_for = write_manifests(directory, runs)
+    (directory / INSECURE).mkdir()
+    (directory / INSECURE / "job_gpt-oss_insecure.yaml").write_text(yaml.safe_dump(insecure_job()))
+    return directory, scanned_for, checkov(directory)
+
+
+def in_stacks(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results of the stacks' manifests: not of the insecure Job."""
+    return [result for result in results if not result["file_path"].lstrip("/").startswith(f"{INSECURE}/")]
+
+
+def where(result: dict[str, Any]) -> str:
+    """stack/file: resource, check id and name, of one of checkov's results."""
+    file = result["file_path"].lstrip("/")
+    return f"{file}: {result['resource']} {result['check_id']} {result['check_name']}"
+
+
+@needs_checkov
+def test_no_manifest_fails_a_check(scan):
+    _, _, report = scan
+    failed = in_stacks(report["results"]["failed_checks"])
+    assert not failed, "checkov findings (fix the renderer, or skip in .checkov.yaml with why):\n" + "\n".join(
+        sorted(map(where, failed))
+    )
+    assert report["summary"]["parsing_errors"] == 0
+
+
+@needs_checkov
+def test_every_job_of_every_stack_was_scanned(scan):
+    directory, scanned_for, report = scan
+    results = [result for results in report["results"].values() for result in results]
+    scanned = {result["file_path"].lstrip("/") for result in results}
+    jobs = {path: scanned_for[path] for path in scanned_for if path.name.startswith("job_")}
+    assert {path.relative_to(directory).parts[0] for path in jobs} == {*stack_names(), WITH_SECRETS}  # each has one
+    assert {str(path.relative_to(directory)) for path in jobs.values()} <= scanned
+    assert len(set(scanned_for.values())) < len(scanned_for)  # the same text is scanned once
+    # The secrets' variant has the HF token Secret, mounted into the download Job as a file.
+    assert f"{WITH_SECRETS}/secret_gpt-oss_hf-token.yaml" in scanned
+
+
+@needs_checkov
+def test_every_skip_says_why(scan):
+    """Per object, in checkov's annotation (`<check>=<reason>`); for all, a comment in .checkov.yaml."""
+    _, _, report = scan
+    for skipped in report["results"]["skipped_checks"]:
+        reason = skipped["check_result"]["suppress_comment"]
+        assert len(reason) > 20, (where(skipped), reason)  # not checkov's "No comment provided"
+    config = yaml.safe_load(CONFIG.read_text())
+    lines = CONFIG.read_text().splitlines()
+    for check in config["skip-check"]:
+        (line,) = [line for line in lines if line.strip().startswith(f"- {check}")]
+        assert len(line.partition("#")[2].strip()) > 20, line
+
+
+@needs_checkov
+def test_checkov_catches_what_it_is_here_for(scan):
+    """The insecure Job, scanned with the stacks' manifests and .checkov.yaml's skips, fails the checks
+    for each of its faults."""
+    _, _, report = scan
+    failed = {
+        result["check_id"]
+        for result in report["results"]["failed_checks"]
+        if result["file_path"].lstrip("/").startswith(f"{INSECURE}/")
+    }
     assert {
         "CKV_K8S_16",  # privileged container
         "CKV_K8S_23",  # root
