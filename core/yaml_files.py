@@ -1,6 +1,6 @@
 """Reading the YAML data files of configs/: with LibYAML's C parser where PyYAML has it (every
-stack plan reads the whole catalog), else PyYAML's own; and writing YAML with LibYAML's emitter. The
-vendored CRDs, megabytes of YAML, are read from their JSON twins, which parse ten times faster."""
+stack plan reads the whole catalog), else PyYAML's own. The vendored CRDs, megabytes of YAML, are
+read from their JSON twins, which parse ten times faster."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import IO, Any
 import yaml
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe: plain data, no Python objects
-DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def load_yaml(stream: IO[str] | IO[bytes] | str | bytes) -> Any:
@@ -23,11 +22,6 @@ def load_yaml(stream: IO[str] | IO[bytes] | str | bytes) -> Any:
 def read_yaml(path: Path) -> Any:
     with path.open() as stream:
         return load_yaml(stream)
-
-
-def dump_yaml(data: Any) -> str:
-    """yaml.safe_dump's text, keys sorted, written by LibYAML's emitter where PyYAML has it."""
-    return yaml.dump(data, Dumper=DUMPER, sort_keys=True)
 
 
 def load_yaml_documents(stream: IO[str] | IO[bytes] | str | bytes) -> list[Any]:

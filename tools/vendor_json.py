@@ -25,6 +25,7 @@ from typing import Any
 
 import botocore
 import botocore.session
+from botocore.loaders import Loader
 
 from gpt_oss_infra.core.checks.aws_contract import load_mapping
 from gpt_oss_infra.core.inputs.aws_values import AWS_MODELS, ENUMS_READ, REGIONS_READ
@@ -57,9 +58,12 @@ def stale_twins(vendor_dir: Path = VENDOR_DIR) -> list[str]:
 
 @functools.cache
 def aws_models_text() -> str:
-    """What vendor/botocore/aws-models.json.gz holds, from the installed botocore (see the docstring)."""
+    """What vendor/botocore/aws-models.json.gz holds, from the installed botocore (see the docstring): its
+    models' keys and members in botocore's order (a refusal lists a structure's members in that order)."""
     session = botocore.session.get_session()
-    loader = session.get_component("data_loader")
+    # botocore's own data only: not the models a user keeps in ~/.aws/models or AWS_DATA_PATH
+    loader = Loader(extra_search_paths=[Loader.BUILTIN_DATA_PATH], include_default_search_paths=False)
+    session.register_component("data_loader", loader)
     used: dict[str, set[str]] = {}  # service -> the operations and enum shapes read
     for entry in load_mapping().resources.values():
         for operation in entry.operations:
@@ -82,24 +86,27 @@ def aws_models_text() -> str:
         for service in REGIONS_READ
     }
     content = {"botocore": botocore.__version__, "models": services, "regions": regions}
-    return json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return json.dumps(content, separators=(",", ":"))
 
 
 def _model_part(model: dict[str, Any], names: set[str]) -> dict[str, Any]:
     """The model with only the operations and shapes among `names` (a name no operation or shape has
-    is left out, so that the mapping check still finds it missing) and every shape they reach."""
-    operations = {name: model["operations"][name] for name in sorted(names) if name in model["operations"]}
+    is left out, so that the mapping check still finds it missing) and every shape they reach, each
+    whole and in the model's order."""
+    operations = {name: operation for name, operation in model["operations"].items() if name in names}
     reached = [name for name in names if name in model["shapes"]]
     for operation in operations.values():
         reached += [operation[part]["shape"] for part in ("input", "output") if part in operation]
         reached += [error["shape"] for error in operation.get("errors", [])]
-    shapes: dict[str, Any] = {}
+    kept: set[str] = set()
     while reached:
         name = reached.pop()
-        if name not in shapes:
-            shape = shapes[name] = model["shapes"][name]
+        if name not in kept:
+            kept.add(name)
+            shape = model["shapes"][name]
             reached += [shape[part]["shape"] for part in ("member", "key", "value") if part in shape]
             reached += [member["shape"] for member in shape.get("members", {}).values()]
+    shapes = {name: shape for name, shape in model["shapes"].items() if name in kept}
     return {**model, "operations": operations, "shapes": shapes}
 
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from gpt_oss_infra.core.backends.protocol import BackendSpec, EngineView
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.paths import DATA_ROOT
 from gpt_oss_infra.core.schema import problems_from
-from gpt_oss_infra.core.yaml_files import dump_yaml, read_yaml
+from gpt_oss_infra.core.yaml_files import read_yaml
 
 TOP_LEVEL_CLASS = "TorchLlmArgs"
 # KvCacheConfig.free_gpu_memory_fraction's default (the field list gives it as 0.9).
@@ -267,7 +268,9 @@ class TrtllmBackend:
         return None  # a real engine
 
     def config_files(self, role: str, engine: dict[str, Any]) -> dict[str, str | bytes]:
-        return {f"{role}.yaml": dump_yaml(engine)}  # --extra-engine-args reads it
+        # PyYAML's own emitter, not LibYAML's: the two fold long non-ASCII strings differently, and this text
+        # is hashed into the workers' annotation, so it must not depend on how PyYAML was built.
+        return {f"{role}.yaml": yaml.safe_dump(engine, sort_keys=True)}  # --extra-engine-args reads it
 
     def worker_args(
         self,

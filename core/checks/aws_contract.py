@@ -920,7 +920,11 @@ def _operation_errors(operation: Operation, entry: ResourceMapping) -> Iterator[
     try:
         request_shape = operation.model().input_shape
     except (UnknownServiceError, OperationNotFoundError) as error:
-        yield f"no such operation in botocore ({type(error).__name__})"
+        # The models are the part of botocore's the mapping named when vendor/botocore/ was written.
+        yield (
+            f"no such operation in botocore's models as vendored ({type(error).__name__}): if botocore has it, "
+            "python -m gpt_oss_infra vendor-json writes it into vendor/botocore/"
+        )
         return
     reference = re.fullmatch(rf"https://docs\.aws\.amazon\.com/[\w/-]+/API_{operation.name}\.html", operation.reference)
     if reference is None:

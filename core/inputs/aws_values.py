@@ -1,12 +1,12 @@
 """The values AWS accepts for what a stack file and the hardware catalog name directly, checked
 before anything is registered, so that a refusal names the key rather than an AWS request.
 
-Read from botocore's bundled data (offline, no credentials): the EC2 InstanceType, EKS AMITypes
-and CapacityTypes enums of its service models, and the regions of its endpoint data. The program
-reads the part of that data it uses from vendor/botocore/ (aws-models.json.gz: the operations
-configs/aws-api/mapping.yaml names and every shape they reach, ENUMS_READ, the regions of
-REGIONS_READ), written from the pinned botocore by `make vendor-json` and kept equal to it by a test:
-a plan used to spend a third of a second loading botocore's whole models. What botocore states only
+Read from botocore's bundled data (offline, no credentials): the EC2 InstanceType and EKS AMITypes
+enums of its service models, and the regions of its endpoint data. The program reads the part of that
+data it uses from vendor/botocore/ (aws-models.json.gz: the operations configs/aws-api/mapping.yaml
+names and every shape they reach, ENUMS_READ, the regions of REGIONS_READ), written from the pinned
+botocore by `make vendor-json` and kept equal to it by a test: a plan used to spend a third of a
+second loading botocore's whole models. What botocore states only
 in prose is quoted from its source:
   [az-codes] https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html
              "The code for an Availability Zone is its Region code followed by a letter identifier."

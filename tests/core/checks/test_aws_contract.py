@@ -74,7 +74,7 @@ def test_a_typo_in_the_mapping_is_caught(tmp_path):
         text = text.replace(old, new, 1)
     (tmp_path / "mapping.yaml").write_text(text)
     errors = "\n".join(mapping_errors(load_mapping(tmp_path / "mapping.yaml")))
-    assert "eks:CreateAccesEntry: no such operation in botocore (OperationNotFoundError)" in errors
+    assert "eks:CreateAccesEntry: no such operation in botocore's models as vendored (OperationNotFoundError)" in errors
     assert (
         "instanceMarketOptions.marketType -> LaunchTemplateData.InstanceMarketOptions.Market: no such member" in errors
     )
