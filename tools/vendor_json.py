@@ -56,14 +56,26 @@ def stale_twins(vendor_dir: Path = VENDOR_DIR) -> list[str]:
     return stale
 
 
+def aws_models_file(vendor_dir: Path = VENDOR_DIR) -> Path:
+    """Where vendor/botocore/aws-models.json.gz is under `vendor_dir`."""
+    return vendor_dir / AWS_MODELS.relative_to(VENDOR_DIR)
+
+
+def botocore_own_session() -> botocore.session.Session:
+    """A botocore session reading botocore's own data only: not the models a user keeps in ~/.aws/models
+    or AWS_DATA_PATH."""
+    session = botocore.session.get_session()
+    loader = Loader(extra_search_paths=[Loader.BUILTIN_DATA_PATH], include_default_search_paths=False)
+    session.register_component("data_loader", loader)
+    return session
+
+
 @functools.cache
 def aws_models_text() -> str:
     """What vendor/botocore/aws-models.json.gz holds, from the installed botocore (see the docstring): its
     models' keys and members in botocore's order (a refusal lists a structure's members in that order)."""
-    session = botocore.session.get_session()
-    # botocore's own data only: not the models a user keeps in ~/.aws/models or AWS_DATA_PATH
-    loader = Loader(extra_search_paths=[Loader.BUILTIN_DATA_PATH], include_default_search_paths=False)
-    session.register_component("data_loader", loader)
+    session = botocore_own_session()
+    loader = session.get_component("data_loader")
     used: dict[str, set[str]] = {}  # service -> the operations and enum shapes read
     for entry in load_mapping().resources.values():
         for operation in entry.operations:
@@ -112,7 +124,7 @@ def _model_part(model: dict[str, Any], names: set[str]) -> dict[str, Any]:
 
 def stale_aws_models(vendor_dir: Path = VENDOR_DIR) -> list[str]:
     """The vendored part of botocore's data, as `<file>: <why>` if missing or not the installed botocore's."""
-    path = vendor_dir / AWS_MODELS.relative_to(VENDOR_DIR)
+    path = aws_models_file(vendor_dir)
     if not path.exists():
         return [f"{path}: missing"]
     text = gzip.decompress(path.read_bytes()).decode()
@@ -130,7 +142,7 @@ def _write(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale twin")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale file")
     parser.add_argument("--vendor-dir", type=Path, default=VENDOR_DIR, help="the vendor/ folder (default: this tree's)")
     args = parser.parse_args(argv)
     if args.check:
@@ -140,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     for path in vendored_crd_files(args.vendor_dir):
         _write(json_twin(path), twin_text(path))
-    _write(args.vendor_dir / AWS_MODELS.relative_to(VENDOR_DIR), aws_models_text())
+    _write(aws_models_file(args.vendor_dir), aws_models_text())
     return 0
 
 

@@ -6,8 +6,7 @@ enums of its service models, and the regions of its endpoint data. The program r
 data it uses from vendor/botocore/ (aws-models.json.gz: the operations configs/aws-api/mapping.yaml
 names and every shape they reach, ENUMS_READ, the regions of REGIONS_READ), written from the pinned
 botocore by `make vendor-json` and kept equal to it by a test: a plan used to spend a third of a
-second loading botocore's whole models. What botocore states only
-in prose is quoted from its source:
+second loading botocore's whole models. What botocore states only in prose is quoted from its source:
   [az-codes] https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html
              "The code for an Availability Zone is its Region code followed by a letter identifier."
 Whether an instance type is offered in the stack's zones is the account's answer, read at deploy

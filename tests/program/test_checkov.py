@@ -119,9 +119,13 @@ def scan(tmp_path_factory):
     return directory, scanned_for, checkov(directory)
 
 
+def of_insecure_job(result: dict[str, Any]) -> bool:
+    return result["file_path"].lstrip("/").startswith(f"{INSECURE}/")
+
+
 def in_stacks(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The results of the stacks' manifests: not of the insecure Job."""
-    return [result for result in results if not result["file_path"].lstrip("/").startswith(f"{INSECURE}/")]
+    return [result for result in results if not of_insecure_job(result)]
 
 
 def where(result: dict[str, Any]) -> str:
@@ -172,11 +176,7 @@ def test_checkov_catches_what_it_is_here_for(scan):
     """The insecure Job, scanned with the stacks' manifests and .checkov.yaml's skips, fails the checks
     for each of its faults."""
     _, _, report = scan
-    failed = {
-        result["check_id"]
-        for result in report["results"]["failed_checks"]
-        if result["file_path"].lstrip("/").startswith(f"{INSECURE}/")
-    }
+    failed = {result["check_id"] for result in report["results"]["failed_checks"] if of_insecure_job(result)}
     assert {
         "CKV_K8S_16",  # privileged container
         "CKV_K8S_23",  # root

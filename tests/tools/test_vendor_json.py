@@ -9,7 +9,6 @@ import json
 import shutil
 
 import botocore
-import botocore.session
 import pytest
 
 from gpt_oss_infra.core.checks.aws_contract import load_mapping
@@ -48,15 +47,19 @@ def test_a_missing_or_changed_twin_is_named_and_written_again(tmp_path, capsys):
 # --- the part of botocore's data the program reads (vendor/botocore/aws-models.json.gz)
 
 
+def vendored_text(vendor_dir=VENDOR_DIR) -> bytes:
+    return gzip.decompress(vendor_json.aws_models_file(vendor_dir).read_bytes())
+
+
 def vendored_models(vendor_dir=VENDOR_DIR) -> dict:
-    return json.loads(gzip.decompress((vendor_dir / "botocore" / "aws-models.json.gz").read_bytes()))
+    return json.loads(vendored_text(vendor_dir))
 
 
 def test_the_vendored_aws_models_are_the_installed_botocores():
     assert vendor_json.stale_aws_models() == []
     models = vendored_models()
     assert models["botocore"] == botocore.__version__
-    session = botocore.session.get_session()
+    session = vendor_json.botocore_own_session()
     loader = session.get_component("data_loader")
     for service, model in models["models"].items():
         whole = loader.load_service_model(service, "service-2")
@@ -90,7 +93,7 @@ def test_every_vendored_service_is_listed_in_the_contracts_sources():
 
 
 def test_stale_aws_models_are_named_and_written_again(tmp_path, capsys):
-    target = tmp_path / "botocore" / "aws-models.json.gz"
+    target = vendor_json.aws_models_file(tmp_path)
     assert vendor_json.main(["--check", "--vendor-dir", str(tmp_path)]) == 1
     assert f"{target}: missing" in capsys.readouterr().err
 
@@ -107,7 +110,4 @@ def test_stale_aws_models_are_named_and_written_again(tmp_path, capsys):
 
     assert vendor_json.main(["--vendor-dir", str(tmp_path)]) == 0
     assert vendor_json.main(["--check", "--vendor-dir", str(tmp_path)]) == 0
-    written, shipped = (
-        gzip.decompress((folder / "botocore" / "aws-models.json.gz").read_bytes()) for folder in (tmp_path, VENDOR_DIR)
-    )
-    assert written == shipped  # the text: gzip's bytes depend on the zlib build
+    assert vendored_text(tmp_path) == vendored_text()  # the text: gzip's bytes depend on the zlib build
