@@ -17,6 +17,8 @@ from gpt_oss_infra.tools.process import tune_gc
 from gpt_oss_infra.tools.pulumi_engine import ProgramRun
 from tests.support import SHARED_RUNS, example_entries, stack_entries, successful_run
 
+pytest_plugins = ["tests.worker_exit"]  # each pytest-xdist worker ends once its reports are sent
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Each test process's garbage collector tuned as the command line's is (tools/process.py): the

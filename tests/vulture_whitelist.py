@@ -93,10 +93,11 @@ from tests.tools import test_estimate  # noqa: E402
 test_estimate.pytestmark
 
 # pytest runs autouse fixtures without a caller: the workers' shared runs (tests/conftest.py).
-from tests import conftest  # noqa: E402
+from tests import conftest, worker_exit  # noqa: E402
 
 conftest.shared_runs
 conftest.pytest_configure  # pytest hooks: pytest calls them by name
+worker_exit.pytest_unconfigure
 conftest.pytest_collection_modifyitems
 
 # MkDocs calls a hook module's on_files (mkdocs.yml `hooks:`).
