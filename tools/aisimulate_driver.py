@@ -29,6 +29,7 @@ Answer:  {"aisimulate": version, "answers": [answer, ...]} in the jobs' order, e
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import math
@@ -56,9 +57,22 @@ FIGURE_COLUMNS = {
 def main(argv: list[str] | None = None) -> None:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)  # the request is on stdin
     logging.disable(logging.WARNING)  # its notices about fallback data go to the log, not to our answer
+    read_yaml_with_libyaml()
     request = json.load(sys.stdin)
     answers = [_answer(request, job) for job in request["jobs"]]
     json.dump({"aisimulate": version("aisimulate"), "answers": answers}, sys.stdout)
+
+
+def read_yaml_with_libyaml() -> None:
+    """Have yaml.safe_load parse with LibYAML, where this PyYAML has it. AISimulate reads every system's YAML
+    file with yaml.safe_load, PyYAML's pure-Python parser, each time it lists its databases (each search and
+    estimate does); LibYAML's parser, under the same safe constructor and resolver, gives the same data.
+    Measured here on make test's AISimulate run (two recipe points, two searches): 35.9 s, 27.8 s with this,
+    the answers the same byte for byte."""
+    import yaml
+
+    if yaml.__with_libyaml__:
+        yaml.safe_load = functools.partial(yaml.load, Loader=yaml.CSafeLoader)
 
 
 def _answer(request: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:

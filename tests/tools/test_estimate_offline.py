@@ -3,6 +3,8 @@ batches the tool tries, and the point's answer is stored as AISimulate gave it."
 
 from __future__ import annotations
 
+import yaml
+
 from gpt_oss_infra.tools import estimate
 
 
@@ -124,3 +126,21 @@ def test_what_a_recipe_cannot_express_is_skipped_with_why():
     unequal = {"tp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 1, "bs": 1, "memory": 1}
     row = search_row("disagg", {"prefill": unequal | {"workers": 1}, "decode": unequal | {"workers": 3}}, 4, 64)
     assert recommend.expressible(row, "CUTLASS") == "unequal prefill and decode worker counts"
+
+
+def test_the_driver_has_aisimulate_read_its_yaml_with_libyaml(monkeypatch):
+    """AISimulate's own yaml.safe_load calls, in the driver's process, parse with LibYAML: the same data."""
+    from gpt_oss_infra.tools import aisimulate_driver as driver
+
+    monkeypatch.setattr(yaml, "safe_load", yaml.safe_load)  # put back after the test
+    text = "system: h100_sxm\ndata_dir: data/h100_sxm\nnode: {num_gpus_per_node: 8, inter_node_bw: 25.0e9}\n"
+    pure = yaml.safe_load(text)
+    driver.read_yaml_with_libyaml()
+    assert yaml.safe_load.keywords == {"Loader": yaml.CSafeLoader}
+    assert yaml.safe_load(text) == pure
+    # YAML 1.1 as PyYAML resolves it, for either parser: 25.0e9 (no sign in the exponent) is a string.
+    assert pure == {
+        "system": "h100_sxm",
+        "data_dir": "data/h100_sxm",
+        "node": {"num_gpus_per_node": 8, "inter_node_bw": "25.0e9"},
+    }
