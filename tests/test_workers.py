@@ -207,6 +207,6 @@ def test_the_checkov_module_is_the_case_this_guards():
     grouped = 'pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("checkov")]'
     ungrouped = variant(source, grouped, "pytestmark = pytest.mark.end_to_end")
     assert setups_run_per_worker(ungrouped) == [
-        "scan: test_no_manifest_fails_a_check, test_every_job_of_every_stack_was_scanned, test_every_skip_says_why,"
-        " test_checkov_catches_what_it_is_here_for"
+        "scan: test_no_manifest_fails_a_check, test_every_job_of_every_stack_was_scanned,"
+        " test_the_report_holds_no_code_blocks, test_every_skip_says_why, test_checkov_catches_what_it_is_here_for"
     ]
