@@ -35,8 +35,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -318,7 +320,7 @@ class Processes:
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> Process:
         self.tmp = self.tmp or Path(tempfile.mkdtemp(prefix="trial-tmp-"))
         log = self.log_dir / f"{name}.log"
-        with log.open("w") as out:
+        with log.open("w") as out, interruptions_held():  # recorded before a SIGTERM can unwind past it
             popen = subprocess.Popen(
                 argv,
                 env={"TMPDIR": str(self.tmp)} | env,
@@ -327,8 +329,8 @@ class Processes:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        process = Process(name, log, popen)
-        self.started.append(process)
+            process = Process(name, log, popen)
+            self.started.append(process)
         return process
 
     def failed(self) -> list[Process]:
@@ -354,6 +356,26 @@ class Processes:
         while (alive := [p.name for p in self.started if _group_alive(p.popen.pid)]) and time.monotonic() < gone_by:
             time.sleep(0.1)
         return alive
+
+
+@contextlib.contextmanager
+def interruptions_held() -> Iterator[None]:
+    """SIGTERM and Ctrl-C held back for the block, then sent again to the handlers they would have met (the
+    trial's raise KeyboardInterrupt): one arriving within subprocess.Popen, after the fork, unwound past a child
+    no one had recorded, and the child outlived the trial. Only the main thread runs handlers and sets them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    held = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for signum in received[:1]:  # the first: its handler ends the run
+        signal.raise_signal(signum)
 
 
 def _signal(group: int, sig: signal.Signals) -> None:

@@ -585,6 +585,32 @@ def test_a_group_still_exiting_after_sigkill_is_waited_for_and_one_that_stays_is
     assert processes.stop() == ["elastic-scaler"] and 0.3 <= time.monotonic() - started < 5
 
 
+def test_a_sigterm_while_a_process_starts_stops_that_process_too(tmp_path, monkeypatch):
+    """SIGTERM (or Ctrl-C) arriving while subprocess.Popen starts a process, after the fork: its exception used to
+    unwind past a child the trial never recorded, which outlived the trial (test_sigterm_to_the_trial... saw a
+    mocker left running once). Here the signal comes at the end of the real Popen, every time."""
+    real_popen = subprocess.Popen
+
+    def popen_then_sigterm(*args, **kwargs):
+        started = real_popen(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # its handler runs at the next bytecode, still within this call
+        for _ in range(1000):  # a few more bytecodes: the handler has run by their end
+            pass
+        return started
+
+    previous = signal.signal(signal.SIGTERM, trial._stop_on_sigterm)  # as main() sets it
+    try:
+        monkeypatch.setattr(trial.subprocess, "Popen", popen_then_sigterm)
+        processes = trial.Processes(tmp_path)
+        with pytest.raises(KeyboardInterrupt):
+            processes.start("agg-MockerWorker-0", ["sleep", "30"], {})
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert [process.name for process in processes.started] == ["agg-MockerWorker-0"]
+    (child,) = processes.started
+    assert processes.stop() == [] and child.popen.returncode == -signal.SIGTERM
+
+
 @pytest.mark.end_to_end
 def test_sigterm_to_the_trial_stops_everything_it_started(tmp_path):
     """`kill <pid of make trial's python>`: the rerun in its network namespace, and the Dynamo processes it
