@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from gpt_oss_infra.tools.plan import ROOT
+from tests import worker_exit
 
 # A module whose import registers an exit handler: under pytest-xdist only the worker imports it.
 TESTS = """
@@ -46,6 +48,17 @@ def test_a_worker_ends_once_its_reports_are_sent(tmp_path):
     assert "1 failed, 1 passed" in session.stdout
     assert "test_two.py::test_fails" in session.stdout
     assert not marker.exists()  # the worker ended before its exit handlers
+    for crash in ("crashed", "Not properly terminated", "replacing crashed worker"):  # pytest-xdist's words
+        assert crash not in session.stdout + session.stderr
+
+
+def test_only_a_worker_that_has_sent_its_sessions_end_ends_early():
+    """Not the controller, and not a worker whose configuration or session start failed: pytest-xdist would
+    get a bare end from it instead of the error."""
+    controller = SimpleNamespace()
+    failed_early = SimpleNamespace(workerinput={"workerid": "gw0"}, workeroutput={})
+    finished = SimpleNamespace(workerinput={"workerid": "gw0"}, workeroutput={"exitstatus": 1})
+    assert [worker_exit.reported_all(config) for config in (controller, failed_early, finished)] == [False, False, True]
 
 
 def test_make_tests_conftest_loads_it():

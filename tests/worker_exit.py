@@ -13,7 +13,14 @@ from gpt_oss_infra.tools.process import hard_exit
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    # pytest-xdist gives a worker's config its workerinput; not PYTEST_XDIST_WORKER, which a pytest that a test
-    # starts inherits, and whose exit code must stay its own.
-    if hasattr(config, "workerinput"):
+    if reported_all(config):
         hard_exit(0)
+
+
+def reported_all(config: pytest.Config) -> bool:
+    """Whether this is a pytest-xdist worker that has sent its session's end: xdist gives a worker's config
+    its workerinput (not PYTEST_XDIST_WORKER, which a pytest that a test starts inherits, and whose exit code
+    must stay its own), and puts the exit status in its workeroutput just before it sends the end. A worker
+    that failed before that (its configuration, its session start) ends as pytest ends it, so that
+    pytest-xdist gets its error."""
+    return hasattr(config, "workerinput") and "exitstatus" in getattr(config, "workeroutput", {})

@@ -361,21 +361,25 @@ class Processes:
 @contextlib.contextmanager
 def interruptions_held() -> Iterator[None]:
     """SIGTERM and Ctrl-C held back for the block, then sent again to the handlers they would have met (the
-    trial's raise KeyboardInterrupt): one arriving within subprocess.Popen, after the fork, unwound past a child
-    no one had recorded, and the child outlived the trial. Only the main thread runs handlers and sets them."""
+    trial's raise KeyboardInterrupt), even when the block raised: one arriving within subprocess.Popen, after
+    the fork, unwound past a child no one had recorded, and the child outlived the trial. Only the main thread
+    runs handlers and sets them; a handler set outside Python (getsignal's None) is left alone."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
-    held = (signal.SIGTERM, signal.SIGINT)
-    previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum)) for sig in held}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    for signum in received[:1]:  # the first: its handler ends the run
-        signal.raise_signal(signum)
+    with ExitStack() as restore:  # each handler put back, whatever interrupts the putting in or back
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(sig)
+            if previous is not None:
+                restore.callback(signal.signal, sig, previous)
+                signal.signal(sig, lambda signum, _: received.append(signum))
+        try:
+            yield
+        finally:
+            restore.close()
+            for signum in received[:1]:  # the first: its handler ends the run
+                signal.raise_signal(signum)
 
 
 def _signal(group: int, sig: signal.Signals) -> None:

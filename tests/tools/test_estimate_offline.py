@@ -3,6 +3,7 @@ batches the tool tries, and the point's answer is stored as AISimulate gave it."
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from gpt_oss_infra.tools import estimate
@@ -128,6 +129,9 @@ def test_what_a_recipe_cannot_express_is_skipped_with_why():
     assert recommend.expressible(row, "CUTLASS") == "unequal prefill and decode worker counts"
 
 
+@pytest.mark.skipif(
+    not yaml.__with_libyaml__, reason="this PyYAML has no LibYAML: the driver leaves safe_load as it is"
+)
 def test_the_driver_has_aisimulate_read_its_yaml_with_libyaml(monkeypatch):
     """AISimulate's own yaml.safe_load calls, in the driver's process, parse with LibYAML: the same data."""
     from gpt_oss_infra.tools import aisimulate_driver as driver

@@ -588,27 +588,38 @@ def test_a_group_still_exiting_after_sigkill_is_waited_for_and_one_that_stays_is
 def test_a_sigterm_while_a_process_starts_stops_that_process_too(tmp_path, monkeypatch):
     """SIGTERM (or Ctrl-C) arriving while subprocess.Popen starts a process, after the fork: its exception used to
     unwind past a child the trial never recorded, which outlived the trial (test_sigterm_to_the_trial... saw a
-    mocker left running once). Here the signal comes at the end of the real Popen, every time."""
+    mocker left running once). Here the signal comes at the end of the real Popen, every time; and once more
+    with a Popen that then fails, whose error must not swallow the signal."""
     real_popen = subprocess.Popen
+    children: list[subprocess.Popen] = []
 
     def popen_then_sigterm(*args, **kwargs):
-        started = real_popen(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGTERM)  # its handler runs at the next bytecode, still within this call
-        for _ in range(1000):  # a few more bytecodes: the handler has run by their end
-            pass
-        return started
+        children.append(real_popen(*args, **kwargs))
+        os.kill(os.getpid(), signal.SIGTERM)  # its handler runs before os.kill returns
+        return children[-1]
+
+    def sigterm_then_fail(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise FileNotFoundError("no such program")
 
     previous = signal.signal(signal.SIGTERM, trial._stop_on_sigterm)  # as main() sets it
+    processes = trial.Processes(tmp_path)
     try:
         monkeypatch.setattr(trial.subprocess, "Popen", popen_then_sigterm)
-        processes = trial.Processes(tmp_path)
         with pytest.raises(KeyboardInterrupt):
             processes.start("agg-MockerWorker-0", ["sleep", "30"], {})
+        assert [process.name for process in processes.started] == ["agg-MockerWorker-0"]
+        assert processes.stop() == [] and children[0].returncode == -signal.SIGTERM
+        monkeypatch.setattr(trial.subprocess, "Popen", sigterm_then_fail)
+        with pytest.raises(KeyboardInterrupt):
+            processes.start("agg-Frontend", ["no-such-program"], {})
+        assert signal.getsignal(signal.SIGTERM) is trial._stop_on_sigterm  # put back
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert [process.name for process in processes.started] == ["agg-MockerWorker-0"]
-    (child,) = processes.started
-    assert processes.stop() == [] and child.popen.returncode == -signal.SIGTERM
+        for child in children:  # whatever the trial's code did, no child outlives the test
+            child.kill()
+            child.wait()
+        processes.stop()
 
 
 @pytest.mark.end_to_end
