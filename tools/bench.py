@@ -37,11 +37,12 @@ from pathlib import Path
 
 import yaml
 
-from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files, planned
+from gpt_oss_infra.tools.plan import EXAMPLES, ROOT, load_stack_files, planned, shown
 from gpt_oss_infra.tools.process import GC_THRESHOLDS
 
 REPEATS = 7
 REGISTRATION_FLOOR = ROOT / "tools" / "registration_floor.py"  # run by path: nothing of ours is imported
+FAILED_RUNS = ROOT / "build" / "bench"  # a failing test run's output (build/ is git-ignored)
 FLOOR_TARGET = 1.5
 FAST_TESTS_TARGET = 90  # seconds, on 2 cores
 ALL_TESTS_TARGET = 240  # seconds, on 2 cores
@@ -95,16 +96,19 @@ def seconds(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def seconds_and_outcome(command: list[str]) -> tuple[float, str, list[str]]:
+def seconds_and_outcome(command: list[str], log: Path) -> tuple[float, str, list[str]]:
     """A pytest run's time, "passed" or "FAILED", and the tests that failed or erred (pytest's short summary, -rfE):
-    a failing test run is timed, not fatal, and says what to look at."""
+    a failing test run is timed, not fatal, and says what to look at. A failing run's whole output is kept in
+    `log`, and the summary ends with where: a failure seen once in a timed run must be readable afterwards."""
     start = time.perf_counter()
     run = subprocess.run([*command, "-rfE"], cwd=ROOT, capture_output=True, text=True)
     seconds_taken = time.perf_counter() - start
     if run.returncode == 0:
         return seconds_taken, "passed", []
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(run.stdout + run.stderr)
     failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
-    return seconds_taken, "FAILED", failed or [f"pytest exited with {run.returncode}"]
+    return seconds_taken, "FAILED", [*(failed or [f"pytest exited with {run.returncode}"]), f"its output: {shown(log)}"]
 
 
 def plan_command(stack: str, stack_dir: Path, out: Path) -> list[str]:
@@ -262,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         stages = stages_in_fresh_interpreters(example)
         one = median_seconds(plan_command(scaled_stack(work, 1), work, work / "out"))
         twenty = median_seconds(plan_command(scaled_stack(work, 20), work, work / "out"))
-        fast_tests, fast_outcome, fast_failed = seconds_and_outcome([*PYTEST, "-m", "not end_to_end"])
-        all_tests, all_outcome, all_failed = seconds_and_outcome(PYTEST)
+        fast_tests, fast_outcome, fast_failed = seconds_and_outcome(
+            [*PYTEST, "-m", "not end_to_end"], FAILED_RUNS / "unit-and-program-tests.log"
+        )
+        all_tests, all_outcome, all_failed = seconds_and_outcome(PYTEST, FAILED_RUNS / "whole-pytest.log")
         estimate = seconds(
             [sys.executable, "-m", "gpt_oss_infra", "estimate", "--skip-search", "--skip-calibration", "--out",
              str(work / "estimates.yaml")]

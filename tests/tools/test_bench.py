@@ -126,9 +126,12 @@ def test_a_failing_test_run_is_timed_and_names_what_failed(tmp_path):
     run's failure could not be found afterwards)."""
     (tmp_path / "test_example.py").write_text("def test_passes():\n    pass\n\ndef test_fails():\n    assert 1 == 2\n")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_example.py")]
-    seconds, outcome, (failed,) = bench.seconds_and_outcome(command)
+    log = tmp_path / "bench" / "whole-pytest.log"
+    seconds, outcome, (failed, kept) = bench.seconds_and_outcome(command, log)
     assert seconds > 0 and outcome == "FAILED"
     # pytest adds the failure's message where the terminal is wide enough (CI's is).
     assert failed.startswith("FAILED ") and "test_example.py::test_fails" in failed
+    assert kept == f"its output: {log}" and "assert 1 == 2" in log.read_text()  # the traceback, kept
+    log.unlink()
     (tmp_path / "test_example.py").write_text("def test_passes():\n    pass\n")
-    assert bench.seconds_and_outcome(command)[1:] == ("passed", [])
+    assert bench.seconds_and_outcome(command, log)[1:] == ("passed", []) and not log.exists()
