@@ -119,6 +119,11 @@ def scan(tmp_path_factory):
     return directory, scanned_for, checkov(directory)
 
 
+def every_result(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """checkov's results of every kind: passed, failed and skipped checks (and parsing errors)."""
+    return [result for results in report["results"].values() for result in results]
+
+
 def of_insecure_job(result: dict[str, Any]) -> bool:
     return result["file_path"].lstrip("/").startswith(f"{INSECURE}/")
 
@@ -147,7 +152,7 @@ def test_no_manifest_fails_a_check(scan):
 @needs_checkov
 def test_every_job_of_every_stack_was_scanned(scan):
     directory, scanned_for, report = scan
-    results = [result for results in report["results"].values() for result in results]
+    results = every_result(report)
     scanned = {result["file_path"].lstrip("/") for result in results}
     jobs = {path: scanned_for[path] for path in scanned_for if path.name.startswith("job_")}
     assert {path.relative_to(directory).parts[0] for path in jobs} == {*stack_names(), WITH_SECRETS}  # each has one
@@ -162,7 +167,7 @@ def test_the_report_holds_no_code_blocks(scan):
     """.checkov.yaml's compact: without it, each of thousands of results carries its object's text (a 63 MB
     report for every stack's manifests, and half of checkov's time spent writing it)."""
     _, _, report = scan
-    results = [result for results in report["results"].values() for result in results]
+    results = every_result(report)
     assert len(results) > 1000 and all(result["code_block"] is None for result in results)
 
 
