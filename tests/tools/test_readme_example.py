@@ -1,14 +1,17 @@
 """README's Python API example, copied into a user's own project as a reader would, with what it says is
 the reader's own (an auto-named EKS cluster, its private subnets, an EFS file system and the cluster's
 Kubernetes provider), planned offline with `python -m gpt_oss_infra plan`: it plans; and what AWS would
-refuse of a program's own resource is said as the program's, not blamed on its stack file."""
+refuse of a program's own resource is said as the program's, not blamed on its stack file. The page's Pulumi
+YAML program cannot run here: the config it gives GptOssStack is checked as the component checks it."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+import yaml
 
+from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import plan
 from gpt_oss_infra.tools.plan import ROOT
 
@@ -58,3 +61,22 @@ def test_what_aws_would_refuse_of_a_programs_own_resource_is_not_blamed_on_its_s
     err = capsys.readouterr().err
     assert err.startswith("plan dev: AWS would refuse requests of the program"), err
     assert "invalid stack config" not in err and "logs: AWS would refuse it" in err
+
+
+def yaml_example() -> dict:
+    """The components page's Pulumi YAML program (the block that declares its resources)."""
+    page = (ROOT / "docs" / "components.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    (program,) = [block for block in blocks if "type: gpt-oss-infra:index:GptOssStack" in block]
+    return yaml.safe_load(program)
+
+
+def test_the_yaml_examples_stack_config_is_one_the_program_takes(catalog):
+    """Pulumi YAML cannot run here; the config it gives GptOssStack is checked as the component checks it."""
+    (config,) = [
+        resource["properties"]["config"]
+        for resource in yaml_example()["resources"].values()
+        if resource["type"] == "gpt-oss-infra:index:GptOssStack"
+    ]
+    stack = build_stack(config, catalog, with_hf_token=False)
+    assert [deployment.name for deployment in stack.deployments] == ["gpt-oss"]
