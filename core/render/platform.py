@@ -1,7 +1,7 @@
 """Helm values of the Dynamo platform chart, set explicitly for the pinned release.
 
 Chart defaults move between releases (etcd install off since early 2026, the NATS switch moved
-to global.nats.install in 1.1 and NATS off by default from 1.3), so every switch we depend on is
+to global.nats.install in 1.1 and NATS off by default from 1.4), so every switch we depend on is
 written here rather than inherited, and `core.dynamo.undeclared_values` checks every path against
 the release's own chart values before anything is deployed.
 """

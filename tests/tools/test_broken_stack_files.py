@@ -330,6 +330,18 @@ BROKEN = {
         "deployments.gpt-oss.autoscaling",
         "Dynamo 1.2.1's Planner is not one this program renders: set release.dynamo to 1.6.1",
     ),
+    "autoscaling where nothing modelled sizes the drain": (
+        lambda e: (
+            pool(e).update(hardware="b200"),
+            autoscaled(e, maxReplicas=1),
+            deployment(e).update(recipe="b200-agg-max-throughput", overrides={"max_batch_size": 64}),
+        ),
+        "deployments.gpt-oss.autoscaling",
+        (
+            "a worker the Planner stops must have time to finish its longest request",
+            "this deployment has none (not modelled: this deployment's overrides change the recipe's modelled point)",
+        ),
+    ),
     "replicas beside autoscaling": (
         lambda e: (autoscaled(e, maxReplicas=1), deployment(e).update(replicas=1)),
         "deployments.gpt-oss.replicas",
