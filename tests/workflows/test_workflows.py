@@ -55,6 +55,21 @@ def test_actionlint_fails_a_broken_workflow(tmp_path):
     assert [rule for rule in sorted(expected) if rule not in result.stdout] == [], result.stdout
 
 
+def test_the_promotion_pull_request_is_opened_with_a_token_that_starts_its_preview():
+    """GitHub starts no workflow run for what GITHUB_TOKEN does: with the promotion App set up, the branch is
+    pushed and the pull request opened with the App's token; without it, the run says the preview will not start."""
+    steps = yaml.safe_load((ROOT / ".github/workflows/promote.yml").read_text())["jobs"]["promote"]["steps"]
+    uses = [step.get("uses", "") for step in steps]
+    app = [i for i, action in enumerate(uses) if action.startswith("actions/create-github-app-token@")]
+    checkout = [i for i, action in enumerate(uses) if action.startswith("actions/checkout@")]
+    assert len(app) == 1 and len(checkout) == 1 and app[0] < checkout[0], uses
+    assert steps[app[0]]["if"] == "vars.PROMOTION_APP_CLIENT_ID != ''"
+    assert steps[checkout[0]]["with"]["token"].startswith("${{ steps.app.outputs.token ||")  # git push as the App
+    (opening,) = [step for step in steps if "gh pr create" in step.get("run", "")]
+    assert opening["env"]["GH_TOKEN"].startswith("${{ steps.app.outputs.token ||")
+    assert 'if [ -z "$AS_APP" ]' in opening["run"] and "::warning::" in opening["run"]
+
+
 def test_deploy_runs_dev_then_staging_then_prod_as_jobs():
     jobs = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())["jobs"]
     assert [jobs[stack]["needs"] for stack in ("staging", "prod")] == ["dev", "staging"]
