@@ -653,7 +653,7 @@ def preflight(
             return [problem("region", "no AWS region: the stack file sets no aws:region", fix)]
         clients = aws(settings.region)
         if clients is None:
-            return would_check(stack, settings.region)
+            return findings + would_check(stack, settings.region)
         findings += aws_findings(stack, settings.region, clients, load_quotas(), now)
     if not isinstance(stack.config.cluster, EksClusterConfig):
         try:

@@ -489,8 +489,10 @@ def test_without_credentials_it_says_what_it_would_check_and_exits_0(monkeypatch
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance-role lookup
+    monkeypatch.setattr(preflight, "head_status", lambda _url: 200)  # NGC publishes the chart (no network here)
     assert preflight.main(["--stack", "gb200"]) == 0
     out = capsys.readouterr().out
+    assert "Dynamo chart 1.6.1: published: https://helm.ngc.nvidia.com/" in out
     assert f"would check capacity block gb200: {RESERVATION} is a block of 9 x p6e-gb200.36xlarge" in out
     assert "would check EKS version: EKS in us-east-2 offers 1.36" in out
     assert "would check EKS upgrade: gptoss-gb200, where it exists, is 1.36 or one minor version before" in out
@@ -604,6 +606,18 @@ def test_aws_refusing_a_call_is_a_problem_of_that_check_and_the_others_still_run
 
 
 # --- the Dynamo chart `pulumi up` installs
+
+
+def test_without_credentials_the_chart_is_still_checked_on_every_kind_of_cluster():
+    """NGC's answer needs no credentials: it is kept beside what would be checked, on EKS as on an existing cluster."""
+    settings = Settings(region=REGION, kubeconfig=None, context=None, kubeconfig_encrypted=False)
+    for name in ("gb200", "existing-cluster"):
+        findings = preflight.preflight(
+            stack_of(name), settings, preflight.load_catalog(), lambda _: None, lambda _: None, NOW, "", lambda _: 404
+        )
+        chart = [finding for finding in findings if finding.check.startswith("Dynamo chart")]
+        assert [finding.status for finding in chart] == ["problem"], (name, findings)
+        assert any(finding.status == "would check" for finding in findings), name
 
 
 def test_the_platform_chart_is_published_or_the_first_up_would_fail():
