@@ -16,7 +16,7 @@ from pulumi_policy import (
 
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
 from policy.gpt_oss_policies import POLICIES
-from tests.support import example_entries, run_entries
+from tests.support import example_entries, run_entries, stack_names
 
 BY_NAME = {policy.name: policy for policy in POLICIES}
 
@@ -234,7 +234,7 @@ def test_every_policy_has_a_case():
     assert {case[0] for case in CASES} | STACK_POLICIES == set(BY_NAME)
 
 
-@pytest.mark.parametrize("stack", ["dev", "staging", "prod", "b200", "gb200", "h200", "existing-cluster"])
+@pytest.mark.parametrize("stack", stack_names())
 def test_our_stacks_pass_every_policy(stack):
     run = run_entries(example_entries(stack), stack=stack)  # the run of the stack file the other tests read
     assert run.error is None, run.error
