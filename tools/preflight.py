@@ -650,7 +650,7 @@ def preflight(
     if needs_aws:
         if settings.region is None:
             fix = "set aws:region in the stack file (or AWS_REGION)"
-            return [problem("region", "no AWS region: the stack file sets no aws:region", fix)]
+            return [*findings, problem("region", "no AWS region: the stack file sets no aws:region", fix)]
         clients = aws(settings.region)
         if clients is None:
             return findings + would_check(stack, settings.region)
@@ -722,7 +722,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(finding.lines()))
     problems = sum(finding.status == "problem" for finding in findings)
     if any(finding.status == "would check" for finding in findings):
-        print("no credentials (AWS, or a kubeconfig): nothing was read; the lines above say what would be checked")
+        print(
+            "no credentials (AWS, or a kubeconfig): the account and the cluster were not read; the lines above say "
+            "what would be checked there"
+        )
     print(f"preflight {args.stack}: {problems} problem(s)")
     return 1 if problems else 0
 

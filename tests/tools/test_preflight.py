@@ -6,6 +6,7 @@ the response's; each stubbed answer must be used (assert_no_pending_responses)."
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import urllib.parse
 from datetime import UTC, datetime, timedelta
@@ -496,13 +497,14 @@ def test_without_credentials_it_says_what_it_would_check_and_exits_0(monkeypatch
     assert f"would check capacity block gb200: {RESERVATION} is a block of 9 x p6e-gb200.36xlarge" in out
     assert "would check EKS version: EKS in us-east-2 offers 1.36" in out
     assert "would check EKS upgrade: gptoss-gb200, where it exists, is 1.36 or one minor version before" in out
-    assert "nothing was read" in out
+    assert "the account and the cluster were not read" in out
 
 
 def test_a_problem_makes_it_exit_1_with_the_fix_on_the_next_line(monkeypatch, capsys):
     aws = StubbedAws()
     ready_dev_account(aws, p_quota=0)
     monkeypatch.setattr(preflight, "aws_clients", lambda _region: aws.clients)
+    monkeypatch.setattr(preflight, "head_status", lambda _url: 200)  # NGC publishes the chart (no network here)
     assert preflight.main(["--stack", "dev"]) == 1
     out = capsys.readouterr().out.splitlines()
     index = next(i for i, line in enumerate(out) if line.startswith("problem     vCPU quota Running On-Demand P"))
@@ -618,6 +620,11 @@ def test_without_credentials_the_chart_is_still_checked_on_every_kind_of_cluster
         chart = [finding for finding in findings if finding.check.startswith("Dynamo chart")]
         assert [finding.status for finding in chart] == ["problem"], (name, findings)
         assert any(finding.status == "would check" for finding in findings), name
+    no_region = dataclasses.replace(settings, region=None)
+    findings = preflight.preflight(
+        stack_of("gb200"), no_region, preflight.load_catalog(), lambda _: None, lambda _: None, NOW, "", lambda _: 404
+    )
+    assert [finding.check for finding in findings] == ["Dynamo chart 1.6.1", "region"]
 
 
 def test_the_platform_chart_is_published_or_the_first_up_would_fail():

@@ -64,9 +64,10 @@ def test_the_promotion_pull_request_is_opened_with_a_token_that_starts_its_previ
     checkout = [i for i, action in enumerate(uses) if action.startswith("actions/checkout@")]
     assert len(app) == 1 and len(checkout) == 1 and app[0] < checkout[0], uses
     assert steps[app[0]]["if"] == "vars.PROMOTION_APP_CLIENT_ID != ''"
-    assert steps[checkout[0]]["with"]["token"].startswith("${{ steps.app.outputs.token ||")  # git push as the App
+    assert steps[checkout[0]]["with"]["persist-credentials"] is False  # no token while make promote runs
     (opening,) = [step for step in steps if "gh pr create" in step.get("run", "")]
     assert opening["env"]["GH_TOKEN"].startswith("${{ steps.app.outputs.token ||")
+    assert 'git push "https://x-access-token:${GH_TOKEN}@' in opening["run"]  # pushed as the App too
     assert 'if [ -z "$AS_APP" ]' in opening["run"] and "::warning::" in opening["run"]
 
 
