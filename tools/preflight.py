@@ -643,28 +643,24 @@ def preflight(
     """Every check the stack calls for. `aws(region)` and `cluster(settings)` give None when there
     are no credentials: the checks they would feed are then said, not run. `chart_status(url)`: how
     NGC answers for the platform chart (None: not asked, as offline)."""
-    needs_aws = isinstance(stack.config.cluster, EksClusterConfig) or any(
-        pool.config.capacity_type == "CAPACITY_BLOCK" for pool in stack.pools.values()
-    )
     findings = [chart_finding(stack, chart_status)] if chart_status is not None else []
-    if needs_aws:
+    # Only a created cluster needs AWS: an existing cluster's pools take no capacity type (core/inputs/rules.py).
+    if isinstance(stack.config.cluster, EksClusterConfig):
         if settings.region is None:
             fix = "set aws:region in the stack file (or AWS_REGION)"
             return [*findings, problem("region", "no AWS region: the stack file sets no aws:region", fix)]
         clients = aws(settings.region)
         if clients is None:
             return findings + would_check(stack, settings.region)
-        findings += aws_findings(stack, settings.region, clients, load_quotas(), now)
-    if not isinstance(stack.config.cluster, EksClusterConfig):
-        try:
-            reader = cluster(settings)
-        except Exception as error:  # the client's own message says what is wrong with the kubeconfig
-            fix = "set kubernetes:kubeconfig (a path or the contents) and kubernetes:context, or KUBECONFIG"
-            return [*findings, problem("cluster", f"cannot load the kubeconfig: {error}", fix)]
-        if reader is None:
-            return findings + would_check(stack, settings.region)
-        findings += cluster_findings(stack, reader, catalog, owner)
-    return findings
+        return findings + aws_findings(stack, settings.region, clients, load_quotas(), now)
+    try:
+        reader = cluster(settings)
+    except Exception as error:  # the client's own message says what is wrong with the kubeconfig
+        fix = "set kubernetes:kubeconfig (a path or the contents) and kubernetes:context, or KUBECONFIG"
+        return [*findings, problem("cluster", f"cannot load the kubeconfig: {error}", fix)]
+    if reader is None:
+        return findings + would_check(stack, settings.region)
+    return findings + cluster_findings(stack, reader, catalog, owner)
 
 
 def aws_clients(region: str) -> AwsClients | None:
