@@ -6,7 +6,6 @@ the response's; each stubbed answer must be used (assert_no_pending_responses)."
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import urllib.parse
 from datetime import UTC, datetime, timedelta
@@ -114,7 +113,10 @@ def stack_of(name: str, change=None):
     return build_stack(raw, preflight.load_catalog(), with_hf_token=False)
 
 
-def run(stack, aws: StubbedAws | None = None, cluster=None, region: str | None = REGION) -> list[Finding]:
+def run(
+    stack, aws: StubbedAws | None = None, cluster=None, region: str | None = REGION, chart_status=None
+) -> list[Finding]:
+    """preflight() with these stand-ins; no AWS clients or cluster: as without credentials."""
     settings = Settings(region=region, kubeconfig=None, context=None, kubeconfig_encrypted=False)
     return preflight.preflight(
         stack,
@@ -123,6 +125,7 @@ def run(stack, aws: StubbedAws | None = None, cluster=None, region: str | None =
         lambda _region: aws.clients if aws else None,
         lambda _settings: cluster,
         NOW,
+        chart_status=chart_status,
     )
 
 
@@ -612,18 +615,12 @@ def test_aws_refusing_a_call_is_a_problem_of_that_check_and_the_others_still_run
 
 def test_without_credentials_the_chart_is_still_checked_on_every_kind_of_cluster():
     """NGC's answer needs no credentials: it is kept beside what would be checked, on EKS as on an existing cluster."""
-    settings = Settings(region=REGION, kubeconfig=None, context=None, kubeconfig_encrypted=False)
     for name in ("gb200", "existing-cluster"):
-        findings = preflight.preflight(
-            stack_of(name), settings, preflight.load_catalog(), lambda _: None, lambda _: None, NOW, "", lambda _: 404
-        )
+        findings = run(stack_of(name), chart_status=lambda _url: 404)
         chart = [finding for finding in findings if finding.check.startswith("Dynamo chart")]
         assert [finding.status for finding in chart] == ["problem"], (name, findings)
         assert any(finding.status == "would check" for finding in findings), name
-    no_region = dataclasses.replace(settings, region=None)
-    findings = preflight.preflight(
-        stack_of("gb200"), no_region, preflight.load_catalog(), lambda _: None, lambda _: None, NOW, "", lambda _: 404
-    )
+    findings = run(stack_of("gb200"), region=None, chart_status=lambda _url: 404)
     assert [finding.check for finding in findings] == ["Dynamo chart 1.6.1", "region"]
 
 
