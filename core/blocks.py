@@ -211,7 +211,11 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
     values = platform.platform_values(settings, dynamo, block_storage_class, with_ngc_key)
     given.refuse(undeclared_platform_values(values, dynamo, "dynamo_release"))
     objects = platform.platform_objects(settings.namespace, dynamo, kubernetes_version, values, with_ngc_key)
-    gateway = cluster_gateway_software(catalog.charts, with_nlb, None) if arguments.get("gateway") else None
+    gateway = (
+        cluster_gateway_software(catalog.charts, with_nlb, None, kubernetes_version)
+        if arguments.get("gateway")
+        else None
+    )
     guards = teardown_guards(settings.namespace, kubernetes_version, gateway, None, catalog)
     made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
     if gateway is not None:
@@ -500,7 +504,11 @@ def _deployment_made(
     name, catalog, deployment, named = settings.name, settings.catalog, settings.deployment, settings.named
     dynamo = catalog.dynamo_versions[settings.release.dynamo]
     exposed = deployment.endpoint.exposure != "cluster"
-    gateways = cluster_gateway_software(catalog.charts, settings.with_nlb, None) if exposed else None
+    gateways = (
+        cluster_gateway_software(catalog.charts, settings.with_nlb, None, settings.kubernetes_version)
+        if exposed
+        else None
+    )
     if exposed:
         how = "give one per client (each value a secret)"
         refuse(named.arguments(api_key_problems([name], {name: deployment.endpoint}, clients, how)))

@@ -24,6 +24,10 @@ BackendTrafficPolicy has per-client local rate limits, with no external store [e
   [eg-ratelimit] https://gateway.envoyproxy.io/docs/tasks/traffic/local-rate-limit/
   [lbc-nlb]      https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/
                  (Access control: without source ranges the NLB's security group admits 0.0.0.0/0, internal or not)
+  [eg-pod-security] Envoy Gateway v1.9.0: charts/gateway-helm/values.tmpl.yaml (deployment.pod and
+                 .container, certgen.job) and internal/infrastructure/kubernetes/proxy/resource.go
+                 (expectedEnvoySecurityContext, expectedShutdownManagerSecurityContext), at
+                 https://github.com/envoyproxy/gateway/tree/v1.9.0
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from gpt_oss_infra.core.inputs.rules import has_load_balancer_controller
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
 from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.render.pod_security import RESTRICTED, admission_labels
 
 GATEWAY_CLASS = "gpt-oss-infra"
 GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
@@ -381,11 +386,13 @@ def gateway_software(config: StackConfig, charts: dict[str, Chart]) -> GatewaySo
     if not config.exposed:
         return None
     created = config.cluster if isinstance(config.cluster, EksClusterConfig) else None
-    return cluster_gateway_software(charts, has_load_balancer_controller(config), created)
+    return cluster_gateway_software(
+        charts, has_load_balancer_controller(config), created, config.cluster.kubernetes_version
+    )
 
 
 def cluster_gateway_software(
-    charts: dict[str, Chart], with_nlb: bool, created: EksClusterConfig | None
+    charts: dict[str, Chart], with_nlb: bool, created: EksClusterConfig | None, kubernetes_version: str
 ) -> GatewaySoftware:
     """Envoy Gateway and its GatewayClass (and, on the cluster the program creates, `created`, the NLB
     controller) for a cluster, whether or not its deployments have an endpoint yet. `with_nlb`: the
@@ -421,6 +428,10 @@ def cluster_gateway_software(
         # rolling Envoy pod is Ready only once its target is healthy, so a rollout drops no
         # connection [lbc-readiness-gate].
         labels |= {READINESS_GATE_LABEL: "enabled"}
+    # Every pod Envoy Gateway runs here meets `restricted` while we override none of its
+    # securityContexts: the controller's and its certgen Job's are the chart's defaults, the proxies'
+    # the controller's own [eg-pod-security] (tests/core/render/test_gateway.py keeps it so).
+    labels |= admission_labels(RESTRICTED, kubernetes_version)
     namespace = {
         "apiVersion": "v1",
         "kind": "Namespace",

@@ -11,6 +11,7 @@ Each namespace enforces the strictest level its pods meet [psa], and warns and a
                        NATS container no securityContext at all, and the chart declares no value to
                        add them (research: issue 12, network REPORT section 3)
   monitoring           privileged: node-exporter reads the host (hostNetwork, hostPID, hostPath)
+  envoy-gateway-system restricted: Envoy Gateway's own securityContexts meet it (core/render/gateway.py)
   [psa] https://kubernetes.io/docs/concepts/security/pod-security-standards/
 """
 

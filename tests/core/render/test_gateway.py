@@ -17,6 +17,7 @@ from tests.support import example_entries, problem_keys, refused
 
 CERTIFICATE = "arn:aws:acm:us-east-2:123456789012:certificate/00000000-0000-4000-8000-000000000000"
 MODEL = "openai/gpt-oss-120b"
+PSA = "pod-security.kubernetes.io/"
 
 
 def endpoint(**fields) -> EndpointConfig:
@@ -356,3 +357,38 @@ def test_the_load_balancer_controller_comes_only_with_a_gateway_on_a_created_clu
     }
     dev = copy.deepcopy(namespace_config(example_entries("dev")))
     assert build_stack(dev, catalog, with_hf_token=False).gateways is None
+
+
+# What would replace a securityContext Envoy Gateway sets on the pods it runs (its chart's values, an
+# EnvoyProxy's pod and container, or a patch of the Deployment it makes), or add a container it does not.
+OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY = {"securityContext", "initContainers", "patch", "hostNetwork"}
+
+
+def _keys(value) -> set[str]:
+    if isinstance(value, dict):
+        return set(value).union(*(_keys(item) for item in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_keys(item) for item in value))
+    return set()
+
+
+def test_envoy_gateways_namespace_enforces_restricted_which_its_pods_meet_as_shipped(catalog):
+    """Envoy Gateway v1.9.0's controller, certgen Job and Envoy proxies meet `restricted` with its own
+    securityContexts (core/render/gateway.py [eg-pod-security]): the namespace may enforce it only while
+    we override none of them."""
+    stack = build_stack(staging(), catalog, with_hf_token=False, api_key_clients=["ci"])
+    labels = stack.gateways.namespace["metadata"]["labels"]
+    assert labels[f"{PSA}enforce"] == labels[f"{PSA}warn"] == labels[f"{PSA}audit"] == "restricted"
+    assert labels[f"{PSA}enforce-version"] == f"v{stack.config.cluster.kubernetes_version}" == "v1.34"
+    proxies = [obj for serving in stack.serving for obj in serving.gateway.objects if obj["kind"] == "EnvoyProxy"]
+    assert len(proxies) == 1
+    shaping_envoy_gateways_pods = [stack.gateways.controller.values, *(proxy["spec"] for proxy in proxies)]
+    assert "pod" in proxies[0]["spec"]["provider"]["kubernetes"]["envoyDeployment"]  # what _keys walks into
+    for settings in shaping_envoy_gateways_pods:
+        assert not _keys(settings) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY, settings
+
+
+def test_an_envoy_proxy_overriding_its_security_context_is_caught():
+    proxy = {"provider": {"kubernetes": {"envoyDeployment": {"container": {"securityContext": {"runAsUser": 0}}}}}}
+    assert _keys(proxy) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == {"securityContext"}
+    assert _keys({"deployment": {"pod": {"affinity": {}}}}) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == set()
