@@ -24,9 +24,10 @@ BackendTrafficPolicy has per-client local rate limits, with no external store [e
   [eg-ratelimit] https://gateway.envoyproxy.io/docs/tasks/traffic/local-rate-limit/
   [lbc-nlb]      https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/
                  (Access control: without source ranges the NLB's security group admits 0.0.0.0/0, internal or not)
-  [eg-pod-security] Envoy Gateway v1.9.0: charts/gateway-helm/values.tmpl.yaml (deployment.pod and
-                 .container, certgen.job) and internal/infrastructure/kubernetes/proxy/resource.go
-                 (expectedEnvoySecurityContext, expectedShutdownManagerSecurityContext), at
+  [eg-pod-security] Envoy Gateway v1.9.0: charts/gateway-helm/values.tmpl.yaml (deployment.pod.securityContext,
+                 deployment.envoyGateway.securityContext, certgen.job) and
+                 internal/infrastructure/kubernetes/proxy/resource.go (expectedEnvoySecurityContext,
+                 expectedShutdownManagerSecurityContext; volumes: secret and configMap only), at
                  https://github.com/envoyproxy/gateway/tree/v1.9.0
 """
 
@@ -429,8 +430,9 @@ def cluster_gateway_software(
         # connection [lbc-readiness-gate].
         labels |= {READINESS_GATE_LABEL: "enabled"}
     # Every pod Envoy Gateway runs here meets `restricted` while we override none of its
-    # securityContexts: the controller's and its certgen Job's are the chart's defaults, the proxies'
-    # the controller's own [eg-pod-security] (tests/core/render/test_gateway.py keeps it so).
+    # securityContexts and add no volume or container: the controller's and its certgen Job's are the
+    # chart's defaults, the proxies' the controller's own [eg-pod-security]
+    # (tests/core/render/test_gateway.py keeps it so).
     labels |= admission_labels(RESTRICTED, kubernetes_version)
     namespace = {
         "apiVersion": "v1",

@@ -360,8 +360,16 @@ def test_the_load_balancer_controller_comes_only_with_a_gateway_on_a_created_clu
 
 
 # What would replace a securityContext Envoy Gateway sets on the pods it runs (its chart's values, an
-# EnvoyProxy's pod and container, or a patch of the Deployment it makes), or add a container it does not.
-OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY = {"securityContext", "initContainers", "patch", "hostNetwork"}
+# EnvoyProxy's pod and container, or a patch of the Deployment it makes), or add a container or a volume
+# (a hostPath one breaks `restricted`) it does not: the chart's and EnvoyProxy's fields of v1.9.0.
+OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY = {
+    "securityContext",
+    "initContainers",
+    "patch",
+    "volumes",
+    "extraVolumes",
+    "wasmCacheVolume",
+}
 
 
 def _keys(value) -> set[str]:
@@ -388,7 +396,12 @@ def test_envoy_gateways_namespace_enforces_restricted_which_its_pods_meet_as_shi
         assert not _keys(settings) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY, settings
 
 
-def test_an_envoy_proxy_overriding_its_security_context_is_caught():
+def test_an_envoy_proxy_overriding_its_security_context_or_adding_a_volume_is_caught():
     proxy = {"provider": {"kubernetes": {"envoyDeployment": {"container": {"securityContext": {"runAsUser": 0}}}}}}
     assert _keys(proxy) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == {"securityContext"}
+    host_path = [{"name": "host", "hostPath": {"path": "/"}}]
+    proxy = {"provider": {"kubernetes": {"envoyDeployment": {"pod": {"volumes": host_path}}}}}
+    assert _keys(proxy) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == {"volumes"}
+    values = {"deployment": {"pod": {"extraVolumes": host_path}}}
+    assert _keys(values) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == {"extraVolumes"}
     assert _keys({"deployment": {"pod": {"affinity": {}}}}) & OVERRIDES_ENVOY_GATEWAYS_POD_SECURITY == set()
