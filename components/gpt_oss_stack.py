@@ -187,7 +187,7 @@ class GptOssStack(Component):
         )
         GpuSoftware(
             "gpu-software",
-            GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else []),
+            GpuSoftwareArgs(stack.gpu_software, [observability.release] if observability else [], stack.gpu_namespaces),
             opts=on_cluster(),
         )
         workloads = Workloads(

@@ -13,6 +13,8 @@ from gpt_oss_infra.core.inputs.config import EksClusterConfig, ExistingClusterCo
 from gpt_oss_infra.core.render.labels import GPU_NODE_LABEL, GPU_TAINT
 
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
+DCGM_EXPORTER = "dcgm-exporter"
+SYSTEM_NAMESPACE = "kube-system"  # every cluster has it: never the stack's to make or delete
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def gpu_software(
     if (cluster.dcgm_exporter or scraped) and cluster.resolved_gpu_software != "gpu-operator":
         # Its ServiceMonitor (on by default) only where Prometheus runs: without the CRD it fails.
         values = placement | {"serviceMonitor": {"enabled": scraped}}
-        releases.append(ChartRelease(charts["dcgm-exporter"], values, after_monitoring=scraped))
+        releases.append(ChartRelease(charts[DCGM_EXPORTER], values, after_monitoring=scraped))
     if efa:  # the chart has no tolerations by default: GPU nodes carry the GPU taint
         releases.append(ChartRelease(charts[EFA_PLUGIN], {"tolerations": [GPU_TAINT]}))
     return releases
@@ -77,3 +79,12 @@ def chart_problems(releases: list[ChartRelease], efa_instance_types: set[str]) -
                 for instance_type in sorted(efa_instance_types - supported)
             ]
     return problems
+
+
+def release_namespaces(releases: list[ChartRelease]) -> list[str]:
+    """The namespaces the releases run in, for the stack to make itself on a cluster it does not create.
+    Helm's createNamespace makes a namespace that `helm uninstall` never deletes [helm-1464], so on a
+    cluster that outlives the stack `pulumi destroy` would leave it (a created cluster takes its
+    namespaces with it). kube-system is every cluster's.
+      [helm-1464] https://github.com/helm/helm/issues/1464"""
+    return sorted({release.chart.namespace for release in releases} - {SYSTEM_NAMESPACE})

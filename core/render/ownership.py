@@ -31,11 +31,13 @@ from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
+from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, Stack
 from gpt_oss_infra.core.render.teardown import Teardown
 
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
+GPU_NAMESPACES_SINCE = "0.6.7"  # the release from which an existing cluster's GPU software namespaces are the stack's
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
 GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
@@ -65,6 +67,8 @@ class Claim:
     # What else makes it this stack's: the Dynamo CRDs are where its platform namespace is, whoever
     # applied them last (the operator from 1.3, carrying no annotation of ours; the program up to 1.2.1).
     owned_with: str | None = None
+    # A GPU software namespace of an existing cluster: its Helm release made it before 0.6.7.
+    made_by_helm_before: str | None = None
 
     @property
     def ref(self) -> str:
@@ -104,10 +108,16 @@ def claims(stack: Stack) -> list[Claim]:
     for obj in stack.platform.crds:
         claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "", owned_with=platform_namespace)
         found[claim.ref] = dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim)))
+    helm_made = {f"Namespace/{namespace['metadata']['name']}" for namespace in stack.gpu_namespaces}
     for obj in stack.objects():
         if obj["kind"] in CLUSTER_SCOPED:
             claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "")
-            found.setdefault(claim.ref, dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim))))
+            claim = dataclasses.replace(
+                claim,
+                key=keys.get(claim.ref, _default_key(claim)),
+                made_by_helm_before=GPU_NAMESPACES_SINCE if claim.ref in helm_made else None,
+            )
+            found.setdefault(claim.ref, claim)
     if not stack.platform.crds:  # the operator applies the release's CRDs: another install's would be taken over
         graphs = Claim(
             "CustomResourceDefinition",
@@ -151,6 +161,12 @@ def _keys(stack: Stack) -> dict[str, str]:
         )
     if stack.teardown is not None:
         keys[f"Namespace/{stack.teardown.namespace}"] = f"{KEY_PREFIX}platform.namespace"
+    made_namespaces = {namespace["metadata"]["name"] for namespace in stack.gpu_namespaces}
+    dcgm_key = "cluster.dcgmExporter" if config.cluster.dcgm_exporter else "observability.enabled"
+    for release in stack.gpu_software:
+        if release.chart.namespace in made_namespaces:
+            key = dcgm_key if release.chart.chart == DCGM_EXPORTER else "cluster.gpuSoftware"
+            keys[f"Namespace/{release.chart.namespace}"] = f"{KEY_PREFIX}{key}"
     return keys
 
 
@@ -187,6 +203,7 @@ def marked(stack: Stack, owner: str, adopt: list[str]) -> Stack:
     return replace(
         stack,
         block_storage_class=mark(stack.block_storage_class),
+        gpu_namespaces=[mark(namespace) for namespace in stack.gpu_namespaces],
         platform=marked_platform(stack.platform, owner, adopt),
         namespace=mark(stack.namespace),
         model_cache=marked_model_cache(stack.model_cache, owner, adopt),
@@ -318,12 +335,18 @@ def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
         whose = f"Helm release {annotations['meta.helm.sh/release-name']} made it"
     else:
         whose = "this stack did not make it"
-    options = ["Choose another name"]
-    if claim.kind in ADOPTABLE_KINDS:
-        options.append(f"list {claim.ref!r} in cluster.adopt to use it as it is and leave it in place at destroy")
-    return (
+    taken = (
         f"{claim.kind} {claim.name} exists in the cluster and {whose}: `pulumi up` would fail to create it, and a "
-        f"stack that took it over would delete it, with all it holds, at `pulumi destroy`. {' or '.join(options)}"
-        f" (made by this stack before 0.3.0? claim it: kubectl annotate {claim.kind.lower()} {claim.name} "
-        f"{OWNER_ANNOTATION}={owner})"
+        "stack that took it over would delete it, with all it holds, at `pulumi destroy`. "
+    )
+    adopt = f"list {claim.ref!r} in cluster.adopt to use it as it is and leave it in place at destroy"
+    if claim.made_by_helm_before:  # its name is the chart's: there is no other to choose
+        return (
+            f"{taken}{adopt[0].upper()}{adopt[1:]} (made by this stack's GPU software before "
+            f"{claim.made_by_helm_before}, when Helm made its namespace: so it stays at destroy, as it did)"
+        )
+    options = ["Choose another name", *([adopt] if claim.kind in ADOPTABLE_KINDS else [])]
+    return (
+        f"{taken}{' or '.join(options)} (made by this stack before 0.3.0? claim it: kubectl annotate "
+        f"{claim.kind.lower()} {claim.name} {OWNER_ANNOTATION}={owner})"
     )

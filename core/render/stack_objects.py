@@ -80,6 +80,9 @@ class Stack:
     block_storage_class: dict[str, Any] | None  # the StorageClass a created cluster gets
     efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
+    # Their namespaces, on a cluster the stack does not create (elsewhere Helm makes them and the cluster
+    # takes them with it: gpu_software.release_namespaces)
+    gpu_namespaces: list[dict[str, Any]]
     gateways: gateway.GatewaySoftware | None  # Envoy Gateway (and the NLB controller) when an endpoint needs them
     network_policies: list[dict[str, Any]]  # the workloads namespace's own (networkPolicies.enabled)
     observability: observability.ObservabilityObjects | None  # observability.enabled
@@ -99,6 +102,7 @@ class Stack:
         cache = self.model_cache
         fixed: list[dict[str, Any] | None] = [
             self.block_storage_class,
+            *self.gpu_namespaces,
             self.platform.namespace,
             self.platform.pull_secret,
             self.namespace,
@@ -174,6 +178,7 @@ def render_stack(
         network_policies=config.network_policies_enabled,
     )
     dynamo = catalog.dynamo_versions[config.release.dynamo]
+    kubernetes_version = config.cluster.kubernetes_version
     return Stack(
         config=config,
         pools=resolved.pools,
@@ -182,6 +187,15 @@ def render_stack(
         else None,
         efa_pools=resolved.efa_pools,
         gpu_software=parts.charts,
+        gpu_namespaces=[]
+        if isinstance(config.cluster, EksClusterConfig)
+        else [
+            # Their pods read the host (device files, the kubelet's sockets), as node-exporter does.
+            manifests.namespace(
+                name, "gpu-software", pod_security.admission_labels(pod_security.PRIVILEGED, kubernetes_version)
+            )
+            for name in gpu_software.release_namespaces(parts.charts)
+        ],
         gateways=parts.gateways,
         network_policies=network_policy.namespace_policies(namespace) if config.network_policies_enabled else [],
         observability=parts.monitoring,

@@ -34,3 +34,28 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
         "observability-namespace",
     ):
         assert "dynamo-platform-teardown-volumes-gone" in waits[after], after
+
+
+def test_on_an_existing_cluster_the_gpu_softwares_namespaces_are_the_stacks_and_go_after_their_releases():
+    """`helm uninstall` never deletes a namespace Helm's createNamespace made; the stack's own Namespace is
+    deleted by `destroy`, after the release in it (created before it)."""
+    entries = example_entries("existing-cluster")
+    entries["gpt-oss-infra:cluster"] = entries["gpt-oss-infra:cluster"] | {"gpuSoftware": "device-plugin"}
+    run = run_entries(entries, stack="existing-cluster")
+    assert run.error is None, run.error
+    resources = by_name(run)
+    namespace = resources["gpu-software-nvidia-device-plugin-namespace"]
+    assert namespace.type == "kubernetes:core/v1:Namespace"
+    release = resources["gpu-software-nvidia-device-plugin"]
+    assert release.inputs["namespace"] == "nvidia-device-plugin"
+    assert release.inputs["createNamespace"] is False
+    assert namespace.name in transitive_waits(run.resources)[release.name]
+
+
+def test_on_a_created_cluster_helm_makes_the_gpu_softwares_namespace_as_before():
+    """The live stacks' namespaces, which Helm made, stay Helm's: a Namespace of the stack's would fail to
+    create over them (pulumi-kubernetes 4.29 stopped upserting)."""
+    run = run_entries(example_entries("dev"), stack="dev")
+    resources = by_name(run)
+    assert resources["gpu-software-nvidia-device-plugin"].inputs["createNamespace"] is True
+    assert "gpu-software-nvidia-device-plugin-namespace" not in resources

@@ -1,4 +1,5 @@
-"""core/render/gpu_software.py: the pinned EFA device plugin runs on every EFA instance type we use."""
+"""core/render/gpu_software.py: the pinned EFA device plugin runs on every EFA instance type we use; the
+releases' namespaces a stack makes itself."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import yaml
 
 from gpt_oss_infra.core.inputs.catalog import Chart
 from gpt_oss_infra.core.inputs.config import EksClusterConfig
-from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems, gpu_software
+from gpt_oss_infra.core.render.gpu_software import ChartRelease, chart_problems, gpu_software, release_namespaces
 
 
 def test_the_pinned_efa_plugin_runs_on_every_efa_instance_type_of_the_catalog(catalog):
@@ -49,3 +50,11 @@ def test_the_dcgm_exporter_servicemonitor_only_where_prometheus_runs(catalog):
     scraped = {r.chart.chart: r for r in gpu_software(cluster, catalog.charts, efa=False, scraped=True)}
     assert scraped["dcgm-exporter"].values["serviceMonitor"] == {"enabled": True}
     assert scraped["dcgm-exporter"].after_monitoring and not scraped["nvidia-device-plugin"].after_monitoring
+
+
+def test_the_gpu_operators_namespace_is_made_once_and_kube_system_never(catalog):
+    """kube-system, where the EFA device plugin runs, is every cluster's: the stack neither makes nor deletes it."""
+    cluster = EksClusterConfig.model_validate({"kind": "eks", "name": "c", "gpuSoftware": "gpu-operator"})
+    releases = gpu_software(cluster, catalog.charts, efa=True, scraped=True)
+    assert [release.chart.namespace for release in releases] == ["gpu-operator", "kube-system"]
+    assert release_namespaces([*releases, releases[0]]) == ["gpu-operator"]

@@ -207,3 +207,44 @@ def test_crds_adopted_on_a_release_whose_program_applied_them_stay_adoptable_aft
     crds = [f"CustomResourceDefinition/{c['metadata']['name']}" for c in catalog.dynamo_versions["1.2.1"].crds()]
     stack = build_stack(existing_raw(adopt=crds), catalog, with_hf_token=False, owner=OWNER)
     assert ownership.adoption_problems(stack, crds) == []
+
+
+def test_on_an_existing_cluster_the_stack_makes_its_gpu_softwares_namespaces_keyed_by_what_asks_for_them(catalog):
+    """Helm's createNamespace makes a namespace `helm uninstall` never deletes: on a cluster that outlives
+    the stack, the stack makes them itself (and `destroy` deletes them)."""
+    stack = build_stack(existing_raw(gpuSoftware="device-plugin", dcgmExporter=True), catalog, False, owner=OWNER)
+    assert {release.chart.namespace for release in stack.gpu_software} == {"nvidia-device-plugin", "dcgm-exporter"}
+    made = {namespace["metadata"]["name"]: namespace["metadata"] for namespace in stack.gpu_namespaces}
+    assert sorted(made) == ["dcgm-exporter", "nvidia-device-plugin"]
+    for metadata in made.values():
+        assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"  # they read the host
+        assert metadata["labels"]["pod-security.kubernetes.io/warn"] == "restricted"
+        assert metadata["labels"]["pod-security.kubernetes.io/enforce-version"] == "v1.36"
+        assert metadata["annotations"] == {OWNER_ANNOTATION: OWNER}
+    claimed = {claim.ref: claim.key for claim in ownership.claims(stack)}
+    assert claimed["Namespace/nvidia-device-plugin"] == "gpt-oss-infra:cluster.gpuSoftware"
+    assert claimed["Namespace/dcgm-exporter"] == "gpt-oss-infra:cluster.dcgmExporter"
+
+
+def test_a_created_cluster_leaves_its_gpu_softwares_namespaces_to_helm(catalog):
+    """They go with the cluster; the live stacks' namespaces, which Helm made, stay as they are."""
+    stack = build_stack(
+        namespace_config(example_entries("staging")), catalog, with_hf_token=False, api_key_clients=["ci"]
+    )
+    assert stack.gpu_software
+    assert stack.gpu_namespaces == []
+
+
+def test_a_gpu_software_namespace_helm_made_before_is_to_be_adopted_not_renamed_or_claimed(catalog):
+    """A stack that installed its GPU software on an existing cluster before 0.6.7 left the namespace to
+    Helm: the Namespace the stack makes now would fail to create over it, and an owner annotation would not
+    change that. Adopted, it stays at destroy, as it did; its name is the chart's, so there is none to choose."""
+    stack = build_stack(existing_raw(gpuSoftware="device-plugin"), catalog, False, owner=OWNER)
+    claimed = [claim for claim in ownership.claims(stack) if claim.ref == "Namespace/nvidia-device-plugin"]
+    (problem,) = ownership.ownership_problems(claimed, {claimed[0].ref: {}}, [], {}, OWNER, [])
+    assert problem.key == "gpt-oss-infra:cluster.gpuSoftware"
+    assert "List 'Namespace/nvidia-device-plugin' in cluster.adopt" in problem.message
+    assert "before 0.6.7, when Helm made its namespace" in problem.message
+    assert "Choose another name" not in problem.message and "kubectl annotate" not in problem.message
+    adopted = ["Namespace/nvidia-device-plugin"]
+    assert ownership.ownership_problems(claimed, {claimed[0].ref: {}}, [], {}, OWNER, adopted) == []
