@@ -340,10 +340,12 @@ def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
         "stack that took it over would delete it, with all it holds, at `pulumi destroy`. "
     )
     adopt = f"list {claim.ref!r} in cluster.adopt to use it as it is and leave it in place at destroy"
-    if claim.made_by_helm_before:  # its name is the chart's: there is no other to choose
+    if claim.made_by_helm_before and not annotations:  # its name is the chart's: there is no other to choose
         return (
-            f"{taken}{adopt[0].upper()}{adopt[1:]} (made by this stack's GPU software before "
-            f"{claim.made_by_helm_before}, when Helm made its namespace: so it stays at destroy, as it did)"
+            f"{taken}If a Helm release gpu-software-... of this stack runs in it, Helm made it for this stack "
+            f"before {claim.made_by_helm_before}: {adopt} (as it did). If it is empty, an earlier destroy left "
+            f"it: kubectl delete namespace {claim.name}. Otherwise it holds the cluster's own GPU software, "
+            f"which {claim.key} would install a second time"
         )
     options = ["Choose another name", *([adopt] if claim.kind in ADOPTABLE_KINDS else [])]
     return (

@@ -12,6 +12,8 @@ Each namespace enforces the strictest level its pods meet [psa], and warns and a
                        add them (research: issue 12, network REPORT section 3)
   monitoring           privileged: node-exporter reads the host (hostNetwork, hostPID, hostPath)
   envoy-gateway-system restricted: Envoy Gateway's own securityContexts meet it (core/render/gateway.py)
+  GPU software's       privileged, on an existing cluster (elsewhere Helm makes them, unlabelled): the
+                       device plugin, DCGM exporter and GPU Operator read the host (core/render/stack_objects.py)
   [psa] https://kubernetes.io/docs/concepts/security/pod-security-standards/
 """
 

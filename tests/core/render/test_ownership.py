@@ -235,16 +235,32 @@ def test_a_created_cluster_leaves_its_gpu_softwares_namespaces_to_helm(catalog):
     assert stack.gpu_namespaces == []
 
 
-def test_a_gpu_software_namespace_helm_made_before_is_to_be_adopted_not_renamed_or_claimed(catalog):
-    """A stack that installed its GPU software on an existing cluster before 0.6.7 left the namespace to
-    Helm: the Namespace the stack makes now would fail to create over it, and an owner annotation would not
-    change that. Adopted, it stays at destroy, as it did; its name is the chart's, so there is none to choose."""
+def test_an_unmarked_gpu_software_namespace_is_refused_with_each_way_it_came_there(catalog):
+    """Before 0.6.7 Helm made it for this stack (the Namespace the stack makes now would fail to create over
+    it, marked or not: adopt it, as it stays at destroy, as it did), an earlier destroy left it empty, or it
+    holds the cluster's own GPU software. Its name is the chart's, so there is none to choose."""
     stack = build_stack(existing_raw(gpuSoftware="device-plugin"), catalog, False, owner=OWNER)
     claimed = [claim for claim in ownership.claims(stack) if claim.ref == "Namespace/nvidia-device-plugin"]
     (problem,) = ownership.ownership_problems(claimed, {claimed[0].ref: {}}, [], {}, OWNER, [])
     assert problem.key == "gpt-oss-infra:cluster.gpuSoftware"
-    assert "List 'Namespace/nvidia-device-plugin' in cluster.adopt" in problem.message
-    assert "before 0.6.7, when Helm made its namespace" in problem.message
+    assert "Helm made it for this stack before 0.6.7: list 'Namespace/nvidia-device-plugin' in cluster.adopt" in (
+        problem.message
+    )
+    assert "kubectl delete namespace nvidia-device-plugin" in problem.message
+    assert "the cluster's own GPU software, which gpt-oss-infra:cluster.gpuSoftware would install a second time" in (
+        problem.message
+    )
     assert "Choose another name" not in problem.message and "kubectl annotate" not in problem.message
     adopted = ["Namespace/nvidia-device-plugin"]
     assert ownership.ownership_problems(claimed, {claimed[0].ref: {}}, [], {}, OWNER, adopted) == []
+    # another stack's is refused as any claim is, never as one Helm made for this stack
+    (problem,) = ownership.ownership_problems(claimed, {claimed[0].ref: {OWNER_ANNOTATION: "o/p/s"}}, [], {}, OWNER, [])
+    assert "it belongs to stack o/p/s" in problem.message and "0.6.7" not in problem.message
+
+
+def test_dcgm_exporters_namespace_is_keyed_by_observability_when_only_observability_asks_for_it(catalog):
+    raw = existing_raw()
+    raw["observability"] = {"enabled": True}
+    stack = build_stack(raw, catalog, False, owner=OWNER)
+    claimed = {claim.ref: claim.key for claim in ownership.claims(stack)}
+    assert claimed["Namespace/dcgm-exporter"] == "gpt-oss-infra:observability.enabled"
