@@ -170,6 +170,60 @@ def _keys(stack: Stack) -> dict[str, str]:
     return keys
 
 
+# Namespaces every cluster has: a created cluster's are not the stack's to create (or delete at destroy).
+CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
+    """Namespaces the cluster cannot hold as the stack would make them: one made twice (the second would
+    fail to create, after the first was made), and, on a cluster the stack creates, a namespace every
+    cluster has (it exists there already, and cluster.adopt is an existing cluster's). Each under the key
+    that names it, where a key does."""
+    named = _namespaces(stack)
+    problems = []
+    for index, (name, key, what) in enumerate(named):
+        earlier = next((other for other in named[:index] if other[0] == name), None)
+        if earlier is not None:
+            # under a key that names a namespace, where one of the two does (both: this one)
+            where = key if key.endswith("namespace") or not earlier[1].endswith("namespace") else earlier[1]
+            problems.append(
+                Problem(
+                    where,
+                    f"{name} is both {earlier[2]} ({earlier[1]}) and {what} ({key}): each needs a namespace of its own",
+                )
+            )
+        if created_cluster and name in CLUSTER_NAMESPACES and key.startswith(KEY_PREFIX):
+            problems.append(
+                Problem(
+                    key,
+                    f"{name} is a namespace every cluster has: the stack cannot create it on the cluster it "
+                    f"creates; not one of {', '.join(CLUSTER_NAMESPACES)}",
+                )
+            )
+    return problems
+
+
+def _namespaces(stack: Stack) -> list[tuple[str, str, str]]:
+    """Each namespace the stack makes: its name, the key that names it (else what fixes it), and what it is."""
+    config = stack.config
+    platform_key = f"{KEY_PREFIX}platform.namespace"
+    named = [
+        (config.platform.namespace, platform_key, "the platform's namespace"),
+        (config.namespace, f"{KEY_PREFIX}namespace", "the workloads' namespace"),
+    ]
+    if stack.teardown is not None:
+        named.append((stack.teardown.namespace, platform_key, "the teardown guards' (the platform's and -teardown)"))
+    if stack.observability is not None:
+        named.append((config.observability.namespace, f"{KEY_PREFIX}observability.namespace", "the monitoring one"))
+    if stack.gateways is not None:
+        named.append((stack.gateways.target.namespace, "configs/charts.yaml", "Envoy Gateway's"))
+    keys = _keys(stack)
+    for namespace in stack.gpu_namespaces:
+        name = namespace["metadata"]["name"]
+        named.append((name, keys[f"Namespace/{name}"], "the GPU software's"))
+    return named
+
+
 def _default_key(claim: Claim) -> str:
     return f"{KEY_PREFIX}release.dynamo" if claim.kind == "CustomResourceDefinition" else ADOPT_KEY
 

@@ -12,7 +12,7 @@ from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.render import ownership
 from gpt_oss_infra.core.render.ownership import ADOPTED_ANNOTATION, OWNER_ANNOTATION, Claim, ReleaseClaim
 from gpt_oss_infra.core.stack import build_stack
-from tests.support import example_entries
+from tests.support import example_entries, refused
 
 OWNER = ownership.owner_of("organization", "gpt-oss-infra", "lab")
 NAMESPACE = Claim("Namespace", "v1", "monitoring", "gpt-oss-infra:observability.namespace")
@@ -264,3 +264,40 @@ def test_dcgm_exporters_namespace_is_keyed_by_observability_when_only_observabil
     stack = build_stack(raw, catalog, False, owner=OWNER)
     claimed = {claim.ref: claim.key for claim in ownership.claims(stack)}
     assert claimed["Namespace/dcgm-exporter"] == "gpt-oss-infra:observability.enabled"
+
+
+@pytest.mark.parametrize(
+    ("stack", "change", "key", "reason"),
+    [
+        ("staging", {"namespace": "dynamo-system"}, "namespace", "both the platform's namespace"),
+        ("staging", {"namespace": "monitoring"}, "observability.namespace", "both the workloads' namespace"),
+        ("staging", {"namespace": "envoy-gateway-system"}, "namespace", "and Envoy Gateway's (configs/charts.yaml)"),
+        ("staging", {"namespace": "dynamo-system-teardown"}, "platform.namespace", "and the teardown guards'"),
+        ("staging", {"namespace": "kube-system"}, "namespace", "kube-system is a namespace every cluster has"),
+        (
+            "existing-cluster",
+            {"namespace": "nvidia-device-plugin", "cluster": {"gpuSoftware": "device-plugin"}},
+            "namespace",
+            "and the GPU software's (gpt-oss-infra:cluster.gpuSoftware)",
+        ),
+    ],
+)
+def test_a_namespace_the_stack_would_make_twice_or_cannot_create_is_refused_by_its_key(
+    stack, change, key, reason, catalog
+):
+    """Two Namespaces of one name: the second would fail to create, after the first was made. A created
+    cluster's own namespaces exist already there, and cluster.adopt is an existing cluster's."""
+    raw = copy.deepcopy(namespace_config(example_entries(stack)))
+    for name, value in change.items():
+        raw[name] = raw[name] | value if isinstance(value, dict) else value
+    (problem,) = refused(raw, catalog).problems
+    assert problem.key == f"gpt-oss-infra:{key}"
+    assert reason in problem.message
+
+
+def test_an_existing_clusters_own_namespace_is_left_to_the_ownership_check(catalog):
+    """`default` exists there: the check of the live cluster refuses it, unless cluster.adopt lists it."""
+    raw = copy.deepcopy(namespace_config(example_entries("existing-cluster")))
+    raw["namespace"] = "default"
+    stack = build_stack(raw, catalog, with_hf_token=False)
+    assert stack.namespace["metadata"]["name"] == "default"
