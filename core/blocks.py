@@ -217,6 +217,7 @@ def dynamo_platform(arguments: dict[str, Any], catalog: Catalog, with_ngc_key: b
         else None
     )
     guards = teardown_guards(settings.namespace, kubernetes_version, gateway, None, catalog)
+    given.refuse(_platform_namespace_problems(settings.namespace, gateway))
     made = [objects.namespace, objects.pull_secret, *(guards.objects() if guards else [])]
     if gateway is not None:
         made += [gateway.namespace, gateway.gateway_class]
@@ -492,6 +493,17 @@ def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:
         + model_limit_problems(name, deployment, catalog)
         + endpoint_problems(name, deployment.endpoint, settings.with_nlb)
     )
+
+
+def _platform_namespace_problems(namespace: str, gateway: GatewaySoftware | None) -> list[Problem]:
+    """DynamoPlatform creates its namespace: not one every cluster has (it exists already), nor Envoy
+    Gateway's, which `gateway` creates too (the second would fail to create, after the first was made)."""
+    if namespace in ownership.CLUSTER_NAMESPACES:
+        every = ", ".join(ownership.CLUSTER_NAMESPACES)
+        return [Problem("namespace", f"{namespace} is a namespace every cluster has: not one of {every}")]
+    if gateway is not None and namespace == gateway.target.namespace:
+        return [Problem("namespace", f"{namespace} is Envoy Gateway's namespace, which gateway creates too")]
+    return []
 
 
 def _deployment_made(

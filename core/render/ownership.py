@@ -31,7 +31,7 @@ from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
-from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER
+from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER, release_namespaces
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, Stack
 from gpt_oss_infra.core.render.teardown import Teardown
@@ -153,8 +153,9 @@ def _keys(stack: Stack) -> dict[str, str]:
     keys = {
         f"Namespace/{config.platform.namespace}": f"{KEY_PREFIX}platform.namespace",
         f"Namespace/{config.namespace}": f"{KEY_PREFIX}namespace",
-        f"Namespace/{config.observability.namespace}": f"{KEY_PREFIX}observability.namespace",
     }
+    if stack.observability is not None:
+        keys[f"Namespace/{config.observability.namespace}"] = f"{KEY_PREFIX}observability.namespace"
     if stack.model_cache.storage_class is not None:
         keys[f"StorageClass/{stack.model_cache.storage_class['metadata']['name']}"] = (
             f"{KEY_PREFIX}modelCache.storageClassName"
@@ -162,12 +163,22 @@ def _keys(stack: Stack) -> dict[str, str]:
     if stack.teardown is not None:
         keys[f"Namespace/{stack.teardown.namespace}"] = f"{KEY_PREFIX}platform.namespace"
     made_namespaces = {namespace["metadata"]["name"] for namespace in stack.gpu_namespaces}
-    dcgm_key = "cluster.dcgmExporter" if config.cluster.dcgm_exporter else "observability.enabled"
-    for release in stack.gpu_software:
-        if release.chart.namespace in made_namespaces:
-            key = dcgm_key if release.chart.chart == DCGM_EXPORTER else "cluster.gpuSoftware"
-            keys[f"Namespace/{release.chart.namespace}"] = f"{KEY_PREFIX}{key}"
+    for name, key in _gpu_software_namespaces(stack).items():
+        if name in made_namespaces:
+            keys[f"Namespace/{name}"] = key
     return keys
+
+
+def _gpu_software_namespaces(stack: Stack) -> dict[str, str]:
+    """Each namespace the GPU software runs in (kube-system aside), with the key that installs it there."""
+    dcgm_key = "cluster.dcgmExporter" if stack.config.cluster.dcgm_exporter else "observability.enabled"
+    names = set(release_namespaces(stack.gpu_software))
+    return {
+        release.chart.namespace: KEY_PREFIX
+        + (dcgm_key if release.chart.chart == DCGM_EXPORTER else "cluster.gpuSoftware")
+        for release in stack.gpu_software
+        if release.chart.namespace in names
+    }
 
 
 # Namespaces every cluster has: a created cluster's are not the stack's to create (or delete at destroy).
@@ -175,52 +186,76 @@ CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 
 
 def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
-    """Namespaces the cluster cannot hold as the stack would make them: one made twice (the second would
-    fail to create, after the first was made), and, on a cluster the stack creates, a namespace every
-    cluster has (it exists there already, and cluster.adopt is an existing cluster's). Each under the key
-    that names it, where a key does."""
+    """Names the cluster cannot hold as the stack would make them: a namespace or StorageClass made twice (the
+    second would fail to create, after the first was made; Helm's would be taken over), and, on a cluster the
+    stack creates, a namespace every cluster has (it exists there already, and cluster.adopt is an existing
+    cluster's). Each under the key that names it, where a key does."""
     named = _namespaces(stack)
     problems = []
-    for index, (name, key, what) in enumerate(named):
-        earlier = next((other for other in named[:index] if other[0] == name), None)
+    for index, entry in enumerate(named):
+        earlier = next((other for other in named[:index] if other.name == entry.name), None)
         if earlier is not None:
-            # under a key that names a namespace, where one of the two does (both: this one)
-            where = key if key.endswith("namespace") or not earlier[1].endswith("namespace") else earlier[1]
+            # under the key the name was given in: this one's, unless only the earlier was given it
+            where = earlier.key if earlier.given and not entry.given else entry.key
             problems.append(
                 Problem(
                     where,
-                    f"{name} is both {earlier[2]} ({earlier[1]}) and {what} ({key}): each needs a namespace of its own",
+                    f"{entry.name} would be both {earlier.what} ({earlier.key}) and {entry.what} ({entry.key}): "
+                    "each needs a namespace of its own",
                 )
             )
-        if created_cluster and name in CLUSTER_NAMESPACES and key.startswith(KEY_PREFIX):
+        if created_cluster and entry.given and entry.name in CLUSTER_NAMESPACES:
             problems.append(
                 Problem(
-                    key,
-                    f"{name} is a namespace every cluster has: the stack cannot create it on the cluster it "
+                    entry.key,
+                    f"{entry.name} is a namespace every cluster has: the stack cannot create it on the cluster it "
                     f"creates; not one of {', '.join(CLUSTER_NAMESPACES)}",
                 )
             )
+    cache_class, block_class = stack.model_cache.storage_class, stack.block_storage_class
+    if cache_class and block_class and cache_class["metadata"]["name"] == block_class["metadata"]["name"]:
+        problems.append(
+            Problem(
+                f"{KEY_PREFIX}modelCache.storageClassName",
+                f"{cache_class['metadata']['name']} is the block StorageClass the created cluster gets: "
+                "the model cache's needs a name of its own",
+            )
+        )
     return problems
 
 
-def _namespaces(stack: Stack) -> list[tuple[str, str, str]]:
-    """Each namespace the stack makes: its name, the key that names it (else what fixes it), and what it is."""
+@dataclass(frozen=True)
+class _Namespace:
+    name: str
+    key: str  # the key that names it, or what fixes its name
+    what: str
+    given: bool = True  # the name is the key's value itself (not derived from it, or fixed)
+
+
+def _namespaces(stack: Stack) -> list[_Namespace]:
+    """Each namespace the stack makes, or has Helm make (a created cluster's GPU software)."""
     config = stack.config
     platform_key = f"{KEY_PREFIX}platform.namespace"
     named = [
-        (config.platform.namespace, platform_key, "the platform's namespace"),
-        (config.namespace, f"{KEY_PREFIX}namespace", "the workloads' namespace"),
+        _Namespace(config.platform.namespace, platform_key, "the platform's namespace"),
+        _Namespace(config.namespace, f"{KEY_PREFIX}namespace", "the workloads' namespace"),
     ]
     if stack.teardown is not None:
-        named.append((stack.teardown.namespace, platform_key, "the teardown guards' (the platform's and -teardown)"))
+        named.append(_Namespace(stack.teardown.namespace, platform_key, "the teardown guards' namespace", False))
     if stack.observability is not None:
-        named.append((config.observability.namespace, f"{KEY_PREFIX}observability.namespace", "the monitoring one"))
+        named.append(
+            _Namespace(
+                config.observability.namespace, f"{KEY_PREFIX}observability.namespace", "the monitoring namespace"
+            )
+        )
     if stack.gateways is not None:
-        named.append((stack.gateways.target.namespace, "configs/charts.yaml", "Envoy Gateway's"))
-    keys = _keys(stack)
-    for namespace in stack.gpu_namespaces:
-        name = namespace["metadata"]["name"]
-        named.append((name, keys[f"Namespace/{name}"], "the GPU software's"))
+        named.append(
+            _Namespace(stack.gateways.target.namespace, "configs/charts.yaml", "Envoy Gateway's namespace", False)
+        )
+    named += [
+        _Namespace(name, key, "the GPU software's namespace", False)
+        for name, key in _gpu_software_namespaces(stack).items()
+    ]
     return named
 
 

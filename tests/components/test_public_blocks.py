@@ -75,6 +75,11 @@ REFUSED = [
      "GpuNodePool 'GPU'", "nodes: must be at least 0 (got -1)"),
     (lambda: DynamoPlatform("dynamo", {"dynamo_release": "9.9.9"}), "DynamoPlatform 'dynamo'", "dynamo_release: "),
     (lambda: DynamoPlatform("dynamo", {"namespace": "Dynamo_System"}), "DynamoPlatform 'dynamo'", "namespace: "),
+    # Namespaces it would create where one exists already, or create twice (each failed at `up`, half-made).
+    (lambda: DynamoPlatform("dynamo", {"namespace": "kube-system"}),
+     "DynamoPlatform 'dynamo'", "namespace: kube-system is a namespace every cluster has"),
+    (lambda: DynamoPlatform("dynamo", {"namespace": "envoy-gateway-system", "gateway": True}),
+     "DynamoPlatform 'dynamo'", "namespace: envoy-gateway-system is Envoy Gateway's namespace, which gateway creates"),
     (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs"}),
      "ModelCache 'cache'", "file_system_id: required with storage efs"),
     (lambda: ModelCache("cache", {"namespace": "gpt-oss"}),

@@ -271,22 +271,31 @@ def test_dcgm_exporters_namespace_is_keyed_by_observability_when_only_observabil
     [
         ("staging", {"namespace": "dynamo-system"}, "namespace", "both the platform's namespace"),
         ("staging", {"namespace": "monitoring"}, "observability.namespace", "both the workloads' namespace"),
-        ("staging", {"namespace": "envoy-gateway-system"}, "namespace", "and Envoy Gateway's (configs/charts.yaml)"),
-        ("staging", {"namespace": "dynamo-system-teardown"}, "platform.namespace", "and the teardown guards'"),
+        ("staging", {"namespace": "envoy-gateway-system"}, "namespace", "and Envoy Gateway's namespace"),
+        # the guards' name is derived from platform.namespace: the key given the name is `namespace`
+        ("staging", {"namespace": "dynamo-system-teardown"}, "namespace", "and the teardown guards' namespace"),
         ("staging", {"namespace": "kube-system"}, "namespace", "kube-system is a namespace every cluster has"),
+        # a created cluster's GPU software: Helm makes its namespace, which the stack's would clash with
+        ("staging", {"namespace": "nvidia-device-plugin"}, "namespace", "and the GPU software's namespace"),
         (
             "existing-cluster",
             {"namespace": "nvidia-device-plugin", "cluster": {"gpuSoftware": "device-plugin"}},
             "namespace",
-            "and the GPU software's (gpt-oss-infra:cluster.gpuSoftware)",
+            "and the GPU software's namespace (gpt-oss-infra:cluster.gpuSoftware)",
+        ),
+        (
+            "staging",
+            {"modelCache": {"storageClassName": "gpt-oss-gp3"}},
+            "modelCache.storageClassName",
+            "block StorageClass",
         ),
     ],
 )
 def test_a_namespace_the_stack_would_make_twice_or_cannot_create_is_refused_by_its_key(
     stack, change, key, reason, catalog
 ):
-    """Two Namespaces of one name: the second would fail to create, after the first was made. A created
-    cluster's own namespaces exist already there, and cluster.adopt is an existing cluster's."""
+    """Two Namespaces (or StorageClasses) of one name: the second would fail to create, after the first was
+    made. A created cluster's own namespaces exist already there, and cluster.adopt is an existing cluster's."""
     raw = copy.deepcopy(namespace_config(example_entries(stack)))
     for name, value in change.items():
         raw[name] = raw[name] | value if isinstance(value, dict) else value
