@@ -310,3 +310,11 @@ def test_an_existing_clusters_own_namespace_is_left_to_the_ownership_check(catal
     raw["namespace"] = "default"
     stack = build_stack(raw, catalog, with_hf_token=False)
     assert stack.namespace["metadata"]["name"] == "default"
+
+
+def test_a_claim_is_never_keyed_by_the_namespace_of_monitoring_that_is_off(catalog):
+    """With observability off its namespace is made by nobody: a refusal of the platform's names the platform's key."""
+    raw = existing_raw()
+    raw["observability"] = {"enabled": False, "namespace": "dynamo-system"}
+    claimed = {claim.ref: claim.key for claim in ownership.claims(build_stack(raw, catalog, False))}
+    assert claimed["Namespace/dynamo-system"] == "gpt-oss-infra:platform.namespace"
