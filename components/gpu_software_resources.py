@@ -37,7 +37,7 @@ class GpuSoftware(Component):
                 self,
                 f"{name}-{release.chart.chart}",
                 release,
-                [*waits, namespace] if namespace else waits,
+                waits if namespace is None else [*waits, namespace],
                 create_namespace=namespace is None,
             )
         self.register_outputs({})

@@ -499,10 +499,11 @@ def _platform_namespace_problems(namespace: str, gateway: GatewaySoftware | None
     """DynamoPlatform creates its namespace: not one every cluster has (it exists already), nor Envoy
     Gateway's, which `gateway` creates too (the second would fail to create, after the first was made)."""
     if namespace in ownership.CLUSTER_NAMESPACES:
-        every = ", ".join(ownership.CLUSTER_NAMESPACES)
-        return [Problem("namespace", f"{namespace} is a namespace every cluster has: not one of {every}")]
+        return [Problem("namespace", ownership.cluster_namespace(namespace))]
     if gateway is not None and namespace == gateway.target.namespace:
-        return [Problem("namespace", f"{namespace} is Envoy Gateway's namespace, which gateway creates too")]
+        return [
+            Problem("namespace", f"{namespace} is Envoy Gateway's namespace, which gateway creates too: choose another")
+        ]
     return []
 
 

@@ -31,13 +31,15 @@ from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
 from gpt_oss_infra.core.errors import Problem
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
-from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER, release_namespaces
+from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER, SYSTEM_NAMESPACE
 from gpt_oss_infra.core.render.platform import PlatformObjects
 from gpt_oss_infra.core.render.stack_objects import ModelCacheObjects, Stack
 from gpt_oss_infra.core.render.teardown import Teardown
 
 OWNER_ANNOTATION = "gpt-oss-infra/owner"
 GPU_NAMESPACES_SINCE = "0.6.7"  # the release from which an existing cluster's GPU software namespaces are the stack's
+# Namespaces every cluster has: a created cluster's are not the stack's to create (or delete at destroy).
+CLUSTER_NAMESPACES = ("default", SYSTEM_NAMESPACE, "kube-public", "kube-node-lease")
 ADOPTED_ANNOTATION = "gpt-oss-infra/adopted-by"
 ADOPT_KEY = f"{KEY_PREFIX}cluster.adopt"
 GRAPH_CRD = "dynamographdeployments.nvidia.com"  # one of the CRDs every Dynamo install applies
@@ -67,8 +69,9 @@ class Claim:
     # What else makes it this stack's: the Dynamo CRDs are where its platform namespace is, whoever
     # applied them last (the operator from 1.3, carrying no annotation of ours; the program up to 1.2.1).
     owned_with: str | None = None
-    # A GPU software namespace of an existing cluster: its Helm release made it before 0.6.7.
-    made_by_helm_before: str | None = None
+    # A GPU software namespace of an existing cluster (its name is the chart's; before GPU_NAMESPACES_SINCE
+    # its Helm release made it).
+    gpu_software: bool = False
 
     @property
     def ref(self) -> str:
@@ -108,14 +111,14 @@ def claims(stack: Stack) -> list[Claim]:
     for obj in stack.platform.crds:
         claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "", owned_with=platform_namespace)
         found[claim.ref] = dataclasses.replace(claim, key=keys.get(claim.ref, _default_key(claim)))
-    helm_made = {f"Namespace/{namespace['metadata']['name']}" for namespace in stack.gpu_namespaces}
+    gpu_software = {namespace["metadata"]["name"] for namespace in stack.gpu_namespaces}
     for obj in stack.objects():
         if obj["kind"] in CLUSTER_SCOPED:
             claim = Claim(obj["kind"], obj["apiVersion"], obj["metadata"]["name"], "")
             claim = dataclasses.replace(
                 claim,
                 key=keys.get(claim.ref, _default_key(claim)),
-                made_by_helm_before=GPU_NAMESPACES_SINCE if claim.ref in helm_made else None,
+                gpu_software=claim.kind == "Namespace" and claim.name in gpu_software,
             )
             found.setdefault(claim.ref, claim)
     if not stack.platform.crds:  # the operator applies the release's CRDs: another install's would be taken over
@@ -148,41 +151,17 @@ def release_claims(stack: Stack) -> list[ReleaseClaim]:
 
 
 def _keys(stack: Stack) -> dict[str, str]:
-    """The config key that names each claim the user can rename."""
-    config = stack.config
+    """The config key that names or asks for each claim, where one does."""
     keys = {
-        f"Namespace/{config.platform.namespace}": f"{KEY_PREFIX}platform.namespace",
-        f"Namespace/{config.namespace}": f"{KEY_PREFIX}namespace",
+        f"Namespace/{namespace.name}": namespace.key
+        for namespace in _namespaces(stack)
+        if namespace.key.startswith(KEY_PREFIX)
     }
-    if stack.observability is not None:
-        keys[f"Namespace/{config.observability.namespace}"] = f"{KEY_PREFIX}observability.namespace"
     if stack.model_cache.storage_class is not None:
         keys[f"StorageClass/{stack.model_cache.storage_class['metadata']['name']}"] = (
             f"{KEY_PREFIX}modelCache.storageClassName"
         )
-    if stack.teardown is not None:
-        keys[f"Namespace/{stack.teardown.namespace}"] = f"{KEY_PREFIX}platform.namespace"
-    made_namespaces = {namespace["metadata"]["name"] for namespace in stack.gpu_namespaces}
-    for name, key in _gpu_software_namespaces(stack).items():
-        if name in made_namespaces:
-            keys[f"Namespace/{name}"] = key
     return keys
-
-
-def _gpu_software_namespaces(stack: Stack) -> dict[str, str]:
-    """Each namespace the GPU software runs in (kube-system aside), with the key that installs it there."""
-    dcgm_key = "cluster.dcgmExporter" if stack.config.cluster.dcgm_exporter else "observability.enabled"
-    names = set(release_namespaces(stack.gpu_software))
-    return {
-        release.chart.namespace: KEY_PREFIX
-        + (dcgm_key if release.chart.chart == DCGM_EXPORTER else "cluster.gpuSoftware")
-        for release in stack.gpu_software
-        if release.chart.namespace in names
-    }
-
-
-# Namespaces every cluster has: a created cluster's are not the stack's to create (or delete at destroy).
-CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
@@ -195,7 +174,7 @@ def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
     for index, entry in enumerate(named):
         earlier = next((other for other in named[:index] if other.name == entry.name), None)
         if earlier is not None:
-            # under the key the name was given in: this one's, unless only the earlier was given it
+            # under the key the stack file set to it: this one's, unless only the earlier's was
             where = earlier.key if earlier.given and not entry.given else entry.key
             problems.append(
                 Problem(
@@ -204,14 +183,8 @@ def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
                     "each needs a namespace of its own",
                 )
             )
-        if created_cluster and entry.given and entry.name in CLUSTER_NAMESPACES:
-            problems.append(
-                Problem(
-                    entry.key,
-                    f"{entry.name} is a namespace every cluster has: the stack cannot create it on the cluster it "
-                    f"creates; not one of {', '.join(CLUSTER_NAMESPACES)}",
-                )
-            )
+        if created_cluster and entry.key.endswith("namespace") and entry.name in CLUSTER_NAMESPACES:
+            problems.append(Problem(entry.key, cluster_namespace(entry.name)))
     cache_class, block_class = stack.model_cache.storage_class, stack.block_storage_class
     if cache_class and block_class and cache_class["metadata"]["name"] == block_class["metadata"]["name"]:
         problems.append(
@@ -224,37 +197,50 @@ def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
     return problems
 
 
+def cluster_namespace(name: str) -> str:
+    """Why a namespace every cluster has cannot be one the stack (or a block) creates, and what to do."""
+    others = ", ".join(CLUSTER_NAMESPACES[:-1])
+    return f"{name} exists on every cluster: choose a namespace other than {others} and {CLUSTER_NAMESPACES[-1]}"
+
+
 @dataclass(frozen=True)
 class _Namespace:
     name: str
-    key: str  # the key that names it, or what fixes its name
+    key: str  # the key that names it or asks for it, or what fixes its name
     what: str
-    given: bool = True  # the name is the key's value itself (not derived from it, or fixed)
+    given: bool = False  # the stack file sets the key to this name (not a default, derived or fixed)
 
 
 def _namespaces(stack: Stack) -> list[_Namespace]:
     """Each namespace the stack makes, or has Helm make (a created cluster's GPU software)."""
     config = stack.config
-    platform_key = f"{KEY_PREFIX}platform.namespace"
+    platform_key, workloads_key = f"{KEY_PREFIX}platform.namespace", f"{KEY_PREFIX}namespace"
     named = [
-        _Namespace(config.platform.namespace, platform_key, "the platform's namespace"),
-        _Namespace(config.namespace, f"{KEY_PREFIX}namespace", "the workloads' namespace"),
+        _Namespace(
+            config.platform.namespace,
+            platform_key,
+            "the platform's namespace",
+            "namespace" in config.platform.model_fields_set,
+        ),
+        _Namespace(config.namespace, workloads_key, "the workloads' namespace", "namespace" in config.model_fields_set),
     ]
     if stack.teardown is not None:
-        named.append(_Namespace(stack.teardown.namespace, platform_key, "the teardown guards' namespace", False))
+        named.append(_Namespace(stack.teardown.namespace, platform_key, "the teardown guards' namespace"))
     if stack.observability is not None:
-        named.append(
-            _Namespace(
-                config.observability.namespace, f"{KEY_PREFIX}observability.namespace", "the monitoring namespace"
-            )
-        )
+        given = "namespace" in config.observability.model_fields_set
+        key = f"{KEY_PREFIX}observability.namespace"
+        named.append(_Namespace(config.observability.namespace, key, "the monitoring namespace", given))
     if stack.gateways is not None:
-        named.append(
-            _Namespace(stack.gateways.target.namespace, "configs/charts.yaml", "Envoy Gateway's namespace", False)
-        )
+        named.append(_Namespace(stack.gateways.target.namespace, "configs/charts.yaml", "Envoy Gateway's namespace"))
+    dcgm_key = "cluster.dcgmExporter" if config.cluster.dcgm_exporter else "observability.enabled"
     named += [
-        _Namespace(name, key, "the GPU software's namespace", False)
-        for name, key in _gpu_software_namespaces(stack).items()
+        _Namespace(
+            release.chart.namespace,
+            KEY_PREFIX + (dcgm_key if release.chart.chart == DCGM_EXPORTER else "cluster.gpuSoftware"),
+            "the GPU software's namespace",
+        )
+        for release in stack.gpu_software
+        if release.chart.namespace != SYSTEM_NAMESPACE
     ]
     return named
 
@@ -429,12 +415,14 @@ def _taken(claim: Claim, annotations: dict[str, str], owner: str) -> str:
         "stack that took it over would delete it, with all it holds, at `pulumi destroy`. "
     )
     adopt = f"list {claim.ref!r} in cluster.adopt to use it as it is and leave it in place at destroy"
-    if claim.made_by_helm_before and not annotations:  # its name is the chart's: there is no other to choose
+    if claim.gpu_software:  # its name is the chart's: there is no other to choose
+        twice = f"{claim.key} would install GPU software a second time beside what runs there"
+        if annotations:  # made by someone: never this stack's Helm release, whose namespace got no annotation
+            return f"{taken}{twice}: leave it to its owner"
         return (
             f"{taken}If a Helm release gpu-software-... of this stack runs in it, Helm made it for this stack "
-            f"before {claim.made_by_helm_before}: {adopt} (as it did). If it is empty, an earlier destroy left "
-            f"it: kubectl delete namespace {claim.name}. Otherwise it holds the cluster's own GPU software, "
-            f"which {claim.key} would install a second time"
+            f"before {GPU_NAMESPACES_SINCE}: {adopt} (as it did). If it is empty, an earlier destroy left "
+            f"it: kubectl delete namespace {claim.name}. Otherwise {twice}"
         )
     options = ["Choose another name", *([adopt] if claim.kind in ADOPTABLE_KINDS else [])]
     return (

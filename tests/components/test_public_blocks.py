@@ -77,7 +77,9 @@ REFUSED = [
     (lambda: DynamoPlatform("dynamo", {"namespace": "Dynamo_System"}), "DynamoPlatform 'dynamo'", "namespace: "),
     # Namespaces it would create where one exists already, or create twice (each failed at `up`, half-made).
     (lambda: DynamoPlatform("dynamo", {"namespace": "kube-system"}),
-     "DynamoPlatform 'dynamo'", "namespace: kube-system is a namespace every cluster has"),
+     "DynamoPlatform 'dynamo'",
+     "namespace: kube-system exists on every cluster: choose a namespace other than default, kube-system, kube-public "
+     "and kube-node-lease"),
     (lambda: DynamoPlatform("dynamo", {"namespace": "envoy-gateway-system", "gateway": True}),
      "DynamoPlatform 'dynamo'", "namespace: envoy-gateway-system is Envoy Gateway's namespace, which gateway creates"),
     (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs"}),

@@ -247,15 +247,23 @@ def test_an_unmarked_gpu_software_namespace_is_refused_with_each_way_it_came_the
         problem.message
     )
     assert "kubectl delete namespace nvidia-device-plugin" in problem.message
-    assert "the cluster's own GPU software, which gpt-oss-infra:cluster.gpuSoftware would install a second time" in (
-        problem.message
-    )
+    assert "Otherwise gpt-oss-infra:cluster.gpuSoftware would install GPU software a second time" in problem.message
     assert "Choose another name" not in problem.message and "kubectl annotate" not in problem.message
     adopted = ["Namespace/nvidia-device-plugin"]
     assert ownership.ownership_problems(claimed, {claimed[0].ref: {}}, [], {}, OWNER, adopted) == []
-    # another stack's is refused as any claim is, never as one Helm made for this stack
-    (problem,) = ownership.ownership_problems(claimed, {claimed[0].ref: {OWNER_ANNOTATION: "o/p/s"}}, [], {}, OWNER, [])
-    assert "it belongs to stack o/p/s" in problem.message and "0.6.7" not in problem.message
+    # someone's (another stack's, or applied with kubectl): never to adopt, rename or claim
+    for live, whose in (
+        ({OWNER_ANNOTATION: "o/p/s"}, "it belongs to stack o/p/s"),
+        ({"kubectl.kubernetes.io/last-applied-configuration": "{}"}, "this stack did not make it"),
+    ):
+        (problem,) = ownership.ownership_problems(claimed, {claimed[0].ref: live}, [], {}, OWNER, [])
+        assert whose in problem.message
+        assert problem.message.endswith(
+            "gpt-oss-infra:cluster.gpuSoftware would install GPU software a second time beside what runs there: "
+            "leave it to its owner"
+        )
+        for phrase in ("0.6.7", "cluster.adopt", "Choose another name", "kubectl annotate"):
+            assert phrase not in problem.message
 
 
 def test_dcgm_exporters_namespace_is_keyed_by_observability_when_only_observability_asks_for_it(catalog):
@@ -270,11 +278,18 @@ def test_dcgm_exporters_namespace_is_keyed_by_observability_when_only_observabil
     ("stack", "change", "key", "reason"),
     [
         ("staging", {"namespace": "dynamo-system"}, "namespace", "both the platform's namespace"),
-        ("staging", {"namespace": "monitoring"}, "observability.namespace", "both the workloads' namespace"),
+        # under the key the stack file sets (staging leaves observability.namespace at its default)
+        ("staging", {"namespace": "monitoring"}, "namespace", "both the workloads' namespace"),
+        ("staging", {"observability": {"namespace": "gpt-oss"}}, "observability.namespace", "and the monitoring"),
         ("staging", {"namespace": "envoy-gateway-system"}, "namespace", "and Envoy Gateway's namespace"),
         # the guards' name is derived from platform.namespace: the key given the name is `namespace`
         ("staging", {"namespace": "dynamo-system-teardown"}, "namespace", "and the teardown guards' namespace"),
-        ("staging", {"namespace": "kube-system"}, "namespace", "kube-system is a namespace every cluster has"),
+        (
+            "staging",
+            {"namespace": "kube-system"},
+            "namespace",
+            "kube-system exists on every cluster: choose a namespace other than default",
+        ),
         # a created cluster's GPU software: Helm makes its namespace, which the stack's would clash with
         ("staging", {"namespace": "nvidia-device-plugin"}, "namespace", "and the GPU software's namespace"),
         (
