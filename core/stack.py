@@ -15,7 +15,6 @@ from typing import Any
 from gpt_oss_infra.core.checks.stack_checks import part_problems, policy_warnings, stack_problems
 from gpt_oss_infra.core.errors import refuse
 from gpt_oss_infra.core.inputs.catalog import Catalog
-from gpt_oss_infra.core.inputs.config import EksClusterConfig
 from gpt_oss_infra.core.inputs.rules import aws_problems, parse_stack_config
 from gpt_oss_infra.core.render import ownership
 from gpt_oss_infra.core.render.stack_objects import Stack, render_parts, render_stack
@@ -45,6 +44,5 @@ def build_stack(
     problems, placement_warnings = stack_problems(stack, catalog)
     stack.warnings.extend(placement_warnings)
     adopt = getattr(config.cluster, "adopt", [])
-    created = isinstance(config.cluster, EksClusterConfig)
-    refuse(problems + ownership.name_problems(stack, created) + ownership.adoption_problems(stack, adopt))
+    refuse(problems + ownership.name_problems(stack) + ownership.adoption_problems(stack, adopt))
     return ownership.marked(stack, owner, adopt) if owner else stack

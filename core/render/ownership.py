@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from gpt_oss_infra.core.dynamo import CHART as PLATFORM_RELEASE
 from gpt_oss_infra.core.errors import Problem
-from gpt_oss_infra.core.inputs.config import KEY_PREFIX
+from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
 from gpt_oss_infra.core.render.gateway import GatewaySoftware
 from gpt_oss_infra.core.render.gpu_software import DCGM_EXPORTER, SYSTEM_NAMESPACE
 from gpt_oss_infra.core.render.platform import PlatformObjects
@@ -164,11 +164,12 @@ def _keys(stack: Stack) -> dict[str, str]:
     return keys
 
 
-def name_problems(stack: Stack, created_cluster: bool) -> list[Problem]:
+def name_problems(stack: Stack) -> list[Problem]:
     """Names the cluster cannot hold as the stack would make them: a namespace or StorageClass made twice (the
     second would fail to create, after the first was made; Helm's would be taken over), and, on a cluster the
     stack creates, a namespace every cluster has (it exists there already, and cluster.adopt is an existing
     cluster's). Each under the key that names it, where a key does."""
+    created_cluster = isinstance(stack.config.cluster, EksClusterConfig)
     named = _namespaces(stack)
     problems = []
     for index, entry in enumerate(named):

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpt_oss_infra.core.inputs.catalog import CPU_ONLY, Catalog
-from gpt_oss_infra.core.inputs.config import EksClusterConfig, ModelCacheConfig, Release, StackConfig
+from gpt_oss_infra.core.inputs.config import (
+    EksClusterConfig,
+    ExistingClusterConfig,
+    ModelCacheConfig,
+    Release,
+    StackConfig,
+)
 from gpt_oss_infra.core.inputs.rules import loads_weights
 from gpt_oss_infra.core.render import (
     benchmark,
@@ -81,7 +87,7 @@ class Stack:
     efa_pools: dict[str, bool]  # pool -> gets EFA interfaces (core.resolve.efa.pool_efa)
     gpu_software: list[gpu_software.ChartRelease]
     # Their namespaces, on a cluster the stack does not create (elsewhere Helm makes them and the cluster
-    # takes them with it: gpu_software.release_namespaces)
+    # takes them with it: _gpu_namespaces)
     gpu_namespaces: list[dict[str, Any]]
     gateways: gateway.GatewaySoftware | None  # Envoy Gateway (and the NLB controller) when an endpoint needs them
     network_policies: list[dict[str, Any]]  # the workloads namespace's own (networkPolicies.enabled)
@@ -151,6 +157,18 @@ def render_parts(
     )
 
 
+def _gpu_namespaces(
+    cluster: EksClusterConfig | ExistingClusterConfig, charts: list[gpu_software.ChartRelease]
+) -> list[dict[str, Any]]:
+    """The GPU software's namespaces the stack makes: on a cluster it does not create (on one it creates,
+    Helm makes them and the cluster takes them with it). Their pods read the host (device files, the
+    kubelet's sockets), as node-exporter does."""
+    if isinstance(cluster, EksClusterConfig):
+        return []
+    admission = pod_security.admission_labels(pod_security.PRIVILEGED, cluster.kubernetes_version)
+    return [manifests.namespace(name, "gpu-software", admission) for name in gpu_software.release_namespaces(charts)]
+
+
 def render_stack(
     config: StackConfig,
     resolved: Resolution,
@@ -178,7 +196,6 @@ def render_stack(
         network_policies=config.network_policies_enabled,
     )
     dynamo = catalog.dynamo_versions[config.release.dynamo]
-    kubernetes_version = config.cluster.kubernetes_version
     return Stack(
         config=config,
         pools=resolved.pools,
@@ -187,15 +204,7 @@ def render_stack(
         else None,
         efa_pools=resolved.efa_pools,
         gpu_software=parts.charts,
-        gpu_namespaces=[]
-        if isinstance(config.cluster, EksClusterConfig)
-        else [
-            # Their pods read the host (device files, the kubelet's sockets), as node-exporter does.
-            manifests.namespace(
-                name, "gpu-software", pod_security.admission_labels(pod_security.PRIVILEGED, kubernetes_version)
-            )
-            for name in gpu_software.release_namespaces(parts.charts)
-        ],
+        gpu_namespaces=_gpu_namespaces(config.cluster, parts.charts),
         gateways=parts.gateways,
         network_policies=network_policy.namespace_policies(namespace) if config.network_policies_enabled else [],
         observability=parts.monitoring,
