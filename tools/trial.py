@@ -488,6 +488,11 @@ def wait_until_listed(processes: Processes, port: int, model: str) -> float:
     raise TrialError(f"{url} did not list the model within {READY_SECONDS} s")
 
 
+def job_tmp_prefix() -> str:
+    """The name its Jobs' temporary directories start with in this process's trial."""
+    return f"trial-job-{os.getpid()}-"
+
+
 def run_job(
     job: dict[str, Any], places: Places, path_dir: Path, processes: Processes, name: str, timeout: float
 ) -> str:
@@ -499,8 +504,9 @@ def run_job(
     argv = [places.path(token) for token in container["command"] + container.get("args", [])]
     # A pod's /tmp goes with the pod; here the Job's temporary files (aiperf leaves an empty directory per run)
     # go with a directory of the Job's own, removed when it ends. Under /tmp, not the trial's deeper scratch
-    # directory: aiperf's ZMQ sockets live there, and a Unix socket's path may not exceed 107 bytes.
-    with tempfile.TemporaryDirectory(prefix="trial-job-") as job_tmp:
+    # directory: aiperf's ZMQ sockets live there, and a Unix socket's path may not exceed 107 bytes. Named by
+    # this process, so that a check for what a trial left sees only its own (job_tmp_prefix).
+    with tempfile.TemporaryDirectory(prefix=job_tmp_prefix()) as job_tmp:
         process = processes.start(name, argv, env | {"TMPDIR": job_tmp})
         try:
             returncode = process.popen.wait(timeout)

@@ -544,7 +544,8 @@ def test_the_trial_serves_every_deployment_and_reports_simulated_figures(capsys,
         assert len(set(prompts)) == len(prompts) >= 4
     # The benchmarks' temporary files (aiperf's) went with their Jobs: none left in this machine's /tmp.
     assert set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*")) <= aiperf_left_before
-    assert not list(Path(tempfile.gettempdir()).glob("trial-job-*"))
+    # Only this process's: another trial running on the machine (a fresh-clone CI) has its own.
+    assert not list(Path(tempfile.gettempdir()).glob(f"{trial.job_tmp_prefix()}*"))
 
 
 def test_the_run_starts_with_the_trial_by_its_id():
@@ -566,6 +567,20 @@ def test_what_a_process_leaves_in_its_temporary_directory_goes_with_it(tmp_path)
     assert left.exists() and left.parent == processes.tmp and processes.tmp.name.startswith("trial-tmp-")
     assert processes.stop() == []
     assert not left.exists() and not processes.tmp.exists()
+
+
+def test_a_jobs_temporary_directory_is_named_by_this_process_and_goes_when_the_job_ends(tmp_path, places):
+    """The whole trial's test looks for what its Jobs left by this name: a fresh-clone CI's trial running at the
+    same time on this machine has Jobs of its own, which that check saw when the prefix was shared."""
+    leave_one = "import os, tempfile; print(tempfile.NamedTemporaryFile(delete=False).name, os.environ['TMPDIR'])"
+    container = {"command": [sys.executable, "-c", leave_one], "env": []}
+    job = {"metadata": {"name": "leaves-a-file"}, "spec": {"template": {"spec": {"containers": [container]}}}}
+    processes = trial.Processes(tmp_path)
+    output = trial.run_job(job, places, tmp_path, processes, "leaves-a-file", timeout=30)
+    left, job_tmp = map(Path, output.split())
+    assert job_tmp.parent == Path(tempfile.gettempdir()) and job_tmp.name.startswith(f"trial-job-{os.getpid()}-")
+    assert left.parent == job_tmp and not job_tmp.exists()
+    assert processes.stop() == []
 
 
 def test_a_group_still_exiting_after_sigkill_is_waited_for_and_one_that_stays_is_named(tmp_path, monkeypatch):
