@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pulumi
@@ -84,9 +85,14 @@ def refuse_unknown_and_missing(
 ) -> None:
     """An argument the block does not take is refused, not dropped (a misspelt one would leave its
     default silently), with did-you-mean where a close name exists; one its Args type requires (a key
-    not NotRequired) is refused when absent or None, as another language's engine refuses it."""
+    not NotRequired) is refused when absent or None, as another language's engine refuses it; one of
+    another type than its annotation's (mistyped_arguments) is refused by name too."""
+    if not isinstance(args, Mapping):
+        where = within.removesuffix(".") or "args"
+        problem = Problem(where, f"{_described(args_type)}, not {_kind_of(args)}")
+        raise refusal(block, name, ConfigError([problem]))
     known = sorted(args_type.__annotations__)
-    problems = []
+    problems = mistyped_arguments(args, args_type, within)
     for key in args:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1)
@@ -120,3 +126,133 @@ def refuse_plaintext(block: str, name: str, args: Mapping[str, Any], secret_argu
             )
     if problems:
         raise refusal(block, name, ConfigError(problems))
+
+
+def mistyped_arguments(args: Mapping[str, Any], args_type: type, within: str = "") -> list[Problem]:
+    """Each argument whose value its Args type's annotation does not allow: a string where a list is meant
+    (subnet_ids would be read letter by letter), a string where a bool is ("false" is true to Python), an
+    Output where a plain value decides what is made before anything is registered, an empty string."""
+    problems = []
+    for key, value in args.items():
+        annotation = args_type.__annotations__.get(key)
+        if value is not None and annotation is not None:  # unknown and missing ones are refused by name
+            problems += _value_problems(f"{within}{key}", value, annotation)
+    return problems
+
+
+def _value_problems(key: str, value: Any, annotation: Any) -> list[Problem]:
+    """A value against its annotation; a mapping's entries each under their own key (node_selector.zone)."""
+    mapping = next((member for member in _members(annotation) if typing.get_origin(member) is dict), None)
+    if mapping is not None and isinstance(value, Mapping) and all(isinstance(entry, str) for entry in value):
+        return [
+            problem
+            for entry, item in value.items()
+            for problem in _value_problems(f"{key}.{entry}", item, typing.get_args(mapping)[1])
+        ]
+    if not _fits(value, annotation):
+        return [Problem(key, f"{_described(annotation)}, not {_kind_of(value)}")]
+    if value == "" or (isinstance(value, list | tuple) and not value):
+        return [Problem(key, f"empty: give {_described(annotation)}")]
+    return []
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The types an annotation allows: NotRequired[X | None] -> [X, NoneType]."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.NotRequired, typing.Required):
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [member for argument in typing.get_args(annotation) for member in _members(argument)]
+    return [annotation]
+
+
+def _is_output(annotation: Any) -> bool:
+    """pulumi.Output[T], which pulumi.Input spells as a forward reference."""
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__.startswith("Output")
+    return annotation is pulumi.Output or typing.get_origin(annotation) is pulumi.Output
+
+
+def _fits(value: Any, annotation: Any) -> bool:
+    return any(_fits_one(value, member) for member in _members(annotation))
+
+
+def _fits_one(value: Any, annotation: Any) -> bool:
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is Any:
+        return True
+    if annotation is type(None):
+        return value is None
+    if _is_output(annotation):
+        return isinstance(value, pulumi.Output)
+    if origin is Awaitable:
+        return inspect.isawaitable(value) and not isinstance(value, pulumi.Output)
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:  # another language's numbers arrive as floats (2.0)
+        whole_float = isinstance(value, float) and value.is_integer()
+        return not isinstance(value, bool) and (isinstance(value, int) or whole_float)
+    if annotation is str:
+        return isinstance(value, str)
+    if typing.is_typeddict(annotation):
+        return isinstance(value, Mapping)  # its keys and values: refuse_unknown_and_missing with `within`
+    if origin is list:
+        return isinstance(value, list | tuple) and all(_fits(item, arguments[0]) for item in value)
+    if origin is dict:
+        return isinstance(value, Mapping) and all(
+            _fits(key, arguments[0]) and _fits(item, arguments[1]) for key, item in value.items()
+        )
+    raise TypeError(f"an argument annotation mistyped_arguments does not know: {annotation!r}")
+
+
+def _described(annotation: Any) -> str:
+    """What an annotation allows, in words: 'a list of strings (Outputs allowed)'."""
+    plain = [member for member in _members(annotation) if member is not type(None) and not _deferred(member)]
+    words = " or ".join(_described_one(member) for member in plain) or "an Output"
+    return f"{words} (Outputs allowed)" if plain and _allows_outputs(annotation) else words
+
+
+def _deferred(annotation: Any) -> bool:
+    """An Output or another awaitable: a value known only while the program runs."""
+    return _is_output(annotation) or typing.get_origin(annotation) is Awaitable
+
+
+def _allows_outputs(annotation: Any) -> bool:
+    """Whether an Output may stand for the value or for any part of it."""
+    return _deferred(annotation) or any(_allows_outputs(inner) for inner in typing.get_args(annotation))
+
+
+def _described_one(annotation: Any) -> str:
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if typing.is_typeddict(annotation):
+        return f"a mapping of {annotation.__name__}'s keys ({', '.join(annotation.__annotations__)})"
+    if origin is list:
+        return f"a list of {_plural(arguments[0])}"
+    if origin is dict:
+        return f"a mapping of {_plural(arguments[0])} to {_plural(arguments[1])}"
+    return {str: "a string", bool: "true or false", int: "a whole number", Any: "any value"}[annotation]
+
+
+def _plural(annotation: Any) -> str:
+    plain = [member for member in _members(annotation) if member is not type(None) and not _deferred(member)]
+    names = {str: "strings", bool: "booleans", int: "whole numbers", Any: "values"}
+    return " or ".join(names.get(member, _described_one(member)) for member in plain)
+
+
+def _kind_of(value: Any) -> str:
+    """A value's kind as a caller would name it."""
+    if isinstance(value, pulumi.Output):
+        return "an Output (this argument decides what is made before anything is registered: a plain value)"
+    if isinstance(value, pulumi.Resource):
+        return f"a {type(value).__name__} resource"
+    if isinstance(value, bool):
+        return f"{value}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "None" if value is None else f"a {type(value).__name__}"

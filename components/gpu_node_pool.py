@@ -15,7 +15,7 @@ from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
-from gpt_oss_infra.core.errors import ConfigError, Problem
+from gpt_oss_infra.core.errors import ConfigError, Problem, refuse
 from gpt_oss_infra.core.inputs.catalog import load_catalog
 from gpt_oss_infra.core.render.aws.account import AccountFacts
 from gpt_oss_infra.core.render.aws.resources import AwsResource, gpu_node_pool
@@ -58,7 +58,8 @@ class GpuNodePoolArgs(TypedDict):
     """Tagged on the node group for cost reports and policies (default: dev)."""
     region: NotRequired[str | None]
     """The region of the AWS provider the pool is made with (default: aws:region): the offline checks
-    are for it. Pass that provider in `opts.providers`, and EC2 is asked through it too."""
+    are for it. Pass that provider in `opts.providers`, and EC2 is asked through it too; a provider that
+    builds in another region is refused."""
 
 
 class GpuNodePool(Component):
@@ -83,8 +84,10 @@ class GpuNodePool(Component):
         block = refused(
             "GpuNodePool", name, lambda: blocks.gpu_node_pool(name, blocks.whole(dict(args)), catalog, region)
         )
-        # Before this component exists, EC2 is asked through the provider its children will use.
+        # Before this component exists, EC2 is asked through the provider its children will use, which must
+        # build in the region the pool was checked for.
         provider = pulumi.InvokeOptions(provider=aws_provider_of(opts))
+        refused("GpuNodePool", name, lambda: refuse(_region_problems(region, args.get("region"), provider)))
         facts = refused("GpuNodePool", name, lambda: _asked_about(block, provider))
         planned = refused("GpuNodePool", name, lambda: blocks.gpu_node_group(block, facts))
         spec = planned.spec
@@ -111,10 +114,7 @@ class GpuNodePool(Component):
             network = aws.eks.get_cluster_output(name=args["cluster_name"], opts=on_this).vpc_config
             given |= {"vpc_id": network.vpc_id, "cluster_security_group_id": network.cluster_security_group_id}
         group = self._register(resources, {}, given)
-        # The node group's name is known only once the provider is known to build where it was checked.
-        self.node_group_name = pulumi.Output.all(
-            group.node_group_name, _same_region(aws_provider_of(opts), region)
-        ).apply(lambda both: both[0])
+        self.node_group_name = group.node_group_name
         self._publish(group)
 
     @classmethod
@@ -168,21 +168,21 @@ def _asked_about(block: blocks.PoolBlock, provider: pulumi.InvokeOptions) -> Acc
         raise ConfigError(blocks.pool_arguments(error.problems, block.pool.name)) from None
 
 
-def _same_region(provider: pulumi.ProviderResource | None, region: str) -> pulumi.Output[str]:
-    """`region`, once the AWS provider the pool is made with is known to build there: one pool is never
-    checked for one region and made in another (an error of preview and up otherwise)."""
-    if not isinstance(provider, aws.Provider):
-        return pulumi.Output.from_input(region)
-
-    def same(provider_region: str | None) -> str:
-        if provider_region and provider_region != region:
-            raise ValueError(
-                f"GpuNodePool: region is {region!r} but the AWS provider in opts makes the pool in "
-                f"{provider_region!r}: give region={provider_region!r} (or a provider of {region!r})"
-            )
-        return region
-
-    return provider.region.apply(same)
+def _region_problems(region: str, given: str | None, provider: pulumi.InvokeOptions) -> list[Problem]:
+    """The region the pool's AWS provider builds in, as that provider answers, against the one it was checked
+    for (`given`, else aws:region): one pool is never checked for one region and made in another."""
+    builds_in = aws.get_region(opts=provider).region
+    if builds_in == region:
+        return []
+    checked_for = f"region is {region!r}" if given else f"aws:region is {region!r} (region not given)"
+    made_by = "the AWS provider in opts" if provider.provider is not None else "the default AWS provider"
+    return [
+        Problem(
+            "region",
+            f"{checked_for}, but {made_by} makes the pool in {builds_in!r}: give region={builds_in!r}, or make "
+            f"the pool with a provider of {region!r}",
+        )
+    ]
 
 
 def usable_subnets(

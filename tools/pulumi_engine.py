@@ -251,6 +251,14 @@ def subnets_in_zones(filters: list[dict[str, Any]], zones_of: dict[str, str]) ->
     return {"ids": [subnet for subnet in values["subnet-id"] if zones_of.get(subnet, zones[0]) in zones]}
 
 
+def region_answer(provider: str, provider_regions: dict[str, str | None]) -> dict[str, Any]:
+    """aws:index/getRegion's answer: the region of the AWS provider the invoke went through (its reference,
+    "<urn>::<id>", ends in the id the mock gave it), else the default provider's, the stack's aws:region."""
+    region = provider_regions.get(provider.rsplit("::", 1)[-1]) if provider else None
+    region = region or pulumi.Config("aws").require("region")
+    return {"region": region, "name": region, "id": region, "endpoint": f"ec2.{region}.amazonaws.com"}
+
+
 def cluster_network(name: str) -> dict[str, Any]:
     """aws:eks/getCluster's answer: the network the mock's own clusters get (_extra_outputs)."""
     return {"name": name, "vpcConfig": {"clusterSecurityGroupId": f"{name}-sg-id", "vpcId": f"{name}-vpc-id"}}
@@ -272,8 +280,11 @@ class _Mocks(pulumi.runtime.Mocks):
     def __init__(self, account: MockAccount):
         self.account = account
         self.subnet_zones: dict[str, str] = {}  # the program's own subnets, by id
+        self.provider_regions: dict[str, str | None] = {}  # the program's own AWS providers' regions, by id
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        if args.typ == AWS_PROVIDER:
+            self.provider_regions[f"{args.name}-id"] = args.inputs.get("region")
         if args.typ in _UNREAD_STATE:
             return f"{args.name}-id", {}
         if args.typ == "aws:ec2/subnet:Subnet":
@@ -291,6 +302,8 @@ class _Mocks(pulumi.runtime.Mocks):
             return subnets_in_zones(args.args["filters"], self.subnet_zones)
         if args.token == CLUSTER_TOKEN:
             return cluster_network(args.args["name"])
+        if args.token == REGION_TOKEN:
+            return region_answer(args.provider, self.provider_regions)
         if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
@@ -510,6 +523,8 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
 OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
 SUBNETS_TOKEN = "aws:ec2/getSubnets:getSubnets"
 CLUSTER_TOKEN = "aws:eks/getCluster:getCluster"
+REGION_TOKEN = "aws:index/getRegion:getRegion"
+AWS_PROVIDER = "pulumi:providers:aws"
 AVAILABILITY_ZONES = {
     "names": ["us-east-2a", "us-east-2b", "us-east-2c"],
     "zoneIds": ["use2-az1", "use2-az2", "use2-az3"],

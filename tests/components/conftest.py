@@ -23,11 +23,14 @@ from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools.pulumi_engine import (
+    AWS_PROVIDER,
     CLUSTER_TOKEN,
     OFFERINGS_TOKEN,
+    REGION_TOKEN,
     SUBNETS_TOKEN,
     cluster_network,
     instance_type_offerings,
+    region_answer,
     subnets_in_zones,
 )
 from tests.support import example_entries
@@ -62,9 +65,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         }
         self.capacity_blocks: dict[str, dict[str, Any]] = {}
         self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (tools/pulumi_engine.subnets_in_zones)
+        self.provider_regions: dict[str, str | None] = {}  # a test's AWS providers' regions, by id
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
+        if args.typ == AWS_PROVIDER:
+            self.provider_regions[f"{args.name}-id"] = args.inputs.get("region")
         if args.typ == CRD_TYPE:  # megabytes of schema that nothing reads back
             return f"{args.name}-id", {}
         return f"{args.name}-id", dict(args.inputs) | provider_outputs(args.typ, args.name, args.inputs)
@@ -81,6 +87,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return subnets_in_zones(args.args["filters"], self.subnet_zones)
         if args.token == CLUSTER_TOKEN:
             return cluster_network(args.args["name"])
+        if args.token == REGION_TOKEN:
+            return region_answer(args.provider, self.provider_regions)
         if args.token == CAPACITY_BLOCK_TOKEN:
             found = self.capacity_blocks.get(args.args["id"])
             # A failed invoke reaches the program as an exception, like EC2's "not found".

@@ -1,6 +1,7 @@
 """One region per stack and per pool: what is checked and priced is where it is made. GptOssStack makes
 everything in the stack's aws:region (an AWS provider in its opts is refused before anything is
-registered); a GpuNodePool made through a provider of another region than its `region` fails the run."""
+registered); a GpuNodePool whose AWS provider builds in another region than the one it is checked for (its
+`region`, else aws:region) is refused before it is registered."""
 
 from __future__ import annotations
 
@@ -31,22 +32,36 @@ def test_gpt_oss_stack_takes_no_region_argument():
     assert "region" not in GptOssStack.__init__.__annotations__["args"].__annotations__
 
 
-@pytest.mark.parametrize(("provider_region", "fails"), [("eu-west-1", True), (REGION, False)])
-def test_a_gpu_node_pool_fails_when_its_provider_builds_in_another_region(engine, provider_region, fails):
+POOL = {"cluster_name": "lab", "subnet_ids": ["subnet-a"], "hardware": "h200", "nodes": 1}
+
+
+@pytest.mark.parametrize(
+    ("region", "provider_region", "refusal"),
+    [
+        (REGION, "eu-west-1", f"region is {REGION!r}, but the AWS provider in opts makes the pool in 'eu-west-1'"),
+        (None, "eu-west-1", f"aws:region is {REGION!r} (region not given), but the AWS provider in opts makes"),
+        ("eu-west-1", None, "region is 'eu-west-1', but the default AWS provider makes the pool in 'us-east-2'"),
+        (REGION, REGION, None),
+        (None, None, None),
+    ],
+)
+def test_a_gpu_node_pool_whose_provider_builds_in_another_region_is_refused(engine, region, provider_region, refusal):
+    """The provider is asked its region (aws:index/getRegion) before the pool registers anything: before, the
+    pool checked one region, registered its role, launch template and node group, and failed in the other."""
     engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}
 
     def program():
-        provider = aws.Provider("pool-provider", region=provider_region)
+        providers = [aws.Provider("pool-provider", region=provider_region)] if provider_region else []
         pool = GpuNodePool(
-            "h200",
-            {"cluster_name": "lab", "subnet_ids": ["subnet-a"], "hardware": "h200", "nodes": 1, "region": REGION},
-            pulumi.ResourceOptions(providers=[provider]),
+            "h200", POOL | ({"region": region} if region else {}), pulumi.ResourceOptions(providers=providers)
         )
         return {"name": pool.node_group_name}
 
-    if not fails:
+    if refusal is None:
         assert engine.run(program) == {"name": None}  # the mock engine names no node group
+        assert engine.names_of("aws:eks/nodeGroup:NodeGroup") == ["h200-nodes"]
         return
-    with pytest.raises(Exception) as failed:
+    with pytest.raises(pulumi.RunError) as refused:
         engine.run(program)
-    assert f"region is {REGION!r} but the AWS provider in opts makes the pool in 'eu-west-1'" in str(failed.value)
+    assert f"invalid arguments of GpuNodePool 'h200':\nregion: {refusal}" in str(refused.value)
+    assert set(engine.built) <= {"pool-provider"}  # the pool registered nothing

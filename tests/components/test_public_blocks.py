@@ -109,6 +109,39 @@ REFUSED = [
     (lambda: GptOssDeployment(
         "gpt-oss", {"recipe": "b200-disagg-4p4d", **ON_H200, "pool_nodes": 0}
      ), "GptOssDeployment 'gpt-oss'", "node_pool: pool gpt-oss (0 x p6-b200.48xlarge, 8 GPUs each, 0 in all)"),
+    # A value of another type than the argument's: each was taken (a string's letters as subnets, "false" as
+    # true, which made Envoy Gateway, or turned off the NLB guard) or failed with a traceback.
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": "subnet-a", "hardware": "h200", "nodes": 1}),
+     "GpuNodePool 'gpu'", "subnet_ids: a list of strings (Outputs allowed), not the string 'subnet-a'"),
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": [], "hardware": "h200", "nodes": 1}),
+     "GpuNodePool 'gpu'", "subnet_ids: empty: give a list of strings (Outputs allowed)"),
+    (lambda: GpuNodePool("gpu", {"cluster_name": "", "subnet_ids": ["a"], "hardware": "h200", "nodes": 1}),
+     "GpuNodePool 'gpu'", "cluster_name: empty: give a string (Outputs allowed)"),
+    (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": ["a"], "nodes": 1,
+                                 "hardware": pulumi.Output.from_input("h200")}),
+     "GpuNodePool 'gpu'", "hardware: a string, not an Output (this argument decides what is made before anything"),
+    (lambda: GpuNodePool("gpu", None),
+     "GpuNodePool 'gpu'", "args: a mapping of GpuNodePoolArgs's keys (cluster_name, "),
+    (lambda: DynamoPlatform("dynamo", {"gateway": "false"}),
+     "DynamoPlatform 'dynamo'", "gateway: true or false, not the string 'false'"),
+    (lambda: DynamoPlatform("dynamo", {"gateway": True, "load_balancer_controller": "no"}),
+     "DynamoPlatform 'dynamo'", "load_balancer_controller: true or false, not the string 'no'"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "uses_hf_token": "no"}),
+     "GptOssDeployment 'gpt-oss'", "uses_hf_token: true or false, not the string 'no'"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": "internal"}),
+     "GptOssDeployment 'gpt-oss'", "endpoint: a mapping of Endpoint's keys (exposure, hostname, "),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200,
+                                          "endpoint": {"exposure": "internal", "requests_per_minute": "60"}}),
+     "GptOssDeployment 'gpt-oss'", "endpoint.requests_per_minute: a whole number, not the string '60'"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss",
+                                          "node_selector": {"zone": 1}}),
+     "GptOssDeployment 'gpt-oss'", "node_selector.zone: a string, not the number 1"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "api_clients": "team-a",
+                                          "endpoint": {"exposure": "internal"},
+                                          "api_keys": pulumi.Output.secret({"team-a": "k"})}),
+     "GptOssDeployment 'gpt-oss'", "api_clients: a list of strings, not the string 'team-a'"),
+    (lambda: GptOssStack("stack", {"config": pulumi.Output.from_input({})}),
+     "GptOssStack 'stack'", "config: a mapping of strings to values, not an Output"),
 ]  # fmt: skip
 
 

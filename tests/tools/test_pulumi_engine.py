@@ -22,8 +22,8 @@ def call(mocks, token, **args):
 
 
 def test_a_lookup_the_mock_does_not_answer_fails_the_run(mocks):
-    with pytest.raises(NotImplementedError, match="does not answer aws:index/getRegion:getRegion"):
-        call(mocks, "aws:index/getRegion:getRegion")
+    with pytest.raises(NotImplementedError, match="does not answer aws:index/getCallerIdentity:getCallerIdentity"):
+        call(mocks, "aws:index/getCallerIdentity:getCallerIdentity")
 
 
 def test_the_lookups_the_program_makes_are_answered_from_the_catalog(mocks, catalog):
