@@ -234,7 +234,10 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
 
 def api_access(cluster: EksClusterConfig) -> str:
     """How `pulumi up` and kubectl reach the Kubernetes API: said in the plan summary."""
-    private = ", ".join(cluster.resolved_private_access_cidrs)
+    # In subnets of the caller's VPC no CIDR is admitted by default: the cluster security group admits its members.
+    private = ", ".join(cluster.resolved_private_access_cidrs) or (
+        "the cluster security group's members only, its nodes (cluster.privateAccessCidrs admits networks)"
+    )
     if cluster.endpoint_public_access:
         return f"public endpoint from {', '.join(cluster.public_access_cidrs)}; private endpoint from {private}"
     return (

@@ -75,3 +75,18 @@ def test_the_vpc_resolves_names_for_eks(engine):
         "tags": {"Name": "gptoss-dev-vpc"},
     }
     assert len(engine.names_of("aws:ec2/subnet:Subnet")) == 4
+
+
+def test_the_plan_says_who_reaches_the_private_endpoint_in_subnets_of_the_callers_vpc():
+    """In existing subnets no network is admitted by default: the summary said 'private endpoint from ' and
+    nothing after it."""
+    from gpt_oss_infra.core.inputs.config import EksClusterConfig
+
+    network = {"existingPrivateSubnets": {"us-east-2a": "subnet-0a1b2c3d", "us-east-2b": "subnet-0e1f2a3b"}}
+    cluster = {"kind": "eks", "name": "lab", "publicAccessCidrs": ["203.0.113.0/24"], "network": network}
+    assert aws_specs.api_access(EksClusterConfig.model_validate(cluster)) == (
+        "public endpoint from 203.0.113.0/24; private endpoint from the cluster security group's members only, its "
+        "nodes (cluster.privateAccessCidrs admits networks)"
+    )
+    admitted = EksClusterConfig.model_validate(cluster | {"privateAccessCidrs": ["10.8.0.0/16"]})
+    assert aws_specs.api_access(admitted).endswith("; private endpoint from 10.8.0.0/16")
