@@ -202,6 +202,8 @@ def test_gpu_node_pool_makes_the_node_group_of_its_hardware_as_the_stack_does(en
         "h200-nodes-template",
         "h200-nodes",
     ]
+    # The role's policies are detached only once the group is gone (its instances and their interfaces).
+    assert set(engine.children("h200")[1:4]) <= set(engine.waits_for("h200-nodes"))
 
 
 def test_subnets_in_no_zone_the_instance_type_is_offered_in_fail_the_up_naming_them(engine):

@@ -98,6 +98,11 @@ def pod_identity_role(name: str, policy_arn: Any) -> list[AwsResource]:
     ]
 
 
+def _attachments(resources: list[AwsResource]) -> tuple[str, ...]:
+    """The names of the role policy attachments among `resources`."""
+    return tuple(r.name for r in resources if r.type == "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+
+
 def node_role(name: str, with_vpc_cni: bool = False) -> list[AwsResource]:
     """The role nodes join the cluster with: the AWS-managed worker and ECR policies, and the VPC CNI's
     where the CNI runs as the node (a created cluster gives the CNI its own Pod Identity role)."""
@@ -317,6 +322,9 @@ class NodeGroupPlacement:
     role_arn: Any
     subnet_ids: Any  # a list of subnet ids, or a Ref to one (the pool's zone's, when it pins one)
     interface_groups: list[Any] = field(default_factory=list)  # security groups of EFA interfaces
+    # The node role's policy attachments made beside the group, by name: made before it and deleted after it,
+    # else EKS cannot terminate its instances and release their network interfaces (the provider's docs).
+    role_policies: tuple[str, ...] = ()
 
 
 def efa_security_group(name: str, vpc_id: Any, tags: dict[str, str] | None = None) -> AwsResource:
@@ -368,6 +376,7 @@ def node_group(
                 "tags": aws_specs.node_group_tags(spec, environment),
                 "update_config": {"max_unavailable": 1, "update_strategy": spec.update_strategy},
             },
+            depends_on=placement.role_policies,
             # Capacity Block groups: the scheduled actions below own the desired size.
             ignore_changes=("scalingConfig.desiredSize",) if spec.desired_size_scheduled else (),
         )
@@ -493,7 +502,8 @@ def node_groups(
 
     def group(spec: aws_specs.NodeGroupSpec) -> list[AwsResource]:
         subnets = [subnet_by_zone[spec.availability_zone]] if spec.availability_zone else subnet_ids
-        placement = NodeGroupPlacement(cluster.name, Ref(f"{name}-node-role", "arn"), subnets, interface_groups)
+        role_arn = Ref(f"{name}-node-role", "arn")
+        placement = NodeGroupPlacement(cluster.name, role_arn, subnets, interface_groups, _attachments(shared))
         return node_group(f"{name}-{spec.pool}", spec, placement, environment)
 
     system, *gpu_pools = groups
@@ -747,5 +757,7 @@ def gpu_node_pool(name: str, spec: aws_specs.NodeGroupSpec, environment: str, wi
     if with_role:
         made += node_role(f"{name}-node-role", with_vpc_cni=True)
         role_arn = Ref(f"{name}-node-role", "arn")
-    placement = NodeGroupPlacement(given("cluster_name"), role_arn, given("subnet_ids"), interface_groups)
+    placement = NodeGroupPlacement(
+        given("cluster_name"), role_arn, given("subnet_ids"), interface_groups, _attachments(made)
+    )
     return made + node_group(f"{name}-nodes", spec, placement, environment)

@@ -75,6 +75,17 @@ def test_nodes_assume_their_role_with_the_node_policies_only(engine, eks_plan):
     ]
 
 
+def test_each_group_waits_for_its_roles_policies_so_destroy_detaches_them_after_its_nodes_are_gone(engine, eks_plan):
+    """The provider's docs (aws_eks_node_group): the role's permissions must be made before and deleted after
+    the group, else EKS cannot delete its instances and network interfaces. A Ref to the role's ARN made the
+    group wait for the role only, so destroy detached the policies in the same step as it deleted the group."""
+    build_node_groups(engine, eks_plan("dev").eks.groups)
+    attachments = engine.names_of("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert len(attachments) == len(aws_specs.NODE_MANAGED_POLICIES)
+    for group in engine.names_of("aws:eks/nodeGroup:NodeGroup"):
+        assert set(attachments) <= set(engine.waits_for(group)), group
+
+
 def test_launch_templates_require_imdsv2_and_an_encrypted_gp3_root_volume(engine, eks_plan):
     groups = eks_plan("dev").eks.groups
     build_node_groups(engine, groups)
