@@ -8,6 +8,9 @@ existing cluster, from the cluster (its kubeconfig):
   capacity block   each CAPACITY_BLOCK pool's reservation exists, is a Capacity Block of the pool's
                    type, AZ and size, and when its nodes come and go
   EKS version      EKS offers cluster.kubernetesVersion in the region, and in which support
+  EKS upgrade      the stack's cluster, where it exists, moves one minor version at most
+  control-plane    no log group of the cluster's name is left from an earlier cluster, which EKS recreates
+    logs           after a destroy: creating the stack's own would fail
   cluster          an existing cluster answers, runs the Kubernetes version the objects are
                    validated for, has the StorageClasses the stack names, and nodes with each
                    pool's labels, GPUs, CPU architecture and no taint its workers do not tolerate
@@ -126,6 +129,7 @@ class AwsClients:
     ec2: Any
     eks: Any
     service_quotas: Any
+    logs: Any
 
 
 class _Data(BaseModel):
@@ -165,6 +169,7 @@ def aws_findings(stack: Stack, region: str, aws: AwsClients, quotas: QuotaData, 
         checks += [
             ("EKS version", lambda: [eks_version_finding(cluster.kubernetes_version, region, aws.eks)]),
             ("EKS upgrade", lambda: [eks_upgrade_finding(cluster.name, cluster.kubernetes_version, aws.eks)]),
+            ("control-plane logs", lambda: [log_group_finding(cluster.name, aws.logs, aws.eks)]),
             ("instance types", lambda: offering_findings(groups, stack_zones(stack, aws.ec2), region, aws.ec2)),
             ("vCPU quota", lambda: quota_findings(groups, quotas, aws)),
         ]
@@ -241,6 +246,27 @@ def eks_upgrade_finding(name: str, version: str, eks) -> Finding:
             f"set {key} to {step} and `pulumi up`, then step on one minor version per update",
         )
     return ok(check, f"{name} runs {live}: `pulumi up` updates it to {version}")
+
+
+def log_group_finding(name: str, logs, eks) -> Finding:
+    """The stack's log group of control-plane logs, /aws/eks/<cluster>/cluster, left by an earlier cluster of
+    this name: after `pulumi destroy` deletes it, EKS writes the cluster's last logs and creates it again
+    (aws-ia/terraform-aws-eks-blueprints' FAQ, "Leaked CloudWatch Logs Group"), so the next `up` fails
+    creating it (ResourceAlreadyExistsException)."""
+    check, group = "control-plane logs", f"/aws/eks/{name}/cluster"
+    found = logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]
+    if not any(entry["logGroupName"] == group for entry in found):
+        return ok(check, f"no log group {group} yet: `pulumi up` creates it")
+    try:
+        eks.describe_cluster(name=name)
+    except eks.exceptions.ResourceNotFoundException:
+        return problem(
+            check,
+            f"{group} exists, but no cluster {name}: an earlier cluster's, which EKS created again after its "
+            "destroy; `pulumi up` would fail creating the stack's own",
+            f"aws logs delete-log-group --log-group-name {group}",
+        )
+    return ok(check, f"{group} is the live cluster {name}'s")
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -564,6 +590,7 @@ def would_check(stack: Stack, region: str | None) -> list[Finding]:
                 "EKS upgrade",
                 f"{cluster.name}, where it exists, is {cluster.kubernetes_version} or one minor version before",
             ),
+            ("control-plane logs", f"no log group /aws/eks/{cluster.name}/cluster is left without its cluster"),
             *(
                 (f"instance type {g.name}", f"{g.instance_type} is offered in {g.zone or 'the cluster AZs'}")
                 for g in groups
@@ -668,7 +695,8 @@ def aws_clients(region: str) -> AwsClients | None:
     session = botocore.session.get_session()
     if session.get_credentials() is None:
         return None
-    return AwsClients(*(session.create_client(name, region_name=region) for name in ("ec2", "eks", "service-quotas")))
+    names = ("ec2", "eks", "service-quotas", "logs")
+    return AwsClients(*(session.create_client(name, region_name=region) for name in names))
 
 
 def kube_cluster(settings: Settings) -> Cluster | None:

@@ -36,13 +36,15 @@ class StubbedAws:
             ec2=boto3.client("ec2", **credentials),
             eks=boto3.client("eks", **credentials),
             service_quotas=boto3.client("service-quotas", **credentials),
+            logs=boto3.client("logs", **credentials),
         )
-        self.ec2, self.eks, self.quotas = (
+        self.ec2, self.eks, self.quotas, self.logs = (
             Stubber(self.clients.ec2),
             Stubber(self.clients.eks),
             Stubber(self.clients.service_quotas),
+            Stubber(self.clients.logs),
         )
-        for stubber in (self.ec2, self.eks, self.quotas):
+        for stubber in (self.ec2, self.eks, self.quotas, self.logs):
             stubber.activate()
 
     def eks_version(self, version: str, status: str = "STANDARD_SUPPORT") -> None:
@@ -56,6 +58,12 @@ class StubbedAws:
             return
         cluster = {"name": name, "version": version, "status": "ACTIVE"}
         self.eks.add_response("describe_cluster", {"cluster": cluster}, {"name": name})
+
+    def log_groups(self, cluster: str, *names: str) -> None:
+        """CloudWatch Logs' answer for the cluster's log group name: these groups."""
+        group = f"/aws/eks/{cluster}/cluster"
+        answer = {"logGroups": [{"logGroupName": name} for name in names]}
+        self.logs.add_response("describe_log_groups", answer, {"logGroupNamePrefix": group})
 
     def zones(self) -> None:
         filters = [{"Name": "state", "Values": ["available"]}, {"Name": "zone-type", "Values": ["availability-zone"]}]
@@ -102,7 +110,7 @@ class StubbedAws:
         self.ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [described]}, request)
 
     def assert_all_used(self) -> None:
-        for stubber in (self.ec2, self.eks, self.quotas):
+        for stubber in (self.ec2, self.eks, self.quotas, self.logs):
             stubber.assert_no_pending_responses()
 
 
@@ -139,6 +147,7 @@ def dev_account_up_to_quotas(aws: StubbedAws, gpu_zones=("us-east-2a", "us-east-
     if eks:
         aws.eks_version("1.34")
     aws.live_cluster(None, name="gptoss-dev")
+    aws.log_groups("gptoss-dev")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES, "p5en.48xlarge": list(gpu_zones)})
     aws.vcpus("m7i.2xlarge", 8)
@@ -163,6 +172,7 @@ def test_a_ready_account_passes_every_check():
     assert {check: finding.status for check, finding in findings.items()} == {
         "EKS version": "ok",
         "EKS upgrade": "ok",
+        "control-plane logs": "ok",
         "instance type system": "ok",
         "instance type gpu": "ok",
         "vCPU quota Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances": "ok",
@@ -265,6 +275,30 @@ def test_a_live_cluster_moves_one_minor_version_per_up(live, status, detail, fix
     assert (finding.status, finding.detail, finding.fix or "") == (status, detail, fix)
 
 
+@pytest.mark.parametrize(
+    ("groups", "live", "status", "detail", "fix"),
+    [
+        ((), False, "ok", "no log group /aws/eks/gptoss/cluster yet: `pulumi up` creates it", ""),
+        (("/aws/eks/gptoss/cluster-other",), False, "ok", "no log group /aws/eks/gptoss/cluster yet", ""),
+        (("/aws/eks/gptoss/cluster",), True, "ok", "/aws/eks/gptoss/cluster is the live cluster gptoss's", ""),
+        (("/aws/eks/gptoss/cluster",), False, "problem", "/aws/eks/gptoss/cluster exists, but no cluster gptoss: an "
+         "earlier cluster's, which EKS created again after its destroy; `pulumi up` would fail creating the stack's "
+         "own", "aws logs delete-log-group --log-group-name /aws/eks/gptoss/cluster"),
+    ],
+)  # fmt: skip
+def test_a_log_group_an_earlier_cluster_of_the_name_left_is_a_problem(groups, live, status, detail, fix):
+    """EKS writes a deleted cluster's last control-plane logs after `pulumi destroy` deleted their log group, and
+    creates it again; the next `up` of a cluster of that name fails creating its own (ResourceAlreadyExists)."""
+    aws = StubbedAws()
+    aws.log_groups("gptoss", *groups)
+    if "/aws/eks/gptoss/cluster" in groups:
+        aws.live_cluster("1.36" if live else None)
+    finding = preflight.log_group_finding("gptoss", aws.clients.logs, aws.clients.eks)
+    aws.assert_all_used()
+    assert (finding.status, finding.fix or "") == (status, fix)
+    assert finding.detail.startswith(detail)
+
+
 def test_an_eks_version_in_extended_support_passes_and_says_it_costs_more():
     aws = StubbedAws()
     entry = {
@@ -295,6 +329,7 @@ def gb200_block(aws: StubbedAws, **fields: Any) -> Finding:
     """The gb200 stack's block finding (its system node group's checks answered as ready)."""
     aws.eks_version("1.36")
     aws.live_cluster(None, name="gptoss-gb200")
+    aws.log_groups("gptoss-gb200")
     aws.zones()
     aws.offerings({"m7i.2xlarge": ZONES})
     aws.vcpus("m7i.2xlarge", 8)
