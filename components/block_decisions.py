@@ -5,16 +5,16 @@ DynamoPlatform's teardown guard waits for)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import pulumi
 
 from gpt_oss_infra.components.arguments import refusal
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.core import blocks
-from gpt_oss_infra.core.errors import ConfigError
+from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.render.ownership import owner_of
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
@@ -54,6 +54,11 @@ _PLATFORMS: dict[int, dict[str, PlatformFacts]] = {}
 _PLACED: dict[int, dict[str, list[ResolvedDeployment]]] = {}
 
 
+# The Kubernetes objects the program's blocks make, by (the provider they go through, kind, namespace, name): what
+# made each one ("DynamoPlatform 'dynamo'").
+_MADE: dict[int, dict[tuple[int, str, str, str], str]] = {}
+
+
 def pools_of_this_program() -> dict[str, blocks.PoolFacts]:
     return _POOLS.setdefault(id(pulumi.runtime.get_root_resource()), {})
 
@@ -64,6 +69,54 @@ def platforms_of_this_program() -> dict[str, PlatformFacts]:
 
 def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
     return _PLACED.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
+
+def kubernetes_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
+    """The Kubernetes provider a block's children use: `opts.provider`, or the kubernetes one of
+    `opts.providers`; None for the default provider (or one a parent passes down)."""
+    if opts is None:
+        return None
+    candidates = [opts.provider] if opts.provider is not None else []
+    providers = opts.providers
+    candidates += list(providers.values() if isinstance(providers, Mapping) else providers or [])
+    return next((p for p in candidates if p is not None and p.package == "kubernetes"), None)
+
+
+def refuse_made_twice(
+    block: str, name: str, opts: pulumi.ResourceOptions | None, objects: dict[str, list[dict[str, Any]]]
+) -> None:
+    """The block's Kubernetes `objects`, by the argument that names them, refused where another block of this
+    program makes one of the same kind, namespace and name through the same provider: its create would fail
+    after the first block's was made (two DynamoPlatforms in one namespace, two with `gateway`, two
+    ModelCaches in one namespace). Else they are recorded for the blocks after it."""
+    provider = kubernetes_provider_of(opts)
+    made = _MADE.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    mine = {
+        (id(provider), obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): argument
+        for argument, listed in objects.items()
+        for obj in listed
+    }
+    problems: dict[str, Problem] = {}
+    for (_, kind, namespace, object_name), argument in mine.items():
+        other = made.get((id(provider), kind, namespace, object_name))
+        if other is not None and argument not in problems:
+            where = f"{namespace}/{object_name}" if namespace else object_name
+            problems[argument] = Problem(
+                argument,
+                f"{other} of this program makes {kind} {where} too, through the same Kubernetes provider: "
+                f"the second would fail to create after the first was made; {_TWICE_FIX[argument]}",
+            )
+    if problems:
+        raise refusal(block, name, ConfigError(list(problems.values())))
+    made.update(dict.fromkeys(mine, f"{block} {name!r}"))
+
+
+# What to do about an object another block makes, by the argument that names it (refuse_made_twice's `objects`).
+_TWICE_FIX = {
+    "gateway": "Envoy Gateway is installed once per cluster, by one DynamoPlatform: leave gateway off here",
+    "namespace": "give this block a namespace of its own",
+    "storage_class_name": "give this cache a StorageClass name of its own",
+}
 
 
 def this_program() -> str:

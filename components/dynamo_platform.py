@@ -15,6 +15,7 @@ from gpt_oss_infra.components.block_decisions import (
     Block,
     PlatformFacts,
     platforms_of_this_program,
+    refuse_made_twice,
     refused,
     this_program,
 )
@@ -98,6 +99,16 @@ class DynamoPlatform(Block[DecidedPlatform]):
             guards=block.guards,
             gateway=block.gateway,
         )
+        objects, gateway = block.objects, block.gateway
+        made = {
+            "namespace": [
+                objects.namespace,
+                *filter(None, [objects.pull_secret]),
+                *(block.guards.objects() if block.guards else []),
+            ],
+            "gateway": [gateway.namespace, gateway.gateway_class] if gateway else [],
+        }
+        refuse_made_twice("DynamoPlatform", name, opts, made)
         self._register(name, decided, opts)
         platforms_of_this_program()[name] = PlatformFacts(
             gateway=block.gateway is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
-from gpt_oss_infra.components.block_decisions import Block, refused, this_program
+from gpt_oss_infra.components.block_decisions import Block, refuse_made_twice, refused, this_program
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
@@ -88,6 +88,13 @@ class ModelCache(Block[DecidedModelCache]):
             ),
         )
         file_system = _file_system(name, args)  # after the part model has checked `storage`
+        objects = block.objects
+        in_namespace = [objects.pvc, objects.persistent_volume, objects.hf_token_secret, *objects.download.objects()]
+        made = {
+            "namespace": [*filter(None, in_namespace), *(block.guards.objects() if block.guards else [])],
+            "storage_class_name": [objects.storage_class] if objects.storage_class else [],
+        }
+        refuse_made_twice("ModelCache", name, opts, made)
         decided = DecidedModelCache(
             objects=block.objects,
             file_system=file_system,

@@ -14,6 +14,7 @@ import typing
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pydantic
 import pytest
 import yaml
@@ -572,6 +573,54 @@ def test_an_nlb_endpoint_needs_a_platform_whose_guard_waits_for_nlbs(engine, pla
         str(refused.value)
     )
     assert not [name for name in engine.urns if name.startswith("gpt-oss")]  # nothing of the deployment
+
+
+CACHE = {"namespace": "gpt-oss", "storage_class_name": "shared-rwx"}
+EFS_CACHE = {"storage": "efs", "file_system_id": "fs-0123456789abcdef0"}
+# Two blocks of one program (the second made through `opts`), and the refusal of the second.
+MADE_TWICE = [
+    ("DynamoPlatform", lambda: DynamoPlatform("first", {}), lambda opts: DynamoPlatform("second", {}, opts),
+     "namespace: DynamoPlatform 'first' of this program makes Namespace dynamo-system too, through the same "
+     "Kubernetes provider: the second would fail to create after the first was made; give this block a namespace "
+     "of its own"),
+    ("DynamoPlatform", lambda: DynamoPlatform("first", {"gateway": True}),
+     lambda opts: DynamoPlatform("second", {"namespace": "dynamo-two", "gateway": True}, opts),
+     "gateway: DynamoPlatform 'first' of this program makes Namespace envoy-gateway-system too, through the same "
+     "Kubernetes provider: the second would fail to create after the first was made; Envoy Gateway is installed "
+     "once per cluster, by one DynamoPlatform: leave gateway off here"),
+    ("ModelCache", lambda: ModelCache("first", CACHE), lambda opts: ModelCache("second", CACHE, opts),
+     "namespace: ModelCache 'first' of this program makes PersistentVolumeClaim gpt-oss/model-cache too"),
+    ("ModelCache", lambda: ModelCache("first", {"namespace": "team-a", **EFS_CACHE}),
+     lambda opts: ModelCache("second", {"namespace": "team-b", **EFS_CACHE}, opts),
+     "storage_class_name: ModelCache 'first' of this program makes StorageClass gpt-oss-efs too"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("block", "first", "second", "expected"), MADE_TWICE)
+def test_a_block_that_would_make_another_blocks_kubernetes_object_again_is_refused(
+    engine, block, first, second, expected
+):
+    """Each was accepted: `up` made the first block's objects, then failed to create the second's (AlreadyExists),
+    half-made. Through another Kubernetes provider (another cluster), the same two blocks are taken."""
+
+    def both():
+        first()
+        second(None)
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(both)
+    assert str(refused.value).startswith(f"invalid arguments of {block} 'second':\n{expected}"), str(refused.value)
+    assert not [name for name in engine.built if name.startswith("second")]  # nothing of the second block
+
+
+@pytest.mark.parametrize(("block", "first", "second", "expected"), MADE_TWICE)
+def test_the_same_blocks_on_two_clusters_are_taken(engine, block, first, second, expected):
+    def on_two_clusters():
+        first()
+        second(pulumi.ResourceOptions(providers=[k8s.Provider("another-cluster", kubeconfig="{}")]))
+
+    engine.run(lambda: on_two_clusters() and None)
+    assert engine.names_of(f"gpt-oss-infra:index:{block}") == ["first", "second"]
 
 
 def test_a_pool_request_aws_would_refuse_is_refused_before_anything_is_registered(engine, monkeypatch):
