@@ -183,3 +183,35 @@ def test_another_languages_program_sees_each_refusal_under_its_argument(
     assert error["property_path"] == path
     assert reason in error["reason"]
     assert [r.typ for r in engine.mocks.resources if r.typ.startswith(gpt_oss_infra.PACKAGE)] == []
+
+
+@pytest.mark.parametrize(
+    ("component", "inputs", "path", "reason"),
+    [
+        ("GpuNodePool", {"clusterName": "lab", "subnetIds": ["s"], "hardware": "h200", "nodes": 1, "instanceTyp": "x"},
+         "instanceTyp", "not an argument: did you mean 'instanceType'?"),
+        ("GptOssDeployment", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "replica": 3,
+                              "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"}},
+         "replica", "not an argument: did you mean 'replicas'?"),
+        ("GptOssDeployment", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss", "apiClients": ["a"],
+                              "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H200"},
+                              "endpoint": {"exposure": "internal", "requestsPerMinut": 5}},
+         "endpoint.requestsPerMinut", "not an argument: did you mean 'requestsPerMinute'?"),
+    ],
+)  # fmt: skip
+def test_an_input_the_schema_does_not_define_is_refused_not_dropped(engine, component, inputs, path, reason):
+    """The SDK's ComponentProvider maps the schema's inputs onto the Args and drops any other: a misspelt optional
+    one left its default silently (a reviewer's instanceTyp, replica and endpoint.requestsPerMinut)."""
+    provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
+    caught = {}
+
+    def program():
+        received = wait_for(as_a_provider_receives(json.loads(json.dumps(inputs))))
+        try:
+            provider.construct("it", f"{gpt_oss_infra.PACKAGE}:index:{component}", received, None)
+        except pulumi.InputPropertiesError as error:
+            caught["error"] = error
+
+    engine.run(program)
+    assert caught["error"].errors == [{"property_path": path, "reason": reason}]
+    assert engine.mocks.resources == []
