@@ -128,8 +128,8 @@ class GptOssDeployment(Block[DecidedDeployment]):
         if (endpoint := args.get("endpoint")) is not None:
             refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
-        if unguarded := _unguarded_load_balancer(args):
-            raise refusal("GptOssDeployment", name, ConfigError([unguarded]))
+        if platform_problems := [p for p in (_no_gateway(args), _unguarded_load_balancer(args)) if p]:
+            raise refusal("GptOssDeployment", name, ConfigError(platform_problems))
         keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         block = refused(
             "GptOssDeployment",
@@ -234,6 +234,22 @@ class Served:
     check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
     url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
     curl: pulumi.Output[str] | None  # and a curl command that does
+
+
+def _no_gateway(args: GptOssDeploymentArgs) -> Problem | None:
+    """An endpoint where the program's platforms install no Envoy Gateway (with none, its platform is another
+    program's, which may)."""
+    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
+    platforms = platforms_of_this_program()
+    if endpoint.get("exposure") not in ("internal", "public") or not platforms:
+        return None
+    if any(facts.gateway for facts in platforms.values()):
+        return None
+    names = ", ".join(repr(name) for name in platforms)
+    return Problem(
+        "endpoint",
+        f"needs Envoy Gateway, which no DynamoPlatform of this program installs ({names}): give one gateway=True",
+    )
 
 
 def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -260,6 +261,7 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
         _release_problems(release, kubernetes_version, catalog)
         + existing_storage_needs_a_class(cache, "storage_class_name")
         + cache_size_problems(cache.size, catalog, "size")
+        + _file_system_problems(arguments, cache.storage)
     )
     snapshot = ModelSnapshot(DEFAULTS["model"], revision)
     objects = on_callers_file_system(
@@ -272,6 +274,35 @@ def model_cache(arguments: dict[str, Any], catalog: Catalog, with_hf_token: bool
     return ModelCacheBlock(
         ownership.marked_model_cache(objects, owner, []), ownership.marked_teardown(guards, owner, [])
     )
+
+
+# A ModelCache's arguments about the caller's file system, and the storage each is for.
+_FILE_SYSTEM_ARGUMENTS = {
+    "file_system_id": ["efs", "fsx-lustre"],
+    "fsx_dns_name": ["fsx-lustre"],
+    "fsx_mount_name": ["fsx-lustre"],
+    "fsx_throughput_per_tib": ["fsx-lustre"],
+}
+# A file system id as botocore's models have FileSystemId (efs: its id form; the CSI drivers take no ARN).
+FILE_SYSTEM_ID = {"efs": r"fs-[0-9a-f]{8,40}", "fsx-lustre": r"fs-[0-9a-f]{8,}"}
+
+
+def _file_system_problems(arguments: dict[str, Any], storage: str) -> list[Problem]:
+    """A file system argument given for storage it is not for (it was ignored), or a file system id that is
+    not one (botocore's FileSystemId pattern); an Output is checked by AWS at `up`."""
+    problems = []
+    for argument, storages in _FILE_SYSTEM_ARGUMENTS.items():
+        value = arguments.get(argument)
+        if value is None:
+            continue
+        if storage not in storages:
+            only = " or ".join(storages)
+            problems.append(Problem(argument, f"only with storage {only} (storage is {storage}): leave it out"))
+        elif (
+            argument == "file_system_id" and isinstance(value, str) and not re.fullmatch(FILE_SYSTEM_ID[storage], value)
+        ):
+            problems.append(Problem(argument, f"{value!r} is not a file system id ({FILE_SYSTEM_ID[storage]})"))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -401,7 +432,7 @@ def gpt_oss_deployment(
     on each of its GpuNodePools, which this one is placed together with, as a stack places a pool's."""
     given = Arguments(arguments)
     settings = _deployment_settings(name, given, catalog, pools)
-    given.refuse(_deployment_rule_problems(settings))
+    given.refuse(_deployment_rule_problems(settings) + _without_an_endpoint(arguments, settings.deployment))
     return _deployment_made(settings, with_hf_token, clients, (beside or {}).get(settings.pool_name, []))
 
 
@@ -470,6 +501,17 @@ def _deployment_settings(
         on_gpu_node_pool=made is not None,
         named=_DeploymentNames(name, pool_name, recipe_argument, on_gpu_node_pool=made is not None),
     )
+
+
+def _without_an_endpoint(arguments: dict[str, Any], deployment: DeploymentConfig) -> list[Problem]:
+    """The gateway's arguments given to a deployment without one (they were ignored)."""
+    if deployment.endpoint.exposure != "cluster":
+        return []
+    return [
+        Problem(argument, "only with an endpoint (exposure internal or public), which names the gateway they are for")
+        for argument in ("api_keys", "api_clients")
+        if arguments.get(argument) is not None
+    ]
 
 
 def _deployment_rule_problems(settings: _DeploymentSettings) -> list[Problem]:

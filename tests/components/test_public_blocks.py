@@ -30,6 +30,7 @@ from gpt_oss_infra.components.model_cache import ModelCacheArgs
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo_graph import components_by_name
 from gpt_oss_infra.core.errors import Problem
+from gpt_oss_infra.core.inputs import aws_values
 from gpt_oss_infra.core.inputs.config import (
     DeploymentConfig,
     EndpointConfig,
@@ -143,6 +144,18 @@ REFUSED = [
      "GptOssDeployment 'gpt-oss'", "api_clients: a list of strings, not the string 'team-a'"),
     (lambda: GptOssStack("stack", {"config": pulumi.Output.from_input({})}),
      "GptOssStack 'stack'", "config: a mapping of strings to values, not an Output"),
+    # Arguments for another storage, or without an endpoint, were ignored; an id that is none reached the
+    # StorageClass.
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs", "file_system_id": "not-an-fs"}),
+     "ModelCache 'cache'", "file_system_id: 'not-an-fs' is not a file system id (fs-[0-9a-f]{8,40})"),
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage_class_name": "rwx",
+                                  "file_system_id": "fs-0a1b2c3d"}),
+     "ModelCache 'cache'", "file_system_id: only with storage efs or fsx-lustre (storage is existing): leave it out"),
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage": "efs", "file_system_id": "fs-0a1b2c3d",
+                                  "fsx_mount_name": "abcdefgh"}),
+     "ModelCache 'cache'", "fsx_mount_name: only with storage fsx-lustre (storage is efs): leave it out"),
+    (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200, "api_keys": {"ci": SECRET_KEY}}),
+     "GptOssDeployment 'gpt-oss'", "api_keys: only with an endpoint (exposure internal or public)"),
 ]  # fmt: skip
 
 
@@ -538,6 +551,36 @@ def test_an_efs_model_cache_guards_its_access_point_and_the_platform_only_its_ow
     platform_guard = engine.inputs("dynamo-teardown-volumes-gone")
     env = {v["name"]: v["value"] for v in platform_guard["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["CLAIM_NAMESPACES"] == "dynamo-system"
+
+
+def test_the_file_system_ids_taken_are_botocores_file_system_id_shapes():
+    """blocks.FILE_SYSTEM_ID: the id form of each service's FileSystemId pattern in botocore's model."""
+    for storage, service in (("efs", "efs"), ("fsx-lustre", "fsx")):
+        pattern = aws_values.service_model(service).shape_for("FileSystemId").metadata["pattern"]
+        assert blocks.FILE_SYSTEM_ID[storage] in pattern, (storage, pattern)
+
+
+def test_an_endpoint_needs_a_platform_of_the_program_with_a_gateway(engine):
+    """With a DynamoPlatform of this program and none that installs Envoy Gateway, the endpoint's Gateway would
+    name a GatewayClass nothing makes: it was accepted and never became Ready."""
+    args = {
+        "recipe": "h200-agg-low-latency",
+        **ON_H200,
+        "endpoint": {"exposure": "internal"},
+        "api_keys": {"a": SECRET_KEY},
+    }
+
+    def program():
+        DynamoPlatform("dynamo", {})
+        GptOssDeployment("gpt-oss", args)
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert (
+        "endpoint: needs Envoy Gateway, which no DynamoPlatform of this program installs ('dynamo'): give one "
+        "gateway=True" in str(refused.value)
+    )
+    assert not [name for name in engine.built if name.startswith("gpt-oss")]
 
 
 @pytest.mark.parametrize("platform_waits", [False, True])
