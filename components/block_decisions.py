@@ -43,12 +43,23 @@ class PlatformFacts:
 
     gateway: bool
     load_balancer_controller: bool  # its guard waits for the gateways' NLBs
+    release: str  # the Dynamo release it installs, which a deployment's graph must be of
+
+
+@dataclass(frozen=True)
+class CacheFacts:
+    """What a ModelCache of this program tells a GptOssDeployment in its namespace."""
+
+    name: str
+    model_revision: str  # the snapshot it downloads, which the workers load
+    hf_token: bool  # it made the hf-token Secret the workers read with uses_hf_token
 
 
 # The GpuNodePools and DynamoPlatforms made so far, per program run (its root resource: a new one each
 # run, None in a component provider, which serves one program).
 _POOLS: dict[int, dict[str, blocks.PoolFacts]] = {}
 _PLATFORMS: dict[int, dict[str, PlatformFacts]] = {}
+_CACHES: dict[int, dict[str, list[CacheFacts]]] = {}  # by namespace
 # The GptOssDeployments on each GpuNodePool so far: a pool's next deployment is placed beside them, as the
 # stack places every deployment of a pool together.
 _PLACED: dict[int, dict[str, list[ResolvedDeployment]]] = {}
@@ -65,6 +76,10 @@ def pools_of_this_program() -> dict[str, blocks.PoolFacts]:
 
 def platforms_of_this_program() -> dict[str, PlatformFacts]:
     return _PLATFORMS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+
+
+def caches_of_this_program() -> dict[str, list[CacheFacts]]:
+    return _CACHES.setdefault(id(pulumi.runtime.get_root_resource()), {})
 
 
 def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:

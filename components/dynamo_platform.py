@@ -111,7 +111,9 @@ class DynamoPlatform(Block[DecidedPlatform]):
         refuse_made_twice("DynamoPlatform", name, opts, made)
         self._register(name, decided, opts)
         platforms_of_this_program()[name] = PlatformFacts(
-            gateway=block.gateway is not None, load_balancer_controller=bool(args.get("load_balancer_controller"))
+            gateway=block.gateway is not None,
+            load_balancer_controller=bool(args.get("load_balancer_controller")),
+            release=args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"],
         )
 
     def _register(self, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions | None) -> None:

@@ -15,6 +15,7 @@ from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
 from gpt_oss_infra.components.block_decisions import (
     Block,
+    caches_of_this_program,
     placed_on_pools_of_this_program,
     platforms_of_this_program,
     pools_of_this_program,
@@ -128,8 +129,9 @@ class GptOssDeployment(Block[DecidedDeployment]):
         if (endpoint := args.get("endpoint")) is not None:
             refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
-        if platform_problems := [p for p in (_no_gateway(args), _unguarded_load_balancer(args)) if p]:
-            raise refusal("GptOssDeployment", name, ConfigError(platform_problems))
+        beside_it = [_no_gateway(args), _unguarded_load_balancer(args), *_unlike_its_blocks(args)]
+        if problems := [problem for problem in beside_it if problem]:
+            raise refusal("GptOssDeployment", name, ConfigError(problems))
         keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         block = refused(
             "GptOssDeployment",
@@ -234,6 +236,39 @@ class Served:
     check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
     url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
     curl: pulumi.Output[str] | None  # and a curl command that does
+
+
+def _unlike_its_blocks(args: GptOssDeploymentArgs) -> list[Problem]:
+    """What the deployment must share with the program's platform and its namespace's cache, where the program
+    made them (else they are another program's): the Dynamo release its graph is of, the snapshot its workers
+    load, and the token Secret they read."""
+    problems = []
+    release = args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"]
+    platforms = platforms_of_this_program()
+    if platforms and release not in {facts.release for facts in platforms.values()}:
+        installed = ", ".join(f"{name!r} {facts.release}" for name, facts in platforms.items())
+        problems.append(
+            Problem("dynamo_release", f"{release}, but the program's DynamoPlatform installs another ({installed})")
+        )
+    caches = caches_of_this_program().get(args["namespace"], [])
+    revision = args.get("model_revision") or blocks.DEFAULTS["modelRevision"]
+    if caches and revision not in {cache.model_revision for cache in caches}:
+        downloaded = ", ".join(f"{cache.name!r} {cache.model_revision}" for cache in caches)
+        problems.append(
+            Problem(
+                "model_revision", f"{revision}, which no ModelCache in {args['namespace']} downloads ({downloaded})"
+            )
+        )
+    if caches and args.get("uses_hf_token") and not any(cache.hf_token for cache in caches):
+        names = ", ".join(repr(cache.name) for cache in caches)
+        problems.append(
+            Problem(
+                "uses_hf_token",
+                f"true, but ModelCache {names} in {args['namespace']} was given no hf_token: the Secret its workers "
+                "would read does not exist",
+            )
+        )
+    return problems
 
 
 def _no_gateway(args: GptOssDeploymentArgs) -> Problem | None:

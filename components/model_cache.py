@@ -10,7 +10,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
-from gpt_oss_infra.components.block_decisions import Block, refuse_made_twice, refused, this_program
+from gpt_oss_infra.components.block_decisions import (
+    Block,
+    CacheFacts,
+    caches_of_this_program,
+    refuse_made_twice,
+    refused,
+    this_program,
+)
 from gpt_oss_infra.components.kubernetes import resource_args, scripted_job
 from gpt_oss_infra.components.targets.target import FileSystemRef
 from gpt_oss_infra.components.teardown_resources import guards_of, volumes_gone
@@ -103,6 +110,9 @@ class ModelCache(Block[DecidedModelCache]):
             guards=block.guards,
         )
         self._register(name, decided, opts)
+        caches_of_this_program().setdefault(args["namespace"], []).append(
+            CacheFacts(name, args.get("model_revision") or blocks.DEFAULTS["modelRevision"], hf_token is not None)
+        )
 
     def _register(self, name: str, decided: DecidedModelCache, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__("gpt-oss-infra:index:ModelCache", name, None, opts)

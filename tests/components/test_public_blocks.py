@@ -553,6 +553,33 @@ def test_an_efs_model_cache_guards_its_access_point_and_the_platform_only_its_ow
     assert env["CLAIM_NAMESPACES"] == "dynamo-system"
 
 
+BESIDE = [
+    (lambda: DynamoPlatform("dynamo", {"dynamo_release": "1.2.1", "block_storage_class": "gp3"}), {},
+     "dynamo_release: 1.6.1, but the program's DynamoPlatform installs another ('dynamo' 1.2.1)"),
+    (lambda: ModelCache("cache", CACHE | {"model_revision": "0" * 40}), {},
+     f"model_revision: {blocks.DEFAULTS['modelRevision']}, which no ModelCache in gpt-oss downloads "
+     f"('cache' {'0' * 40})"),
+    (lambda: ModelCache("cache", CACHE), {"uses_hf_token": True},
+     "uses_hf_token: true, but ModelCache 'cache' in gpt-oss was given no hf_token: the Secret its workers would "
+     "read does not exist"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("made_before", "given", "expected"), BESIDE)
+def test_a_deployment_unlike_the_programs_platform_or_cache_is_refused(engine, made_before, given, expected):
+    """Each was accepted: a graph of another release than the platform's operator, workers loading a snapshot
+    their namespace's cache never downloaded, or reading a token Secret it never made (pods that never start)."""
+
+    def program():
+        made_before()
+        GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200} | given)
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert f"invalid arguments of GptOssDeployment 'gpt-oss':\n{expected}" in str(refused.value)
+    assert not [name for name in engine.built if name.startswith("gpt-oss")]
+
+
 def test_the_file_system_ids_taken_are_botocores_file_system_id_shapes():
     """blocks.FILE_SYSTEM_ID: the id form of each service's FileSystemId pattern in botocore's model."""
     for storage, service in (("efs", "efs"), ("fsx-lustre", "fsx")):
