@@ -140,18 +140,19 @@ def mistyped_arguments(args: Mapping[str, Any], args_type: type, within: str = "
     return problems
 
 
-def _value_problems(key: str, value: Any, annotation: Any) -> list[Problem]:
-    """A value against its annotation; a mapping's entries each under their own key (node_selector.zone)."""
+def _value_problems(key: str, value: Any, annotation: Any, entry: bool = False) -> list[Problem]:
+    """A value against its annotation; a mapping's entries each under their own key (node_selector.zone). An
+    argument may not be empty; an entry may (a label's value "", a recipe's decisions [])."""
     mapping = next((member for member in _members(annotation) if typing.get_origin(member) is dict), None)
-    if mapping is not None and isinstance(value, Mapping) and all(isinstance(entry, str) for entry in value):
+    if mapping is not None and isinstance(value, Mapping) and all(isinstance(name, str) for name in value):
         return [
             problem
-            for entry, item in value.items()
-            for problem in _value_problems(f"{key}.{entry}", item, typing.get_args(mapping)[1])
+            for name, item in value.items()
+            for problem in _value_problems(f"{key}.{name}", item, typing.get_args(mapping)[1], entry=True)
         ]
     if not _fits(value, annotation):
         return [Problem(key, f"{_described(annotation)}, not {_kind_of(value)}")]
-    if value == "" or (isinstance(value, list | tuple) and not value):
+    if not entry and (value == "" or (isinstance(value, list | tuple) and not value)):
         return [Problem(key, f"empty: give {_described(annotation)}")]
     return []
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import pulumi
@@ -15,6 +15,21 @@ def secret(value: pulumi.Output[T]) -> pulumi.Output[T]:
     (pulumi 3.272: `secret(val: Input[T_co]) -> Output[T_co]`) mypy infers Never for an Output argument."""
     made: pulumi.Output[T] = pulumi.Output.secret(cast(Any, value))
     return made
+
+
+def provider_of(opts: pulumi.ResourceOptions | None, package: str) -> pulumi.ProviderResource | None:
+    """The provider of `package` ("aws", "kubernetes") a component's children use, found as the SDK finds it
+    (Resource._get_providers): `opts.provider`, else `opts.providers`' one, else the one `opts.parent` passes
+    down; None for the default provider."""
+    if opts is None:
+        return None
+    if opts.provider is not None and opts.provider.package == package:
+        return opts.provider
+    providers = opts.providers
+    listed = list(providers.values() if isinstance(providers, Mapping) else providers or [])
+    if found := next((p for p in listed if p is not None and p.package == package), None):
+        return found
+    return opts.parent.get_provider(f"{package}:index:Resource") if opts.parent is not None else None
 
 
 class Component(pulumi.ComponentResource):

@@ -5,14 +5,15 @@ DynamoPlatform's teardown guard waits for)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar
 
 import pulumi
 
 from gpt_oss_infra.components.arguments import refusal
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.base import Component, provider_of
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.render.ownership import owner_of
@@ -44,6 +45,7 @@ class PlatformFacts:
     gateway: bool
     load_balancer_controller: bool  # its guard waits for the gateways' NLBs
     release: str  # the Dynamo release it installs, which a deployment's graph must be of
+    cluster: pulumi.ProviderResource | None  # the Kubernetes provider it goes through (None: the default)
 
 
 @dataclass(frozen=True)
@@ -53,48 +55,60 @@ class CacheFacts:
     name: str
     model_revision: str  # the snapshot it downloads, which the workers load
     hf_token: bool  # it made the hf-token Secret the workers read with uses_hf_token
+    cluster: pulumi.ProviderResource | None  # the Kubernetes provider it goes through (None: the default)
 
 
-# The GpuNodePools and DynamoPlatforms made so far, per program run (its root resource: a new one each
-# run, None in a component provider, which serves one program).
-_POOLS: dict[int, dict[str, blocks.PoolFacts]] = {}
-_PLATFORMS: dict[int, dict[str, PlatformFacts]] = {}
-_CACHES: dict[int, dict[str, list[CacheFacts]]] = {}  # by namespace
+class _PerProgram(Generic[T]):
+    """A value per program run, kept by the run's root resource (a new one each run) and dropped with it: a later
+    run in the same process (Automation API, the tests) never sees an earlier run's, even where Python gives
+    its root the id the earlier root had. A component provider serves one program, with no root resource."""
+
+    def __init__(self, make: Callable[[], T]):
+        self._make = make
+        self._runs: weakref.WeakKeyDictionary[pulumi.Resource, T] = weakref.WeakKeyDictionary()
+        self._served: T | None = None  # the component provider's program
+
+    def get(self) -> T:
+        root = pulumi.runtime.get_root_resource()
+        if root is None:
+            self._served = self._served if self._served is not None else self._make()
+            return self._served
+        if root not in self._runs:
+            self._runs[root] = self._make()
+        return self._runs[root]
+
+
+# The GpuNodePools, DynamoPlatforms and ModelCaches (by namespace) made so far.
+_POOLS: _PerProgram[dict[str, blocks.PoolFacts]] = _PerProgram(dict)
+_PLATFORMS: _PerProgram[dict[str, PlatformFacts]] = _PerProgram(dict)
+_CACHES: _PerProgram[dict[str, list[CacheFacts]]] = _PerProgram(dict)
 # The GptOssDeployments on each GpuNodePool so far: a pool's next deployment is placed beside them, as the
 # stack places every deployment of a pool together.
-_PLACED: dict[int, dict[str, list[ResolvedDeployment]]] = {}
-
-
-# The Kubernetes objects the program's blocks make, by (the provider they go through, kind, namespace, name): what
-# made each one ("DynamoPlatform 'dynamo'").
-_MADE: dict[int, dict[tuple[int, str, str, str], str]] = {}
+_PLACED: _PerProgram[dict[str, list[ResolvedDeployment]]] = _PerProgram(dict)
+# The Kubernetes objects the blocks make, by (the provider they go through, kind, namespace, name): what made
+# each one ("DynamoPlatform 'dynamo'").
+_MADE: _PerProgram[dict[tuple[pulumi.ProviderResource | None, str, str, str], str]] = _PerProgram(dict)
 
 
 def pools_of_this_program() -> dict[str, blocks.PoolFacts]:
-    return _POOLS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    return _POOLS.get()
 
 
 def platforms_of_this_program() -> dict[str, PlatformFacts]:
-    return _PLATFORMS.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    return _PLATFORMS.get()
 
 
 def caches_of_this_program() -> dict[str, list[CacheFacts]]:
-    return _CACHES.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    return _CACHES.get()
 
 
 def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
-    return _PLACED.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    return _PLACED.get()
 
 
 def kubernetes_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
-    """The Kubernetes provider a block's children use: `opts.provider`, or the kubernetes one of
-    `opts.providers`; None for the default provider (or one a parent passes down)."""
-    if opts is None:
-        return None
-    candidates = [opts.provider] if opts.provider is not None else []
-    providers = opts.providers
-    candidates += list(providers.values() if isinstance(providers, Mapping) else providers or [])
-    return next((p for p in candidates if p is not None and p.package == "kubernetes"), None)
+    """The Kubernetes provider a block's children use (base.provider_of); None for the default provider."""
+    return provider_of(opts, "kubernetes")
 
 
 def refuse_made_twice(
@@ -105,15 +119,15 @@ def refuse_made_twice(
     after the first block's was made (two DynamoPlatforms in one namespace, two with `gateway`, two
     ModelCaches in one namespace). Else they are recorded for the blocks after it."""
     provider = kubernetes_provider_of(opts)
-    made = _MADE.setdefault(id(pulumi.runtime.get_root_resource()), {})
+    made = _MADE.get()
     mine = {
-        (id(provider), obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): argument
+        (provider, obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): argument
         for argument, listed in objects.items()
         for obj in listed
     }
     problems: dict[str, Problem] = {}
     for (_, kind, namespace, object_name), argument in mine.items():
-        other = made.get((id(provider), kind, namespace, object_name))
+        other = made.get((provider, kind, namespace, object_name))
         if other is not None and argument not in problems:
             where = f"{namespace}/{object_name}" if namespace else object_name
             problems[argument] = Problem(

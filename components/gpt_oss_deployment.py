@@ -15,7 +15,10 @@ from gpt_oss_infra.components.api_keys import api_keys
 from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
 from gpt_oss_infra.components.block_decisions import (
     Block,
+    CacheFacts,
+    PlatformFacts,
     caches_of_this_program,
+    kubernetes_provider_of,
     placed_on_pools_of_this_program,
     platforms_of_this_program,
     pools_of_this_program,
@@ -129,7 +132,15 @@ class GptOssDeployment(Block[DecidedDeployment]):
         if (endpoint := args.get("endpoint")) is not None:
             refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
-        beside_it = [_no_gateway(args), _unguarded_load_balancer(args), *_unlike_its_blocks(args)]
+        # The program's platforms and this namespace's caches on the deployment's cluster (its provider's).
+        cluster = kubernetes_provider_of(opts)
+        platforms = {name: facts for name, facts in platforms_of_this_program().items() if facts.cluster is cluster}
+        caches = [cache for cache in caches_of_this_program().get(args["namespace"], []) if cache.cluster is cluster]
+        beside_it = [
+            _no_gateway(args, platforms),
+            _unguarded_load_balancer(args, platforms),
+            *_unlike_its_blocks(args, platforms, caches),
+        ]
         if problems := [problem for problem in beside_it if problem]:
             raise refusal("GptOssDeployment", name, ConfigError(problems))
         keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
@@ -238,19 +249,19 @@ class Served:
     curl: pulumi.Output[str] | None  # and a curl command that does
 
 
-def _unlike_its_blocks(args: GptOssDeploymentArgs) -> list[Problem]:
+def _unlike_its_blocks(
+    args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts], caches: list[CacheFacts]
+) -> list[Problem]:
     """What the deployment must share with the program's platform and its namespace's cache, where the program
     made them (else they are another program's): the Dynamo release its graph is of, the snapshot its workers
     load, and the token Secret they read."""
     problems = []
     release = args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"]
-    platforms = platforms_of_this_program()
     if platforms and release not in {facts.release for facts in platforms.values()}:
         installed = ", ".join(f"{name!r} {facts.release}" for name, facts in platforms.items())
         problems.append(
             Problem("dynamo_release", f"{release}, but the program's DynamoPlatform installs another ({installed})")
         )
-    caches = caches_of_this_program().get(args["namespace"], [])
     revision = args.get("model_revision") or blocks.DEFAULTS["modelRevision"]
     if caches and revision not in {cache.model_revision for cache in caches}:
         downloaded = ", ".join(f"{cache.name!r} {cache.model_revision}" for cache in caches)
@@ -271,11 +282,10 @@ def _unlike_its_blocks(args: GptOssDeploymentArgs) -> list[Problem]:
     return problems
 
 
-def _no_gateway(args: GptOssDeploymentArgs) -> Problem | None:
+def _no_gateway(args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts]) -> Problem | None:
     """An endpoint where the program's platforms install no Envoy Gateway (with none, its platform is another
     program's, which may)."""
     endpoint: Mapping[str, Any] = args.get("endpoint") or {}
-    platforms = platforms_of_this_program()
     if endpoint.get("exposure") not in ("internal", "public") or not platforms:
         return None
     if any(facts.gateway for facts in platforms.values()):
@@ -287,12 +297,12 @@ def _no_gateway(args: GptOssDeploymentArgs) -> Problem | None:
     )
 
 
-def _unguarded_load_balancer(args: GptOssDeploymentArgs) -> Problem | None:
+def _unguarded_load_balancer(args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts]) -> Problem | None:
     """An endpoint that gets an NLB while the program's gateway platform waits for none at destroy."""
     endpoint: Mapping[str, Any] = args.get("endpoint") or {}
     if not args.get("load_balancer_controller") or endpoint.get("exposure") not in ("internal", "public"):
         return None
-    gateways = {name: facts for name, facts in platforms_of_this_program().items() if facts.gateway}
+    gateways = {name: facts for name, facts in platforms.items() if facts.gateway}
     if not gateways or any(facts.load_balancer_controller for facts in gateways.values()):
         return None  # its platform is another program's, or waits for the NLBs
     names = ", ".join(repr(name) for name in gateways)

@@ -172,7 +172,7 @@ def _region_problems(region: str, given: str | None, provider: pulumi.InvokeOpti
     """The region the pool's AWS provider builds in, as that provider answers, against the one it was checked
     for (`given`, else aws:region): one pool is never checked for one region and made in another."""
     builds_in = aws.get_region(opts=provider).region
-    if builds_in == region:
+    if builds_in is None or builds_in == region:  # None: a provider not configured yet, at a preview
         return []
     checked_for = f"region is {region!r}" if given else f"aws:region is {region!r} (region not given)"
     made_by = "the AWS provider in opts" if provider.provider is not None else "the default AWS provider"

@@ -14,6 +14,7 @@ from gpt_oss_infra.components.block_decisions import (
     Block,
     CacheFacts,
     caches_of_this_program,
+    kubernetes_provider_of,
     refuse_made_twice,
     refused,
     this_program,
@@ -111,7 +112,12 @@ class ModelCache(Block[DecidedModelCache]):
         )
         self._register(name, decided, opts)
         caches_of_this_program().setdefault(args["namespace"], []).append(
-            CacheFacts(name, args.get("model_revision") or blocks.DEFAULTS["modelRevision"], hf_token is not None)
+            CacheFacts(
+                name,
+                args.get("model_revision") or blocks.DEFAULTS["modelRevision"],
+                hf_token is not None,
+                kubernetes_provider_of(opts),
+            )
         )
 
     def _register(self, name: str, decided: DecidedModelCache, opts: pulumi.ResourceOptions | None) -> None:

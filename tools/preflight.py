@@ -255,8 +255,11 @@ def log_group_finding(name: str, logs, eks) -> Finding:
     creating it (ResourceAlreadyExistsException)."""
     check, group = "control-plane logs", f"/aws/eks/{name}/cluster"
     found = logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]
-    if not any(entry["logGroupName"] == group for entry in found):
+    [entry] = [entry for entry in found if entry["logGroupName"] == group] or [None]
+    if entry is None:
         return ok(check, f"no log group {group} yet: `pulumi up` creates it")
+    if "retentionInDays" in entry:  # one EKS makes keeps its logs forever; the stack's keeps logRetentionDays
+        return ok(check, f"{group} keeps its logs {entry['retentionInDays']} days: made by a program, not EKS")
     try:
         eks.describe_cluster(name=name)
     except eks.exceptions.ResourceNotFoundException:

@@ -8,12 +8,12 @@ like every other before anything is built.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import pulumi
 import pulumi_aws as aws
 
+from gpt_oss_infra.components.base import provider_of
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.inputs.catalog import Ec2InstanceFacts
 from gpt_oss_infra.core.inputs.config import KEY_PREFIX, EksClusterConfig
@@ -23,13 +23,8 @@ from gpt_oss_infra.core.resolve.recipes import NodePool
 
 
 def aws_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
-    """The AWS provider a component's children use: `opts.provider`, or the aws one of `opts.providers`."""
-    if opts is None:
-        return None
-    candidates = [opts.provider] if opts.provider is not None else []
-    providers = opts.providers
-    candidates += list(providers.values() if isinstance(providers, Mapping) else providers or [])
-    return next((p for p in candidates if p is not None and p.package == "aws"), None)
+    """The AWS provider a component's children use (base.provider_of)."""
+    return provider_of(opts, "aws")
 
 
 def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:

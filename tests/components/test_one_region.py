@@ -5,6 +5,8 @@ registered); a GpuNodePool whose AWS provider builds in another region than the 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pulumi
 import pulumi_aws as aws
 import pytest
@@ -65,3 +67,42 @@ def test_a_gpu_node_pool_whose_provider_builds_in_another_region_is_refused(engi
         engine.run(program)
     assert f"invalid arguments of GpuNodePool 'h200':\nregion: {refusal}" in str(refused.value)
     assert set(engine.built) <= {"pool-provider"}  # the pool registered nothing
+
+
+def test_a_gpu_node_pool_asks_the_aws_provider_its_parent_passes_down(engine):
+    """The SDK gives a child its parent's provider (Resource._get_providers): the pool was checked against the
+    default provider's region instead, and refused a pool whose region its parent's provider builds in."""
+    engine.mocks.subnet_zones = {"subnet-a": "us-east-2a"}  # the mocks offer instance types in us-east-2's zones
+
+    def program(region):
+        west = aws.Provider("west", region="us-west-2")
+        parent = pulumi.ComponentResource(
+            "test:index:Account", "account", opts=pulumi.ResourceOptions(providers=[west])
+        )
+        args = POOL | ({"region": region} if region else {})
+        GpuNodePool("h200", args, pulumi.ResourceOptions(parent=parent))
+
+    engine.run(lambda: program("us-west-2"))
+    assert engine.names_of("aws:eks/nodeGroup:NodeGroup") == ["h200-nodes"]
+
+
+def test_without_a_region_from_its_parents_provider_the_pool_is_refused(engine):
+    def program():
+        west = aws.Provider("west", region="us-west-2")
+        parent = pulumi.ComponentResource(
+            "test:index:Account", "account", opts=pulumi.ResourceOptions(providers=[west])
+        )
+        GpuNodePool("h200", POOL, pulumi.ResourceOptions(parent=parent))
+
+    with pytest.raises(pulumi.RunError, match=r"region: aws:region is 'us-east-2' \(region not given\), but the AWS "):
+        engine.run(program)
+    assert engine.names_of("gpt-oss-infra:index:GpuNodePool") == []
+
+
+def test_a_provider_that_cannot_say_its_region_yet_is_not_refused(monkeypatch):
+    """A provider configured from outputs not known yet answers a preview's invokes with nothing (the engine's
+    provider_plugin.go): its region is None, not a region to refuse."""
+    from gpt_oss_infra.components import gpu_node_pool
+
+    monkeypatch.setattr(gpu_node_pool.aws, "get_region", lambda opts: SimpleNamespace(region=None))
+    assert gpu_node_pool._region_problems(REGION, REGION, pulumi.InvokeOptions()) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
+import json
 import re
 import types
 import typing
@@ -551,6 +552,40 @@ def test_an_efs_model_cache_guards_its_access_point_and_the_platform_only_its_ow
     platform_guard = engine.inputs("dynamo-teardown-volumes-gone")
     env = {v["name"]: v["value"] for v in platform_guard["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["CLAIM_NAMESPACES"] == "dynamo-system"
+
+
+def test_blocks_under_parents_with_two_clusters_providers_are_taken(engine):
+    """A provider a parent passes down is the block's cluster, as the SDK finds it (Resource._get_providers): two
+    platforms under two clusters' parents were refused as made twice, and a deployment on one cluster was
+    refused for the other cluster's platform without a gateway."""
+
+    def program():
+        east, west = (
+            pulumi.ComponentResource(
+                "test:index:Cluster",
+                name,
+                opts=pulumi.ResourceOptions(providers=[k8s.Provider(f"{name}-k8s", kubeconfig="{}")]),
+            )
+            for name in ("east", "west")
+        )
+        DynamoPlatform("east-dynamo", {}, pulumi.ResourceOptions(parent=east))
+        DynamoPlatform("west-dynamo", {"gateway": True}, pulumi.ResourceOptions(parent=west))
+        args = {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "internal"}}
+        GptOssDeployment("gpt-oss", args | {"api_keys": {"a": SECRET_KEY}}, pulumi.ResourceOptions(parent=west))
+
+    engine.run(program)
+    assert engine.names_of("gpt-oss-infra:index:DynamoPlatform") == ["east-dynamo", "west-dynamo"]
+    assert engine.names_of("gpt-oss-infra:index:GptOssDeployment") == ["gpt-oss"]
+
+
+def test_an_empty_value_inside_a_mapping_argument_is_taken(engine, catalog):
+    """A label's value may be empty, and so may a recipe's decisions; only an argument itself may not."""
+    recipe = catalog.recipes["h200-agg-low-latency"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    node_selector = {"nvidia.com/gpu.product": "NVIDIA-H200", "node-role.kubernetes.io/gpu": ""}
+    args = {"namespace": "gpt-oss", "node_selector": node_selector, "recipe_definition": recipe | {"decisions": []}}
+    engine.run(lambda: GptOssDeployment("gpt-oss", args) and None)
+    graph = engine.inputs("gpt-oss-graph")
+    assert "node-role.kubernetes.io/gpu" in json.dumps(graph)
 
 
 BESIDE = [

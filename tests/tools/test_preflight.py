@@ -59,10 +59,12 @@ class StubbedAws:
         cluster = {"name": name, "version": version, "status": "ACTIVE"}
         self.eks.add_response("describe_cluster", {"cluster": cluster}, {"name": name})
 
-    def log_groups(self, cluster: str, *names: str) -> None:
-        """CloudWatch Logs' answer for the cluster's log group name: these groups."""
+    def log_groups(self, cluster: str, *names: str, retention: int | None = None) -> None:
+        """CloudWatch Logs' answer for the cluster's log group name: these groups, kept `retention` days (None:
+        forever, as EKS makes one)."""
         group = f"/aws/eks/{cluster}/cluster"
-        answer = {"logGroups": [{"logGroupName": name} for name in names]}
+        kept = {"retentionInDays": retention} if retention else {}
+        answer = {"logGroups": [{"logGroupName": name} | kept for name in names]}
         self.logs.add_response("describe_log_groups", answer, {"logGroupNamePrefix": group})
 
     def zones(self) -> None:
@@ -297,6 +299,19 @@ def test_a_log_group_an_earlier_cluster_of_the_name_left_is_a_problem(groups, li
     aws.assert_all_used()
     assert (finding.status, finding.fix or "") == (status, fix)
     assert finding.detail.startswith(detail)
+
+
+def test_the_stacks_own_log_group_without_its_cluster_is_not_a_leftover():
+    """An `up` that made the log group and stopped before the cluster leaves the stack's own group, which keeps
+    its logs logRetentionDays; the one EKS makes keeps them forever. Deleting the stack's would be wrong."""
+    aws = StubbedAws()
+    aws.log_groups("gptoss", "/aws/eks/gptoss/cluster", retention=30)
+    finding = preflight.log_group_finding("gptoss", aws.clients.logs, aws.clients.eks)
+    aws.assert_all_used()
+    assert (finding.status, finding.detail) == (
+        "ok",
+        "/aws/eks/gptoss/cluster keeps its logs 30 days: made by a program, not EKS",
+    )
 
 
 def test_an_eks_version_in_extended_support_passes_and_says_it_costs_more():
