@@ -19,17 +19,25 @@ def secret(value: pulumi.Output[T]) -> pulumi.Output[T]:
 
 def provider_of(opts: pulumi.ResourceOptions | None, package: str) -> pulumi.ProviderResource | None:
     """The provider of `package` ("aws", "kubernetes") a component's children use, found as the SDK finds it
-    (Resource._get_providers): `opts.provider`, else `opts.providers`' one, else the one `opts.parent` passes
-    down; None for the default provider."""
+    (Resource._get_providers): `opts.providers`' (a dict by its keys, a list by each one's package), with
+    `opts.provider` for its package where `providers` has none, else the one `opts.parent` passes down; None
+    for the default provider."""
     if opts is None:
         return None
-    if opts.provider is not None and opts.provider.package == package:
-        return opts.provider
     providers = opts.providers
-    listed = list(providers.values() if isinstance(providers, Mapping) else providers or [])
-    if found := next((p for p in listed if p is not None and p.package == package), None):
-        return found
+    given = dict(providers) if isinstance(providers, Mapping) else {p.package: p for p in providers or []}
+    if opts.provider is not None:
+        given.setdefault(opts.provider.package, opts.provider)
+    if package in given:
+        return given[package]
     return opts.parent.get_provider(f"{package}:index:Resource") if opts.parent is not None else None
+
+
+def provider_key(provider: pulumi.ProviderResource | None) -> tuple[str, str] | None:
+    """Which provider resource it is, as the engine names it (its type and name): the same in every component
+    the component provider constructs for another language's program, where each gets a new object for it.
+    None: the default provider."""
+    return (provider.pulumi_resource_type, provider.pulumi_resource_name) if provider is not None else None
 
 
 class Component(pulumi.ComponentResource):

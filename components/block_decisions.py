@@ -13,7 +13,7 @@ from typing import Any, Generic, Self, TypeVar
 import pulumi
 
 from gpt_oss_infra.components.arguments import refusal
-from gpt_oss_infra.components.base import Component, provider_of
+from gpt_oss_infra.components.base import Component, provider_key, provider_of
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.render.ownership import owner_of
@@ -21,6 +21,8 @@ from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
 T = TypeVar("T")
 Decided = TypeVar("Decided")
+# A cluster as a Kubernetes provider resource's engine name (base.provider_key); None: the default provider.
+ClusterKey = tuple[str, str] | None
 
 
 class Block(Component, Generic[Decided]):
@@ -45,7 +47,7 @@ class PlatformFacts:
     gateway: bool
     load_balancer_controller: bool  # its guard waits for the gateways' NLBs
     release: str  # the Dynamo release it installs, which a deployment's graph must be of
-    cluster: pulumi.ProviderResource | None  # the Kubernetes provider it goes through (None: the default)
+    cluster: ClusterKey  # the Kubernetes provider it goes through
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class CacheFacts:
     name: str
     model_revision: str  # the snapshot it downloads, which the workers load
     hf_token: bool  # it made the hf-token Secret the workers read with uses_hf_token
-    cluster: pulumi.ProviderResource | None  # the Kubernetes provider it goes through (None: the default)
+    cluster: ClusterKey  # the Kubernetes provider it goes through
 
 
 class _PerProgram(Generic[T]):
@@ -87,7 +89,7 @@ _CACHES: _PerProgram[dict[str, list[CacheFacts]]] = _PerProgram(dict)
 _PLACED: _PerProgram[dict[str, list[ResolvedDeployment]]] = _PerProgram(dict)
 # The Kubernetes objects the blocks make, by (the provider they go through, kind, namespace, name): what made
 # each one ("DynamoPlatform 'dynamo'").
-_MADE: _PerProgram[dict[tuple[pulumi.ProviderResource | None, str, str, str], str]] = _PerProgram(dict)
+_MADE: _PerProgram[dict[tuple[ClusterKey, str, str, str], str]] = _PerProgram(dict)
 
 
 def pools_of_this_program() -> dict[str, blocks.PoolFacts]:
@@ -106,9 +108,9 @@ def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
     return _PLACED.get()
 
 
-def kubernetes_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
-    """The Kubernetes provider a block's children use (base.provider_of); None for the default provider."""
-    return provider_of(opts, "kubernetes")
+def cluster_of(opts: pulumi.ResourceOptions | None) -> ClusterKey:
+    """The Kubernetes provider a block's children use (base.provider_of), by its engine name (base.provider_key)."""
+    return provider_key(provider_of(opts, "kubernetes"))
 
 
 def refuse_made_twice(
@@ -118,7 +120,7 @@ def refuse_made_twice(
     program makes one of the same kind, namespace and name through the same provider: its create would fail
     after the first block's was made (two DynamoPlatforms in one namespace, two with `gateway`, two
     ModelCaches in one namespace). Else they are recorded for the blocks after it."""
-    provider = kubernetes_provider_of(opts)
+    provider = cluster_of(opts)
     made = _MADE.get()
     mine = {
         (provider, obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): argument

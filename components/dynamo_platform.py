@@ -14,7 +14,7 @@ from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown_
 from gpt_oss_infra.components.block_decisions import (
     Block,
     PlatformFacts,
-    kubernetes_provider_of,
+    cluster_of,
     platforms_of_this_program,
     refuse_made_twice,
     refused,
@@ -115,7 +115,7 @@ class DynamoPlatform(Block[DecidedPlatform]):
             gateway=block.gateway is not None,
             load_balancer_controller=bool(args.get("load_balancer_controller")),
             release=args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"],
-            cluster=kubernetes_provider_of(opts),
+            cluster=cluster_of(opts),
         )
 
     def _register(self, name: str, decided: DecidedPlatform, opts: pulumi.ResourceOptions | None) -> None:

@@ -18,7 +18,7 @@ from gpt_oss_infra.components.block_decisions import (
     CacheFacts,
     PlatformFacts,
     caches_of_this_program,
-    kubernetes_provider_of,
+    cluster_of,
     placed_on_pools_of_this_program,
     platforms_of_this_program,
     pools_of_this_program,
@@ -132,22 +132,10 @@ class GptOssDeployment(Block[DecidedDeployment]):
         if (endpoint := args.get("endpoint")) is not None:
             refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
-        # The program's platforms and this namespace's caches on the deployment's cluster (its provider's).
-        cluster = kubernetes_provider_of(opts)
-        platforms = {name: facts for name, facts in platforms_of_this_program().items() if facts.cluster is cluster}
-        caches = [cache for cache in caches_of_this_program().get(args["namespace"], []) if cache.cluster is cluster]
-        beside_it = [
-            _no_gateway(args, platforms),
-            _unguarded_load_balancer(args, platforms),
-            *_unlike_its_blocks(args, platforms, caches),
-        ]
-        if problems := [problem for problem in beside_it if problem]:
-            raise refusal("GptOssDeployment", name, ConfigError(problems))
         keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
-        block = refused(
-            "GptOssDeployment",
-            name,
-            lambda: blocks.gpt_oss_deployment(
+        beside = _beside_its_blocks(args, opts)
+        try:
+            block = blocks.gpt_oss_deployment(
                 name,
                 blocks.whole(dict(args)),
                 load_catalog(),
@@ -155,8 +143,13 @@ class GptOssDeployment(Block[DecidedDeployment]):
                 with_hf_token=bool(args.get("uses_hf_token")),
                 clients=keys.clients,
                 beside=placed_on_pools_of_this_program(),
-            ),
-        )
+            )
+        except ConfigError as error:  # with what it must share with its blocks, unless its own check names that
+            own = {problem.key for problem in error.problems}
+            problems = error.problems + [problem for problem in beside if problem.key not in own]
+            raise refusal("GptOssDeployment", name, ConfigError(problems)) from None
+        if beside:
+            raise refusal("GptOssDeployment", name, ConfigError(beside))
         placed = block.serving.deployment
         if block.on_gpu_node_pool and placed.pool is not None:  # the next on its pool is placed beside it
             placed_on_pools_of_this_program().setdefault(placed.pool.name, []).append(placed)
@@ -247,6 +240,16 @@ class Served:
     check: pulumi.Output[str]  # the smoke test's proof once `up` ends, or why it is not checked yet
     url: pulumi.Output[str] | None  # with a gateway (endpoint internal or public): how clients call it
     curl: pulumi.Output[str] | None  # and a curl command that does
+
+
+def _beside_its_blocks(args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions | None) -> list[Problem]:
+    """What the deployment must agree on with the program's platforms and its namespace's caches made before it
+    on its cluster (its Kubernetes provider): a gateway, and its NLB's guard, a release, a revision, a token."""
+    cluster = cluster_of(opts)
+    platforms = {name: facts for name, facts in platforms_of_this_program().items() if facts.cluster == cluster}
+    caches = [cache for cache in caches_of_this_program().get(args["namespace"], []) if cache.cluster == cluster]
+    found = [_no_gateway(args, platforms), _unguarded_load_balancer(args, platforms)]
+    return [problem for problem in found if problem] + _unlike_its_blocks(args, platforms, caches)
 
 
 def _unlike_its_blocks(

@@ -175,7 +175,7 @@ def _region_problems(region: str, given: str | None, provider: pulumi.InvokeOpti
     if builds_in is None or builds_in == region:  # None: a provider not configured yet, at a preview
         return []
     checked_for = f"region is {region!r}" if given else f"aws:region is {region!r} (region not given)"
-    made_by = "the AWS provider in opts" if provider.provider is not None else "the default AWS provider"
+    made_by = "the AWS provider of opts (or its parent)" if provider.provider else "the default AWS provider"
     return [
         Problem(
             "region",

@@ -14,7 +14,7 @@ from gpt_oss_infra.components.block_decisions import (
     Block,
     CacheFacts,
     caches_of_this_program,
-    kubernetes_provider_of,
+    cluster_of,
     refuse_made_twice,
     refused,
     this_program,
@@ -116,7 +116,7 @@ class ModelCache(Block[DecidedModelCache]):
                 name,
                 args.get("model_revision") or blocks.DEFAULTS["modelRevision"],
                 hf_token is not None,
-                kubernetes_provider_of(opts),
+                cluster_of(opts),
             )
         )
 

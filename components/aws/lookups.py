@@ -33,10 +33,11 @@ def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:
     nothing here can read before resources exist: refused, so that one stack never mixes two regions."""
     if aws_provider_of(opts) is not None:
         raise pulumi.RunError(
-            "GptOssStack: opts gives an AWS provider; GptOssStack makes, checks and prices everything in the "
-            "stack's aws:region with the default AWS provider, so that a plan never prices one region and builds "
-            "in another: remove the provider from opts and set the region with pulumi config set aws:region "
-            "<region> (or build with the GpuNodePool, DynamoPlatform, ModelCache and GptOssDeployment blocks)"
+            "GptOssStack: opts (or its parent) gives an AWS provider; GptOssStack makes, checks and prices "
+            "everything in the stack's aws:region with the default AWS provider, so that a plan never prices one "
+            "region and builds in another: make the stack without that provider and set the region with pulumi "
+            "config set aws:region <region> (or build with the GpuNodePool, DynamoPlatform, ModelCache and "
+            "GptOssDeployment blocks)"
         )
 
 

@@ -178,6 +178,8 @@ class Engine:
         pulumi.runtime.register_stack_transformation(self._record)
 
     def _record(self, args: pulumi.ResourceTransformationArgs) -> None:
+        if args.opts.urn is not None:  # one that exists, read by its URN (as the component provider does its providers)
+            return
         assert args.name not in self.built, f"two resources named {args.name}"
         self.built[args.name] = Built(args.resource, args.type_, args.opts)
 

@@ -66,3 +66,38 @@ def test_extra_dependencies_of_one_child_do_not_reach_the_next(engine):
 
     engine.run(program)
     assert made["next"].depends_on == [engine.built["before"].resource]
+
+
+@pytest.mark.filterwarnings("ignore:There is a conflict between the `provider` field")  # the "both" shape's, on purpose
+def test_a_components_children_use_the_provider_the_sdk_gives_them(engine):
+    """base.provider_of, against the provider the SDK registers a child with (Resource._get_providers): a dict of
+    providers by its keys (one filed under another package's key is not that package's), `providers` before
+    `provider` for one package, then the parent's."""
+    import pulumi_kubernetes as k8s
+
+    from gpt_oss_infra.components.base import provider_of
+
+    found = {}
+
+    def program():
+        p, q = k8s.Provider("p", kubeconfig="{}"), k8s.Provider("q", kubeconfig="{}")
+        parent = pulumi.ComponentResource("test:index:Parent", "outer", opts=pulumi.ResourceOptions(providers=[q]))
+        shapes = {
+            "mis-keyed": pulumi.ResourceOptions(providers={"k8s": p}),
+            "both": pulumi.ResourceOptions(provider=q, providers=[p]),
+            "provider": pulumi.ResourceOptions(provider=p),
+            "parent": pulumi.ResourceOptions(parent=parent),
+            "none": None,
+        }
+        for shape, opts in shapes.items():
+            component = Component("test:index:Block", shape, None, opts)
+            child = k8s.core.v1.ConfigMap(f"{shape}-child", opts=component.child_opts())
+            found[shape] = (provider_of(opts, "kubernetes"), child.get_provider("kubernetes:core/v1:ConfigMap"))
+        found["p"], found["q"] = p, q
+
+    engine.run(program)
+    p, q = found.pop("p"), found.pop("q")
+    assert {shape: sdks for shape, (_, sdks) in found.items()} == {
+        "mis-keyed": None, "both": p, "provider": p, "parent": q, "none": None
+    }  # fmt: skip
+    assert all(ours is sdks for ours, sdks in found.values())

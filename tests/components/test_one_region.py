@@ -40,8 +40,12 @@ POOL = {"cluster_name": "lab", "subnet_ids": ["subnet-a"], "hardware": "h200", "
 @pytest.mark.parametrize(
     ("region", "provider_region", "refusal"),
     [
-        (REGION, "eu-west-1", f"region is {REGION!r}, but the AWS provider in opts makes the pool in 'eu-west-1'"),
-        (None, "eu-west-1", f"aws:region is {REGION!r} (region not given), but the AWS provider in opts makes"),
+        (REGION, "eu-west-1", f"region is {REGION!r}, but the AWS provider of opts (or its parent) makes the pool in"),
+        (
+            None,
+            "eu-west-1",
+            f"aws:region is {REGION!r} (region not given), but the AWS provider of opts (or its parent) makes",
+        ),
         ("eu-west-1", None, "region is 'eu-west-1', but the default AWS provider makes the pool in 'us-east-2'"),
         (REGION, REGION, None),
         (None, None, None),

@@ -578,6 +578,51 @@ def test_blocks_under_parents_with_two_clusters_providers_are_taken(engine):
     assert engine.names_of("gpt-oss-infra:index:GptOssDeployment") == ["gpt-oss"]
 
 
+def test_blocks_another_language_constructs_are_checked_against_each_other(engine):
+    """The component provider gets the program's provider as a reference at each construct, and the SDK makes a
+    new provider object of it each time (its resource package's construct_provider, by URN): told apart by
+    object, no two blocks of such a program were ever on one cluster, and no check across blocks held."""
+
+    def rehydrated(urn):
+        return pulumi.ResourceOptions(providers=[k8s.Provider("cluster", pulumi.ResourceOptions(urn=urn))])
+
+    def constructs(urn):
+        DynamoPlatform("dynamo", {"dynamo_release": "1.2.1", "block_storage_class": "gp3"}, rehydrated(urn))
+        GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200}, rehydrated(urn))
+
+    def program():
+        registered = k8s.Provider("cluster", kubeconfig="{}")  # the other language's program's
+        return {"constructed": registered.urn.apply(constructs)}  # each construct gets it by its URN
+
+    with pytest.raises(pulumi.RunError, match=r"dynamo_release: 1\.6\.1, but the program's DynamoPlatform installs"):
+        engine.run(program)
+
+
+@pytest.mark.parametrize(
+    ("deployment", "reported", "left_out"),
+    [
+        # Its own check names the argument already: not also as another release than the platform's.
+        ({"dynamo_release": "9.9.9"}, ["dynamo_release: Dynamo 9.9.9 is not supported"], "installs another"),
+        # Its own problems, and what it must share with its namespace's cache.
+        ({"gpus": 3}, ["gpus: recipe h200-agg-low-latency allows [1, 4, 8] GPUs per worker, not 3", "model_revision: "],
+         None),
+    ],
+)  # fmt: skip
+def test_a_deployments_own_problems_come_with_those_beside_its_blocks(engine, deployment, reported, left_out):
+    """The checks against the program's blocks ran first and alone: an unknown release was reported only as
+    another release than the platform's, and the deployment's own problems not at all."""
+
+    def program():
+        DynamoPlatform("dynamo", {})
+        ModelCache("cache", CACHE | {"model_revision": "0" * 40})
+        GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200} | deployment)
+
+    with pytest.raises(pulumi.RunError) as refused:
+        engine.run(program)
+    assert all(problem in str(refused.value) for problem in reported), str(refused.value)
+    assert left_out is None or left_out not in str(refused.value)
+
+
 def test_an_empty_value_inside_a_mapping_argument_is_taken(engine, catalog):
     """A label's value may be empty, and so may a recipe's decisions; only an argument itself may not."""
     recipe = catalog.recipes["h200-agg-low-latency"].model_dump(mode="json", by_alias=True, exclude_none=True)
