@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
@@ -33,11 +35,21 @@ def provider_of(opts: pulumi.ResourceOptions | None, package: str) -> pulumi.Pro
     return opts.parent.get_provider(f"{package}:index:Resource") if opts.parent is not None else None
 
 
-def provider_key(provider: pulumi.ProviderResource | None) -> tuple[str, str] | None:
-    """Which provider resource it is, as the engine names it (its type and name): the same in every component
-    the component provider constructs for another language's program, where each gets a new object for it.
-    None: the default provider."""
-    return (provider.pulumi_resource_type, provider.pulumi_resource_name) if provider is not None else None
+# Each provider object's number, held no longer than the object (a run's state keyed by it never keeps it alive).
+_PROVIDER_NUMBERS: weakref.WeakKeyDictionary[pulumi.ProviderResource, int] = weakref.WeakKeyDictionary()
+_NUMBERS = itertools.count()
+
+
+def provider_key(provider: pulumi.ProviderResource | None) -> int | None:
+    """Which provider object it is; None for the default provider. By object, not by name: two providers of one
+    name under different parents are two resources (their URNs differ), which a name cannot tell apart. The
+    component provider gives each construct a new object for the program's provider, so there no two blocks
+    share one."""
+    if provider is None:
+        return None
+    if provider not in _PROVIDER_NUMBERS:
+        _PROVIDER_NUMBERS[provider] = next(_NUMBERS)
+    return _PROVIDER_NUMBERS[provider]
 
 
 class Component(pulumi.ComponentResource):

@@ -21,8 +21,8 @@ from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment
 
 T = TypeVar("T")
 Decided = TypeVar("Decided")
-# A cluster as a Kubernetes provider resource's engine name (base.provider_key); None: the default provider.
-ClusterKey = tuple[str, str] | None
+# A cluster as the Kubernetes provider object blocks go through (base.provider_key); None: the default provider.
+ClusterKey = int | None
 
 
 class Block(Component, Generic[Decided]):
@@ -109,7 +109,7 @@ def placed_on_pools_of_this_program() -> dict[str, list[ResolvedDeployment]]:
 
 
 def cluster_of(opts: pulumi.ResourceOptions | None) -> ClusterKey:
-    """The Kubernetes provider a block's children use (base.provider_of), by its engine name (base.provider_key)."""
+    """The Kubernetes provider a block's children use (base.provider_of), as base.provider_key tells it."""
     return provider_key(provider_of(opts, "kubernetes"))
 
 

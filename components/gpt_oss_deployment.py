@@ -144,10 +144,8 @@ class GptOssDeployment(Block[DecidedDeployment]):
                 clients=keys.clients,
                 beside=placed_on_pools_of_this_program(),
             )
-        except ConfigError as error:  # with what it must share with its blocks, unless its own check names that
-            own = {problem.key for problem in error.problems}
-            problems = error.problems + [problem for problem in beside if problem.key not in own]
-            raise refusal("GptOssDeployment", name, ConfigError(problems)) from None
+        except ConfigError as error:  # with what it must share with its blocks
+            raise refusal("GptOssDeployment", name, ConfigError(error.problems + beside)) from None
         if beside:
             raise refusal("GptOssDeployment", name, ConfigError(beside))
         placed = block.serving.deployment
@@ -248,7 +246,9 @@ def _beside_its_blocks(args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions 
     cluster = cluster_of(opts)
     platforms = {name: facts for name, facts in platforms_of_this_program().items() if facts.cluster == cluster}
     caches = [cache for cache in caches_of_this_program().get(args["namespace"], []) if cache.cluster == cluster]
-    found = [_no_gateway(args, platforms), _unguarded_load_balancer(args, platforms)]
+    # The NLB guard's check predates the others and holds for every platform of the program, another language's
+    # too, whose blocks no provider object ties together (base.provider_key).
+    found = [_no_gateway(args, platforms), _unguarded_load_balancer(args, platforms_of_this_program())]
     return [problem for problem in found if problem] + _unlike_its_blocks(args, platforms, caches)
 
 

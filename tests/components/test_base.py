@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import pulumi
 import pytest
 
@@ -101,3 +103,23 @@ def test_a_components_children_use_the_provider_the_sdk_gives_them(engine):
         "mis-keyed": None, "both": p, "provider": p, "parent": q, "none": None
     }  # fmt: skip
     assert all(ours is sdks for ours, sdks in found.values())
+
+
+def test_providers_are_told_apart_by_object_and_never_kept_alive_by_it():
+    """Two providers of one name under different parents are two resources (their URNs differ): told apart by
+    type and name they were one cluster, and valid programs were refused (a reviewer's). The key is the
+    object's, held weakly: a run's state keyed by it does not keep the provider, and with it the run, alive."""
+    import gc
+
+    from gpt_oss_infra.components.base import provider_key
+
+    class Provider:  # two providers as the SDK has them: one type and one name, two resources
+        pulumi_resource_type, pulumi_resource_name = "pulumi:providers:kubernetes", "k8s"
+
+    east, west = Provider(), Provider()
+    assert provider_key(east) != provider_key(west)
+    assert provider_key(east) == provider_key(east) and provider_key(None) is None
+    gone = weakref.ref(east)
+    del east
+    gc.collect()
+    assert gone() is None

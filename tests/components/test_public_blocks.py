@@ -578,39 +578,44 @@ def test_blocks_under_parents_with_two_clusters_providers_are_taken(engine):
     assert engine.names_of("gpt-oss-infra:index:GptOssDeployment") == ["gpt-oss"]
 
 
-def test_blocks_another_language_constructs_are_checked_against_each_other(engine):
+def test_another_languages_blocks_keep_the_nlb_guard_check_across_constructs(engine):
     """The component provider gets the program's provider as a reference at each construct, and the SDK makes a
-    new provider object of it each time (its resource package's construct_provider, by URN): told apart by
-    object, no two blocks of such a program were ever on one cluster, and no check across blocks held."""
+    new provider object of it each time (construct_provider, by URN): blocks there share no provider object, so
+    the checks made this round (by provider object) do not compare them, while the NLB guard's, program-wide as
+    before, still holds. Told apart by provider name instead, two clusters' providers of one name under
+    different parents were one cluster (a reviewer's), and valid programs were refused."""
 
     def rehydrated(urn):
         return pulumi.ResourceOptions(providers=[k8s.Provider("cluster", pulumi.ResourceOptions(urn=urn))])
 
     def constructs(urn):
-        DynamoPlatform("dynamo", {"dynamo_release": "1.2.1", "block_storage_class": "gp3"}, rehydrated(urn))
-        GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", **ON_H200}, rehydrated(urn))
+        DynamoPlatform("dynamo", {"gateway": True, "load_balancer_controller": False}, rehydrated(urn))
+        args = {"recipe": "h200-agg-low-latency", **ON_H200, "endpoint": {"exposure": "internal"}}
+        args |= {"api_keys": {"a": SECRET_KEY}, "load_balancer_controller": True}
+        GptOssDeployment("gpt-oss", args, rehydrated(urn))
 
     def program():
         registered = k8s.Provider("cluster", kubeconfig="{}")  # the other language's program's
         return {"constructed": registered.urn.apply(constructs)}  # each construct gets it by its URN
 
-    with pytest.raises(pulumi.RunError, match=r"dynamo_release: 1\.6\.1, but the program's DynamoPlatform installs"):
+    with pytest.raises(pulumi.RunError, match="load_balancer_controller: true here, but DynamoPlatform 'dynamo'"):
         engine.run(program)
 
 
 @pytest.mark.parametrize(
     ("deployment", "reported", "left_out"),
     [
-        # Its own check names the argument already: not also as another release than the platform's.
-        ({"dynamo_release": "9.9.9"}, ["dynamo_release: Dynamo 9.9.9 is not supported"], "installs another"),
+        # Its own check, and the platform's release, which it must also be.
+        ({"dynamo_release": "9.9.9"},
+         ["dynamo_release: Dynamo 9.9.9 is not supported", "installs another ('dynamo' 1.6.1)"], None),
         # Its own problems, and what it must share with its namespace's cache.
         ({"gpus": 3}, ["gpus: recipe h200-agg-low-latency allows [1, 4, 8] GPUs per worker, not 3", "model_revision: "],
          None),
     ],
 )  # fmt: skip
 def test_a_deployments_own_problems_come_with_those_beside_its_blocks(engine, deployment, reported, left_out):
-    """The checks against the program's blocks ran first and alone: an unknown release was reported only as
-    another release than the platform's, and the deployment's own problems not at all."""
+    """The checks against the program's blocks ran first and alone: the deployment's own problems were not
+    reported at all (an unknown release only as another release than the platform's)."""
 
     def program():
         DynamoPlatform("dynamo", {})
