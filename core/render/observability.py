@@ -27,6 +27,7 @@ from pydantic import Field, PositiveFloat, model_validator
 
 from gpt_oss_infra.core.inputs.catalog import Chart, Recipe
 from gpt_oss_infra.core.inputs.config import ObservabilityConfig
+from gpt_oss_infra.core.mappings import deep_merge
 from gpt_oss_infra.core.paths import CONFIG_DIR, VENDOR_DIR
 from gpt_oss_infra.core.render import manifests, pod_security
 from gpt_oss_infra.core.render.gpu_software import ChartRelease
@@ -109,6 +110,7 @@ def observability(
     download_job_name: str | None,  # the model download Job (None: none to watch)
     kubernetes_version: str,
     gpu_nodes: bool = True,  # False: no GPU node pool, so no GPU alerts
+    created_cluster: bool = True,  # False: a cluster the stack does not create, which outlives it
 ) -> ObservabilityObjects:
     settings = load_settings()
     objects = [] if not deployments else [_graph_monitor(config.namespace, deployments, settings)]
@@ -122,7 +124,19 @@ def observability(
     namespace = manifests.namespace(
         config.namespace, "observability", pod_security.admission_labels(pod_security.PRIVILEGED, kubernetes_version)
     )
-    return ObservabilityObjects(namespace, ChartRelease(in_namespace, _values(config, block_storage_class)), objects)
+    values = _values(config, block_storage_class)
+    if not created_cluster:
+        values = deep_merge(values, _kubelet_service_in(config.namespace))
+    return ObservabilityObjects(namespace, ChartRelease(in_namespace, values), objects)
+
+
+def _kubelet_service_in(namespace: str) -> dict[str, Any]:
+    """The Service through which Prometheus scrapes the kubelets, which the Prometheus Operator (not Helm) makes and
+    keeps, in `namespace`: in kube-system, the chart's default, it outlives `helm uninstall` and the stack's
+    namespaces on a cluster that outlives the stack. The kubelet ServiceMonitor looks for it there (kube-prometheus-
+    stack 88.5.3: the operator's --kubelet-service is prometheusOperator.kubeletService.namespace, the
+    monitor's namespaceSelector kubelet.namespace)."""
+    return {"prometheusOperator": {"kubeletService": {"namespace": namespace}}, "kubelet": {"namespace": namespace}}
 
 
 def _values(config: ObservabilityConfig, block_storage_class: str | None) -> dict[str, Any]:

@@ -441,6 +441,7 @@ def _observability(
         model_cache.download_job_name(config.release, loads_weights(config, catalog)),
         config.cluster.kubernetes_version,
         gpu_nodes=any(pool.hardware != CPU_ONLY for pool in config.node_pools.values()),
+        created_cluster=created,
     )
 
 

@@ -81,6 +81,28 @@ def test_the_values_are_ones_the_chart_and_its_subcharts_declare(rendered):
     assert chart_problems([rendered.release], set()) == []
 
 
+def test_on_a_cluster_the_stack_does_not_create_the_kubelet_service_goes_in_the_stacks_namespace(catalog, rendered):
+    """The Prometheus Operator makes the Service it scrapes the kubelets through, in kube-system by default, where
+    it outlived `destroy` on an existing cluster (a reviewer's). There it goes in the observability namespace,
+    with the ServiceMonitor that looks for it; a created cluster's, which goes with the cluster, is unchanged."""
+    existing = observability(
+        CONFIG,
+        catalog.charts["kube-prometheus-stack"],
+        "gp3",
+        [PRICED],
+        "model-download",
+        "1.33",
+        created_cluster=False,
+    )
+    values = existing.release.values
+    assert values["prometheusOperator"]["kubeletService"] == {"namespace": CONFIG.namespace}
+    assert values["kubelet"] == {"namespace": CONFIG.namespace}
+    assert values["prometheusOperator"]["affinity"] == SYSTEM_POOL_AFFINITY  # merged with, not instead of
+    assert chart_problems([existing.release], set()) == []
+    assert "kubeletService" not in rendered.release.values["prometheusOperator"]
+    assert "kubelet" not in rendered.release.values
+
+
 def test_a_value_the_chart_does_not_declare_is_refused(rendered):
     values = rendered.release.values | {"grafana": rendered.release.values["grafana"] | {"adminPasword": "x"}}
     (problem,) = chart_problems([ChartRelease(rendered.release.chart, values)], set())
