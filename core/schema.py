@@ -69,7 +69,9 @@ def field_argument(model: type[BaseModel], field: str, argument: str, value: Any
         annotation: Any = Annotated[(checked.annotation, *checked.metadata)] if checked.metadata else checked.annotation
         return TypeAdapter(annotation).validate_python(value)
     except ValidationError as error:
-        raise ConfigError(problems_from(error, argument, model)) from None
+        # A problem inside the value (a mapping's entry) is under the argument and its path: node_selector.zone.
+        within = problems_from(error, "", model)
+        raise ConfigError([Problem(f"{argument}.{p.key}" if p.key else argument, p.message) for p in within]) from None
 
 
 def closest_name(name: str, names: list[str] | tuple[str, ...] | set[str] | dict[str, Any]) -> str | None:

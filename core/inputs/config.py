@@ -23,6 +23,8 @@ from gpt_oss_infra.core.inputs.types import (
     DnsLabel,
     Hostname,
     KubernetesVersion,
+    LabelKey,
+    LabelValue,
     PinnedImage,
     ReservationId,
     Retention,
@@ -304,7 +306,7 @@ class NodePoolConfig(StrictModel):
         Field(ge=100, alias="diskSizeGiB", description="each GPU node's root volume, in GiB: runtime images are large"),
     ] = 500
     node_selector: Annotated[
-        dict[str, str] | None,
+        dict[LabelKey, LabelValue] | None,
         Field(
             description="labels that select the pool's nodes; eks: {gpt-oss-infra/pool: <pool>}, the node "
             "groups' label. existing: required, labels its GPU nodes carry (e.g. nvidia.com/gpu.product)"

@@ -58,6 +58,38 @@ def matching(pattern: str, what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
+# Label syntax (kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set): a name
+# part of at most 63 characters, alphanumeric at both ends, '-', '_' and '.' between; a key may have a prefix, a
+# DNS subdomain of at most 253 characters, and '/'. A value is empty or a name part. The API server refuses others
+# in a pod's nodeSelector, so a graph's pods would never be made.
+_LABEL_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+
+
+def _label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    if not (
+        re.fullmatch(_LABEL_NAME, name)
+        and len(name) <= 63
+        and (not prefix or (re.fullmatch(_DNS_SUBDOMAIN, prefix) and len(prefix) <= 253))
+        and value.count("/") <= 1
+    ):
+        raise ValueError(
+            f"{value!r} is not a label key: [a DNS subdomain prefix and '/'] a name of at most 63 characters, "
+            "alphanumeric at both ends, with '-', '_' or '.' between (e.g. nvidia.com/gpu.product)"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if value and not (re.fullmatch(_LABEL_NAME, value) and len(value) <= 63):
+        raise ValueError(
+            f"{value!r} is not a label value: empty, or at most 63 characters, alphanumeric at both ends, with "
+            "'-', '_' or '.' between"
+        )
+    return value
+
+
 def _cidr(value: str) -> str:
     try:
         ipaddress.ip_network(value)
@@ -83,6 +115,8 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
 Size = Annotated[str, AfterValidator(_size)]  # a Kubernetes quantity of storage, more than zero
 Cidr = Annotated[str, AfterValidator(_cidr)]
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+LabelValue = Annotated[str, AfterValidator(_label_value)]
 Retention = Annotated[
     str,
     matching(r"[1-9]\d*[hdw]", "a retention Prometheus takes: a whole number of hours, days or weeks (12h, 15d, 2w)"),

@@ -98,6 +98,31 @@ BAD_INPUT = [
         {"recipe": "h200-agg-low-latency", "nodePool": "gpu"},
         "deployments.GPT_OSS",
     ),
+    # The API server refuses these in a pod's nodeSelector: the graph's pods would never be made.
+    (
+        "label key with a space",
+        ("nodePools", "gpu", "nodeSelector"),
+        {"gpu type": "h200"},
+        "nodePools.gpu.nodeSelector.gpu type",
+    ),
+    (
+        "label key with two '/'",
+        ("nodePools", "gpu", "nodeSelector"),
+        {"a/b/c": "x"},
+        "nodePools.gpu.nodeSelector.a/b/c",
+    ),
+    (
+        "label value too long",
+        ("nodePools", "gpu", "nodeSelector"),
+        {"zone": "z" * 64},
+        "nodePools.gpu.nodeSelector.zone",
+    ),
+    (
+        "label value ending in '-'",
+        ("nodePools", "gpu", "nodeSelector"),
+        {"zone": "a-"},
+        "nodePools.gpu.nodeSelector.zone",
+    ),
 ]
 
 
@@ -261,3 +286,13 @@ def test_an_error_path_leads_to_its_field_through_mappings_and_the_cluster_kind(
     )
     assert field_at(StackConfig, ("cluster", "gke", "name")) is None
     assert field_at(StackConfig, ("deployments", "chat")) is None  # a mapping's value, not a field
+
+
+@pytest.mark.parametrize(
+    "node_selector",
+    [{"nvidia.com/gpu.product": "NVIDIA-H200"}, {"node-role.kubernetes.io/gpu": ""}, {"Tier_1.x": "A.b-c_D"}],
+)
+def test_label_keys_and_values_kubernetes_takes_are_taken(dev_raw, catalog, node_selector):
+    """A prefix, an empty value, upper case and '_' or '.' between are all Kubernetes' label syntax."""
+    dev_raw["nodePools"]["gpu"]["nodeSelector"] = node_selector
+    assert not [key for key in problem_keys(dev_raw, catalog) if "nodeSelector" in key]
