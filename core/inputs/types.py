@@ -67,11 +67,11 @@ _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 
 
 def _label_key(value: str) -> str:
-    prefix, _, name = value.rpartition("/")
+    prefix, slash, name = value.rpartition("/")
     if not (
         re.fullmatch(_LABEL_NAME, name)
         and len(name) <= 63
-        and (not prefix or (re.fullmatch(_DNS_SUBDOMAIN, prefix) and len(prefix) <= 253))
+        and (not slash or (re.fullmatch(_DNS_SUBDOMAIN, prefix) and len(prefix) <= 253))  # "/zone": an empty prefix
         and value.count("/") <= 1
     ):
         raise ValueError(

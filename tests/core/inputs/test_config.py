@@ -112,6 +112,12 @@ BAD_INPUT = [
         "nodePools.gpu.nodeSelector.a/b/c",
     ),
     (
+        "label key with an empty prefix",
+        ("nodePools", "gpu", "nodeSelector"),
+        {"/zone": "a"},
+        "nodePools.gpu.nodeSelector./zone",
+    ),
+    (
         "label value too long",
         ("nodePools", "gpu", "nodeSelector"),
         {"zone": "z" * 64},
