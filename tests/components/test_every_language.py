@@ -168,18 +168,7 @@ def test_another_languages_program_sees_each_refusal_under_its_argument(
     # As provider_host.host() sets them:
     monkeypatch.setattr(arguments, "_FOR_OTHER_LANGUAGES", True)
     monkeypatch.setattr(arguments, "_SCHEMA_SPELLING", arguments.schema_spelling(gpt_oss_infra.COMPONENTS))
-    provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
-    caught = {}
-
-    def program():
-        received = wait_for(as_a_provider_receives(json.loads(json.dumps(inputs))))
-        try:
-            provider.construct("it", f"{gpt_oss_infra.PACKAGE}:index:{component}", received, None)
-        except pulumi.InputPropertiesError as error:
-            caught["error"] = error
-
-    engine.run(program)
-    [error] = caught["error"].errors
+    [error] = refusal_through_the_provider(engine, component, inputs).errors
     assert error["property_path"] == path
     assert reason in error["reason"]
     assert [r.typ for r in engine.mocks.resources if r.typ.startswith(gpt_oss_infra.PACKAGE)] == []
@@ -202,6 +191,13 @@ def test_another_languages_program_sees_each_refusal_under_its_argument(
 def test_an_input_the_schema_does_not_define_is_refused_not_dropped(engine, component, inputs, path, reason):
     """The SDK's ComponentProvider maps the schema's inputs onto the Args and drops any other: a misspelt optional
     one left its default silently (a reviewer's instanceTyp, replica and endpoint.requestsPerMinut)."""
+    assert refusal_through_the_provider(engine, component, inputs).errors == [{"property_path": path, "reason": reason}]
+    assert engine.mocks.resources == []
+
+
+def refusal_through_the_provider(engine, component: str, inputs: dict) -> pulumi.InputPropertiesError:
+    """The InputPropertiesError the component provider raises for `inputs`, as the engine sends and its host
+    receives them."""
     provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
     caught = {}
 
@@ -213,5 +209,4 @@ def test_an_input_the_schema_does_not_define_is_refused_not_dropped(engine, comp
             caught["error"] = error
 
     engine.run(program)
-    assert caught["error"].errors == [{"property_path": path, "reason": reason}]
-    assert engine.mocks.resources == []
+    return caught["error"]
