@@ -208,9 +208,14 @@ def _fits_one(value: Any, annotation: Any) -> bool:
 
 def _described(annotation: Any) -> str:
     """What an annotation allows, in words: 'a list of strings (Outputs allowed)'."""
-    plain = [member for member in _members(annotation) if member is not type(None) and not _deferred(member)]
+    plain = _plain_members(annotation)
     words = " or ".join(_described_one(member) for member in plain) or "an Output"
     return f"{words} (Outputs allowed)" if plain and _allows_outputs(annotation) else words
+
+
+def _plain_members(annotation: Any) -> list[Any]:
+    """The types an annotation allows as a plain value: neither None nor an Output or another awaitable."""
+    return [member for member in _members(annotation) if member is not type(None) and not _deferred(member)]
 
 
 def _deferred(annotation: Any) -> bool:
@@ -235,9 +240,8 @@ def _described_one(annotation: Any) -> str:
 
 
 def _plural(annotation: Any) -> str:
-    plain = [member for member in _members(annotation) if member is not type(None) and not _deferred(member)]
     names = {str: "strings", bool: "booleans", int: "whole numbers", Any: "values"}
-    return " or ".join(names.get(member, _described_one(member)) for member in plain)
+    return " or ".join(names.get(member, _described_one(member)) for member in _plain_members(annotation))
 
 
 def _kind_of(value: Any) -> str:

@@ -285,11 +285,16 @@ def _unlike_its_blocks(
     return problems
 
 
+def _through_a_gateway(args: GptOssDeploymentArgs) -> bool:
+    """Whether the deployment's endpoint is an internal or public one, which its platform's gateway serves."""
+    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
+    return endpoint.get("exposure") in ("internal", "public")
+
+
 def _no_gateway(args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts]) -> Problem | None:
     """An endpoint where the program's platforms install no Envoy Gateway (with none, its platform is another
     program's, which may)."""
-    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
-    if endpoint.get("exposure") not in ("internal", "public") or not platforms:
+    if not _through_a_gateway(args) or not platforms:
         return None
     if any(facts.gateway for facts in platforms.values()):
         return None
@@ -302,8 +307,7 @@ def _no_gateway(args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts])
 
 def _unguarded_load_balancer(args: GptOssDeploymentArgs, platforms: dict[str, PlatformFacts]) -> Problem | None:
     """An endpoint that gets an NLB while the program's gateway platform waits for none at destroy."""
-    endpoint: Mapping[str, Any] = args.get("endpoint") or {}
-    if not args.get("load_balancer_controller") or endpoint.get("exposure") not in ("internal", "public"):
+    if not args.get("load_balancer_controller") or not _through_a_gateway(args):
         return None
     gateways = {name: facts for name, facts in platforms.items() if facts.gateway}
     if not gateways or any(facts.load_balancer_controller for facts in gateways.values()):
