@@ -114,7 +114,7 @@ class DynamoPlatform(Block[DecidedPlatform]):
         platforms_of_this_program()[name] = PlatformFacts(
             gateway=block.gateway is not None,
             load_balancer_controller=bool(args.get("load_balancer_controller")),
-            release=args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"],
+            release=blocks.shared_argument(args, "dynamo_release"),
             cluster=cluster_of(opts),
         )
 

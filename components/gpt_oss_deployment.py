@@ -259,13 +259,13 @@ def _unlike_its_blocks(
     made them (else they are another program's): the Dynamo release its graph is of, the snapshot its workers
     load, and the token Secret they read."""
     problems = []
-    release = args.get("dynamo_release") or blocks.DEFAULTS["dynamoRelease"]
+    release = blocks.shared_argument(args, "dynamo_release")
     if platforms and release not in {facts.release for facts in platforms.values()}:
         installed = ", ".join(f"{name!r} {facts.release}" for name, facts in platforms.items())
         problems.append(
             Problem("dynamo_release", f"{release}, but the program's DynamoPlatform installs another ({installed})")
         )
-    revision = args.get("model_revision") or blocks.DEFAULTS["modelRevision"]
+    revision = blocks.shared_argument(args, "model_revision")
     if caches and revision not in {cache.model_revision for cache in caches}:
         downloaded = ", ".join(f"{cache.name!r} {cache.model_revision}" for cache in caches)
         problems.append(

@@ -114,7 +114,7 @@ class ModelCache(Block[DecidedModelCache]):
         caches_of_this_program().setdefault(args["namespace"], []).append(
             CacheFacts(
                 name,
-                args.get("model_revision") or blocks.DEFAULTS["modelRevision"],
+                blocks.shared_argument(args, "model_revision"),
                 hf_token is not None,
                 cluster_of(opts),
             )

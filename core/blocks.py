@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -85,6 +85,17 @@ from gpt_oss_infra.core.yaml_files import read_yaml
 
 # What a block uses for an argument left out (configs/components.yaml).
 DEFAULTS: dict[str, Any] = read_yaml(CONFIG_DIR / "components.yaml")
+# The arguments blocks must agree on, by their default's key there.
+_SHARED_DEFAULTS = {"dynamo_release": "dynamoRelease", "model_revision": "modelRevision"}
+
+
+def shared_argument(arguments: Mapping[str, Any], argument: str) -> str:
+    """A block's dynamo_release or model_revision as given, else the default every block uses: what its
+    DynamoPlatform, ModelCache and GptOssDeployment compare."""
+    value: str = arguments.get(argument) or DEFAULTS[_SHARED_DEFAULTS[argument]]
+    return value
+
+
 # The stack config's cluster.kubernetesVersion default (every cluster kind's): a GpuNodePool is not told its
 # cluster's version, whose AMI its nodes follow.
 DEFAULT_KUBERNETES_VERSION: str = EksClusterConfig.model_fields["kubernetes_version"].default
