@@ -10,8 +10,8 @@ import pulumi_aws as aws
 
 from gpt_oss_infra.components.arguments import refusal, refuse_unknown_and_missing
 from gpt_oss_infra.components.aws.build import Built, register
-from gpt_oss_infra.components.aws.lookups import aws_provider_of, pool_facts
-from gpt_oss_infra.components.base import Component
+from gpt_oss_infra.components.aws.lookups import pool_facts
+from gpt_oss_infra.components.base import Component, provider_of
 from gpt_oss_infra.components.block_decisions import pools_of_this_program, refused
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.checks.aws_contract import aws_refusals
@@ -86,7 +86,7 @@ class GpuNodePool(Component):
         )
         # Before this component exists, EC2 is asked through the provider its children will use, which must
         # build in the region the pool was checked for.
-        provider = pulumi.InvokeOptions(provider=aws_provider_of(opts))
+        provider = pulumi.InvokeOptions(provider=provider_of(opts, "aws"))
         refused("GpuNodePool", name, lambda: refuse(_region_problems(region, args.get("region"), provider)))
         facts = refused("GpuNodePool", name, lambda: _asked_about(block, provider))
         planned = refused("GpuNodePool", name, lambda: blocks.gpu_node_group(block, facts))

@@ -255,7 +255,7 @@ def log_group_finding(name: str, logs, eks) -> Finding:
     creating it (ResourceAlreadyExistsException)."""
     check, group = "control-plane logs", f"/aws/eks/{name}/cluster"
     found = logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]
-    [entry] = [entry for entry in found if entry["logGroupName"] == group] or [None]
+    entry = next((entry for entry in found if entry["logGroupName"] == group), None)
     if entry is None:
         return ok(check, f"no log group {group} yet: `pulumi up` creates it")
     if "retentionInDays" in entry:  # one EKS makes keeps its logs forever; the stack's keeps logRetentionDays

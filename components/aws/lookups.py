@@ -22,16 +22,11 @@ from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.resolve.recipes import NodePool
 
 
-def aws_provider_of(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
-    """The AWS provider a component's children use (base.provider_of)."""
-    return provider_of(opts, "aws")
-
-
 def refuse_other_regions(opts: pulumi.ResourceOptions | None) -> None:
     """GptOssStack makes, checks and prices everything in the stack's `aws:region`, through the default
     AWS provider. An AWS provider of the caller's would make the cluster in its own region, which
     nothing here can read before resources exist: refused, so that one stack never mixes two regions."""
-    if aws_provider_of(opts) is not None:
+    if provider_of(opts, "aws") is not None:
         raise pulumi.RunError(
             "GptOssStack: opts (or its parent) gives an AWS provider; GptOssStack makes, checks and prices "
             "everything in the stack's aws:region with the default AWS provider, so that a plan never prices one "
