@@ -80,9 +80,7 @@ def _schema_path(path: str) -> str:
     return ".".join(snake_to_camel(part) for part in path.split("."))
 
 
-def refuse_unknown_and_missing(
-    block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = ""
-) -> None:
+def refuse_bad_arguments(block: str, name: str, args: Mapping[str, Any], args_type: type, within: str = "") -> None:
     """An argument the block does not take is refused, not dropped (a misspelt one would leave its
     default silently), with did-you-mean where a close name exists; one its Args type requires (a key
     not NotRequired) is refused when absent or None, as another language's engine refuses it; one of
@@ -196,7 +194,7 @@ def _fits_one(value: Any, annotation: Any) -> bool:
     if annotation is str:
         return isinstance(value, str)
     if typing.is_typeddict(annotation):
-        return isinstance(value, Mapping)  # its keys and values: refuse_unknown_and_missing with `within`
+        return isinstance(value, Mapping)  # its keys and values: refuse_bad_arguments with `within`
     if origin is list:
         return isinstance(value, list | tuple) and all(_fits(item, arguments[0]) for item in value)
     if origin is dict:

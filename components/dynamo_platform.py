@@ -10,7 +10,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown_and_missing
+from gpt_oss_infra.components.arguments import refuse_bad_arguments, refuse_plaintext
 from gpt_oss_infra.components.block_decisions import (
     Block,
     PlatformFacts,
@@ -84,7 +84,7 @@ class DynamoPlatform(Block[DecidedPlatform]):
     """The Dynamo release installed."""
 
     def __init__(self, name: str, args: DynamoPlatformArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown_and_missing("DynamoPlatform", name, args, DynamoPlatformArgs)
+        refuse_bad_arguments("DynamoPlatform", name, args, DynamoPlatformArgs)
         refuse_plaintext("DynamoPlatform", name, args, ["ngc_api_key"])
         ngc_api_key = args.get("ngc_api_key")
         block = refused(

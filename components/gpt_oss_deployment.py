@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpt_oss_infra.components.api_keys import api_keys
-from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
+from gpt_oss_infra.components.arguments import refusal, refuse_bad_arguments, refuse_plaintext
 from gpt_oss_infra.components.block_decisions import (
     Block,
     CacheFacts,
@@ -128,9 +128,9 @@ class GptOssDeployment(Block[DecidedDeployment]):
     """How clients call it: the gateway's URL with `endpoint`, else the in-cluster endpoint."""
 
     def __init__(self, name: str, args: GptOssDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown_and_missing("GptOssDeployment", name, args, GptOssDeploymentArgs)
+        refuse_bad_arguments("GptOssDeployment", name, args, GptOssDeploymentArgs)
         if (endpoint := args.get("endpoint")) is not None:
-            refuse_unknown_and_missing("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
+            refuse_bad_arguments("GptOssDeployment", name, endpoint, Endpoint, within="endpoint.")
         refuse_plaintext("GptOssDeployment", name, args, ["api_keys"])
         keys = refused("GptOssDeployment", name, lambda: api_keys(args.get("api_keys"), args.get("api_clients")))
         beside = _beside_its_blocks(args, opts)

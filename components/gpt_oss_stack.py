@@ -9,7 +9,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from gpt_oss_infra.components.api_keys import ApiKeys, api_keys
-from gpt_oss_infra.components.arguments import refuse_plaintext, refuse_unknown_and_missing
+from gpt_oss_infra.components.arguments import refuse_bad_arguments, refuse_plaintext
 from gpt_oss_infra.components.aws.lookups import refuse_other_regions
 from gpt_oss_infra.components.base import Component
 from gpt_oss_infra.components.dynamo_platform import DecidedPlatform, DynamoPlatform
@@ -113,7 +113,7 @@ class _Decided:
 def _decide(name: str, args: GptOssStackArgs, opts: pulumi.ResourceOptions | None) -> _Decided:
     """Every check of GptOssStack's arguments, in the program's own process, or the run stopped naming
     the stack file's key (or the argument) and what is allowed."""
-    refuse_unknown_and_missing("GptOssStack", name, args, GptOssStackArgs)
+    refuse_bad_arguments("GptOssStack", name, args, GptOssStackArgs)
     refuse_plaintext("GptOssStack", name, args, ["hf_token", "ngc_api_key", "api_keys"])
     catalog = load_catalog()
     hf_token, ngc_api_key = _output_of(args.get("hf_token")), _output_of(args.get("ngc_api_key"))

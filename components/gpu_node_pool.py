@@ -8,7 +8,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from gpt_oss_infra.components.arguments import refusal, refuse_unknown_and_missing
+from gpt_oss_infra.components.arguments import refusal, refuse_bad_arguments
 from gpt_oss_infra.components.aws.build import Built, register
 from gpt_oss_infra.components.aws.lookups import pool_facts
 from gpt_oss_infra.components.base import Component, provider_of
@@ -76,7 +76,7 @@ class GpuNodePool(Component):
     """The labels every node of the pool carries."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown_and_missing("GpuNodePool", name, args, GpuNodePoolArgs)
+        refuse_bad_arguments("GpuNodePool", name, args, GpuNodePoolArgs)
         catalog = load_catalog()
         region = args.get("region") or pulumi.Config("aws").get("region")
         if not region:  # EC2 is asked about the instance type in the region the nodes are made in

@@ -9,7 +9,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpt_oss_infra.components.arguments import refusal, refuse_plaintext, refuse_unknown_and_missing
+from gpt_oss_infra.components.arguments import refusal, refuse_bad_arguments, refuse_plaintext
 from gpt_oss_infra.components.block_decisions import (
     Block,
     CacheFacts,
@@ -84,7 +84,7 @@ class ModelCache(Block[DecidedModelCache]):
     """The download Job's name."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
-        refuse_unknown_and_missing("ModelCache", name, args, ModelCacheArgs)
+        refuse_bad_arguments("ModelCache", name, args, ModelCacheArgs)
         refuse_plaintext("ModelCache", name, args, ["hf_token"])
         catalog = load_catalog()
         hf_token = args.get("hf_token")
