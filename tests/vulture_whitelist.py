@@ -16,7 +16,7 @@ from gpt_oss_infra.core.inputs.catalog import GpuSizes, Hardware, Recipe, Traffi
 from gpt_oss_infra.core.inputs.estimates import SupportEntry
 from gpt_oss_infra.core.render.observability import ObservabilitySettings
 from gpt_oss_infra.core.schema import StrictModel
-from gpt_oss_infra.tools.pulumi_engine import _Mocks
+from gpt_oss_infra.tools.pulumi_engine import AccountMocks
 from tests.configs.scripts.test_smoke_test import _Frontend
 from tests.support import JsonHandler
 
@@ -35,8 +35,8 @@ Traffic._one_concurrency
 ObservabilitySettings._every_mode_has_a_threshold
 
 # Pulumi's mock engine calls these (pulumi.runtime.Mocks).
-_Mocks.new_resource
-_Mocks.call
+AccountMocks.new_resource
+AccountMocks.call
 
 # http.server calls these on the test servers' request handlers (vulture matches by name, so this
 # covers tests/tools/test_check_versions.py's handler too).

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pulumi
 import pulumi.resource
@@ -44,6 +44,9 @@ from gpt_oss_infra.components.pulumi_config import running_offline
 from gpt_oss_infra.core.inputs.aws_values import enum
 from gpt_oss_infra.core.placeholders import SECRET, UNKNOWN
 from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
+
+if TYPE_CHECKING:
+    from gpt_oss_infra.core.inputs.catalog import Catalog
 
 T = TypeVar("T")
 
@@ -200,20 +203,6 @@ def mock_account(config: dict[str, str]) -> MockAccount:
     it, and each Capacity Block a pool names, matching the pool and not started yet (the window
     above). Tests build other accounts to see the program refuse or adapt."""
     catalog = _catalog()
-    instance_types = {
-        name: {
-            "instanceType": name,
-            "maximumNetworkCards": len(instance.ec2.network_card_peak_gbps),
-            "efaMaximumInterfaces": instance.ec2.efa_maximum_interfaces,
-            "efaSupported": instance.ec2.efa_maximum_interfaces > 0,
-            "networkCards": [
-                {"index": index, "peakBandwidth": gbps, "baselineBandwidth": gbps}
-                for index, gbps in enumerate(instance.ec2.network_card_peak_gbps)
-            ],
-        }
-        for hardware in catalog.hardware.values()
-        for name, instance in hardware.instance_types.items()
-    }
     pools = json.loads(config.get("gpt-oss-infra:nodePools", "{}"))
     pools = [pool for pool in pools.values() if isinstance(pool, dict)] if isinstance(pools, dict) else []
     blocks = {}
@@ -233,7 +222,31 @@ def mock_account(config: dict[str, str]) -> MockAccount:
         }
     pinned = [pool["availabilityZone"] for pool in pools if pool.get("availabilityZone")]
     zones = list(dict.fromkeys([*AVAILABILITY_ZONES["names"], *pinned]))
-    return MockAccount(instance_types=instance_types, capacity_blocks=blocks, zones=zones)
+    return MockAccount(instance_types=catalog_instance_types(catalog), capacity_blocks=blocks, zones=zones)
+
+
+def catalog_instance_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
+    """aws:ec2/getInstanceType's answer for every instance type of the catalog, as configs/hardware.yaml
+    describes it."""
+    return {
+        name: instance_type_answer(name, instance.ec2.network_card_peak_gbps, instance.ec2.efa_maximum_interfaces)
+        for hardware in catalog.hardware.values()
+        for name, instance in hardware.instance_types.items()
+    }
+
+
+def instance_type_answer(name: str, card_gbps: list[float], efa_interfaces: int | None) -> dict[str, Any]:
+    """aws:ec2/getInstanceType's answer for an instance type with these network cards (by index) and EFA
+    interfaces (None: EC2 leaves the field out for a type without EFA)."""
+    return {
+        "instanceType": name,
+        "maximumNetworkCards": len(card_gbps),
+        "efaMaximumInterfaces": efa_interfaces,
+        "efaSupported": bool(efa_interfaces),
+        "networkCards": [
+            {"index": index, "peakBandwidth": gbps, "baselineBandwidth": gbps} for index, gbps in enumerate(card_gbps)
+        ],
+    }
 
 
 @functools.cache
@@ -274,8 +287,9 @@ def instance_type_offerings(instance_types: list[str], zones: list[str]) -> dict
     }
 
 
-class _Mocks(pulumi.runtime.Mocks):
-    """Resource state = inputs plus the few outputs programs read; invokes answered in kind."""
+class AccountMocks(pulumi.runtime.Mocks):
+    """Resource state = inputs plus the few outputs programs read (state); every lookup a program makes
+    answered from `account`, in kind: the one place a new lookup is answered, for the plan and the tests."""
 
     def __init__(self, account: MockAccount):
         self.account = account
@@ -285,16 +299,20 @@ class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         if args.typ == AWS_PROVIDER:
             self.provider_regions[f"{args.name}-id"] = args.inputs.get("region")
-        if args.typ in _UNREAD_STATE:
-            return f"{args.name}-id", {}
         if args.typ == "aws:ec2/subnet:Subnet":
             self.subnet_zones[f"{args.name}-id"] = args.inputs.get("availabilityZone")
-        return f"{args.name}-id", dict(args.inputs) | _extra_outputs(args.typ, args.name, args.inputs)
+        return f"{args.name}-id", self.state(args.typ, args.name, args.inputs)
+
+    def state(self, type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """A new resource's state: its inputs, and what its provider computes that programs read back."""
+        if type_ in _UNREAD_STATE:
+            return {}
+        return dict(inputs) | _extra_outputs(type_, name, inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict | tuple[dict, list[tuple[str, str]]]:
-        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+        if args.token == ZONES_TOKEN:
             return AVAILABILITY_ZONES
-        if args.token == "aws:ec2/getInstanceType:getInstanceType":
+        if args.token == INSTANCE_TYPE_TOKEN:
             return self.account.instance_types[args.args["instanceType"]]
         if args.token == OFFERINGS_TOKEN:
             return instance_type_offerings(args.args["filters"][0]["values"], self.account.zones)
@@ -304,7 +322,7 @@ class _Mocks(pulumi.runtime.Mocks):
             return cluster_network(args.args["name"])
         if args.token == REGION_TOKEN:
             return region_answer(args.provider, self.provider_regions)
-        if args.token == "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+        if args.token == CAPACITY_BLOCK_TOKEN:
             found = self.account.capacity_blocks.get(args.args.get("id"))
             # A failed invoke reaches the program as an exception, like the provider's "not found".
             return found if found is not None else ({}, [("id", "no matching EC2 Capacity Block reservation found")])
@@ -313,7 +331,7 @@ class _Mocks(pulumi.runtime.Mocks):
 
 class _RecordingMonitor(MockMonitor):
     def __init__(self, run: ProgramRun, account: MockAccount):
-        super().__init__(_Mocks(account))
+        super().__init__(AccountMocks(account))
         self.run = run
 
     def RegisterResource(self, request):
@@ -520,6 +538,9 @@ def _extra_outputs(type_: str, name: str, inputs: dict) -> dict:
 
 # The only lookups the program makes, answered as AWS would for the mock account: a new lookup in
 # the program must be answered here on purpose, not get an empty result that plans anything.
+ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones"
+INSTANCE_TYPE_TOKEN = "aws:ec2/getInstanceType:getInstanceType"
+CAPACITY_BLOCK_TOKEN = "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"
 OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
 SUBNETS_TOKEN = "aws:ec2/getSubnets:getSubnets"
 CLUSTER_TOKEN = "aws:eks/getCluster:getCluster"

@@ -22,17 +22,7 @@ from gpt_oss_infra.core.render.cluster_plan import ClusterPlan
 from gpt_oss_infra.core.render.ownership import SELF_MANAGED_ORGANIZATION
 from gpt_oss_infra.core.render.stack_objects import Stack
 from gpt_oss_infra.core.stack import build_stack
-from gpt_oss_infra.tools.pulumi_engine import (
-    AWS_PROVIDER,
-    CLUSTER_TOKEN,
-    OFFERINGS_TOKEN,
-    REGION_TOKEN,
-    SUBNETS_TOKEN,
-    cluster_network,
-    instance_type_offerings,
-    region_answer,
-    subnets_in_zones,
-)
+from gpt_oss_infra.tools.pulumi_engine import AccountMocks, MockAccount, catalog_instance_types
 from tests.support import example_entries
 
 PROJECT, STACK = "gpt-oss-infra", "test"
@@ -45,68 +35,30 @@ SIGNATURE_KEY, SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d", "1b4706126
 CLUSTER_PROVIDER, SYSTEM_READY = "cluster", "system-ready"  # on_stand_in_cluster's resources
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
-ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones"
-INSTANCE_TYPE_TOKEN = "aws:ec2/getInstanceType:getInstanceType"
-CAPACITY_BLOCK_TOKEN = "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"
 
-
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Keeps every registration and invoke. A resource's state is its inputs plus the outputs components
-    read back from the providers; the AWS lookups are answered from `instance_types` and `capacity_blocks`
-    (in the data sources' camelCase shape), and any other invoke fails the run."""
+class RecordingMocks(AccountMocks):
+    """The mock engine's mocks (tools/pulumi_engine.py), keeping every registration and invoke. A resource's
+    state is its inputs plus the outputs components read back from the providers (provider_outputs); the AWS
+    lookups are answered from `account` (every catalog instance type; no Capacity Block until a test adds
+    one), and any other invoke fails the run."""
 
     def __init__(self, catalog: Catalog):
+        super().__init__(MockAccount(instance_types=catalog_instance_types(catalog), capacity_blocks={}, zones=ZONES))
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
         self.calls: list[pulumi.runtime.MockCallArgs] = []
-        self.instance_types = {
-            name: instance_type_answer(name, instance.ec2.network_card_peak_gbps, instance.ec2.efa_maximum_interfaces)
-            for hardware in catalog.hardware.values()
-            for name, instance in hardware.instance_types.items()
-        }
-        self.capacity_blocks: dict[str, dict[str, Any]] = {}
-        self.subnet_zones: dict[str, str] = {}  # a test's subnets by id (tools/pulumi_engine.subnets_in_zones)
-        self.provider_regions: dict[str, str | None] = {}  # a test's AWS providers' regions, by id
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
-        if args.typ == AWS_PROVIDER:
-            self.provider_regions[f"{args.name}-id"] = args.inputs.get("region")
-        if args.typ == CRD_TYPE:  # megabytes of schema that nothing reads back
-            return f"{args.name}-id", {}
-        return f"{args.name}-id", dict(args.inputs) | provider_outputs(args.typ, args.name, args.inputs)
+        return super().new_resource(args)
+
+    def state(self, type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        if type_ == CRD_TYPE:  # megabytes of schema that nothing reads back
+            return {}
+        return dict(inputs) | provider_outputs(type_, name, inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict | tuple[dict, list[tuple[str, str]]]:
         self.calls.append(args)
-        if args.token == ZONES_TOKEN:
-            return {"names": ZONES, "zoneIds": ["use2-az1", "use2-az2", "use2-az3"]}
-        if args.token == INSTANCE_TYPE_TOKEN:
-            return self.instance_types[args.args["instanceType"]]
-        if args.token == OFFERINGS_TOKEN:
-            return instance_type_offerings(args.args["filters"][0]["values"], ZONES)
-        if args.token == SUBNETS_TOKEN:
-            return subnets_in_zones(args.args["filters"], self.subnet_zones)
-        if args.token == CLUSTER_TOKEN:
-            return cluster_network(args.args["name"])
-        if args.token == REGION_TOKEN:
-            return region_answer(args.provider, self.provider_regions)
-        if args.token == CAPACITY_BLOCK_TOKEN:
-            found = self.capacity_blocks.get(args.args["id"])
-            # A failed invoke reaches the program as an exception, like EC2's "not found".
-            return found if found is not None else ({}, [("id", "no matching EC2 Capacity Block reservation found")])
-        raise NotImplementedError(f"no component makes the invoke {args.token}")
-
-
-def instance_type_answer(name: str, card_gbps: list[float], efa_interfaces: int | None) -> dict[str, Any]:
-    """aws:ec2/getInstanceType's answer for an instance type with these network cards (by index) and EFA."""
-    return {
-        "instanceType": name,
-        "maximumNetworkCards": len(card_gbps),
-        "efaMaximumInterfaces": efa_interfaces,
-        "efaSupported": bool(efa_interfaces),
-        "networkCards": [
-            {"index": index, "peakBandwidth": gbps, "baselineBandwidth": gbps} for index, gbps in enumerate(card_gbps)
-        ],
-    }
+        return super().call(args)
 
 
 def capacity_block_answers(stack: Stack) -> dict[str, dict[str, Any]]:
@@ -351,7 +303,7 @@ def eks_plan(catalog: Catalog, example_stack: Callable[..., Stack]) -> Callable[
     def plan(name: str) -> ClusterPlan:
         stack = example_stack(name)
         mocks = RecordingMocks(catalog)
-        mocks.capacity_blocks = capacity_block_answers(stack)
+        mocks.account.capacity_blocks.update(capacity_block_answers(stack))
         return Engine(mocks).call(lambda: eks_target.plan(stack, catalog))
 
     return plan

@@ -41,10 +41,8 @@ from gpt_oss_infra.core.inputs.config import (
 )
 from gpt_oss_infra.core.render import gateway
 from gpt_oss_infra.tools.plan import ROOT
-from gpt_oss_infra.tools.pulumi_engine import as_a_provider_receives, wait_for
+from gpt_oss_infra.tools.pulumi_engine import INSTANCE_TYPE_TOKEN, SUBNETS_TOKEN, as_a_provider_receives, wait_for
 from tests.components.conftest import (
-    INSTANCE_TYPE_TOKEN,
-    SUBNETS_TOKEN,
     ZONES,
     assert_on_the_cluster,
     on_stand_in_cluster,

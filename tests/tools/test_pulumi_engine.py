@@ -7,14 +7,14 @@ import pulumi
 import pytest
 
 from gpt_oss_infra.tools.plan import engine_config
-from gpt_oss_infra.tools.pulumi_engine import AVAILABILITY_ZONES, _Mocks, mock_account
+from gpt_oss_infra.tools.pulumi_engine import AVAILABILITY_ZONES, AccountMocks, mock_account
 from tests.support import stack_entries
 
 
 @pytest.fixture(scope="module")
 def mocks():
     config, _ = engine_config(stack_entries("dev"))
-    return _Mocks(mock_account(config))
+    return AccountMocks(mock_account(config))
 
 
 def call(mocks, token, **args):

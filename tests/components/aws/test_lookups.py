@@ -8,14 +8,8 @@ import pytest
 
 from gpt_oss_infra.components.aws.lookups import account_facts
 from gpt_oss_infra.core.errors import ConfigError
-from tests.components.conftest import (
-    BLOCK_END,
-    BLOCK_START,
-    CAPACITY_BLOCK_TOKEN,
-    INSTANCE_TYPE_TOKEN,
-    capacity_block_answers,
-    instance_type_answer,
-)
+from gpt_oss_infra.tools.pulumi_engine import CAPACITY_BLOCK_TOKEN, INSTANCE_TYPE_TOKEN, instance_type_answer
+from tests.components.conftest import BLOCK_END, BLOCK_START, capacity_block_answers
 
 
 def test_each_instance_type_is_read_once_with_its_cards_in_index_order(engine, example_stack):
@@ -23,7 +17,7 @@ def test_each_instance_type_is_read_once_with_its_cards_in_index_order(engine, e
     [instance_type] = {pool.instance_type for pool in stack.pools.values()}
     reported = instance_type_answer(instance_type, [100, 200, 400], None)
     reported["networkCards"].reverse()  # EC2 lists cards in no promised order
-    engine.mocks.instance_types[instance_type] = reported
+    engine.mocks.account.instance_types[instance_type] = reported
     facts = engine.call(lambda: account_facts(stack))
     assert engine.invoked(INSTANCE_TYPE_TOKEN) == [{"instanceType": instance_type}]
     assert engine.invoked(CAPACITY_BLOCK_TOKEN) == []
@@ -42,7 +36,7 @@ def test_the_catalogs_instance_facts_are_what_ec2_reports(engine, example_stack)
 
 def test_a_capacity_blocks_window_is_read_from_ec2(engine, example_stack):
     stack = example_stack("gb200")
-    engine.mocks.capacity_blocks = capacity_block_answers(stack)
+    engine.mocks.account.capacity_blocks.update(capacity_block_answers(stack))
     facts = engine.call(lambda: account_facts(stack))
     [pool] = stack.pools.values()
     reservation = pool.config.capacity_reservation_id
@@ -60,10 +54,12 @@ def test_a_capacity_blocks_window_is_read_from_ec2(engine, example_stack):
 
 def test_ec2s_z_suffixed_dates_are_read_as_utc(engine, example_stack):
     stack = example_stack("gb200")
-    engine.mocks.capacity_blocks = {
-        reservation: answer | {"startDate": "2030-01-07T11:30:00Z", "endDate": "2030-01-21T11:30:00Z"}
-        for reservation, answer in capacity_block_answers(stack).items()
-    }
+    engine.mocks.account.capacity_blocks.update(
+        {
+            reservation: answer | {"startDate": "2030-01-07T11:30:00Z", "endDate": "2030-01-21T11:30:00Z"}
+            for reservation, answer in capacity_block_answers(stack).items()
+        }
+    )
     [block] = engine.call(lambda: account_facts(stack)).capacity_blocks.values()
     assert (block.start, block.end) == (
         datetime(2030, 1, 7, 11, 30, tzinfo=UTC),

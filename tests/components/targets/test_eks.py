@@ -9,14 +9,8 @@ from gpt_oss_infra.components.targets import eks as eks_target
 from gpt_oss_infra.components.targets.eks import AwsCluster, AwsClusterArgs
 from gpt_oss_infra.core.errors import ConfigError
 from gpt_oss_infra.core.stack import build_stack
-from tests.components.conftest import (
-    CAPACITY_BLOCK_TOKEN,
-    INSTANCE_TYPE_TOKEN,
-    ZONES,
-    ZONES_TOKEN,
-    capacity_block_answers,
-    is_secret,
-)
+from gpt_oss_infra.tools.pulumi_engine import CAPACITY_BLOCK_TOKEN, INSTANCE_TYPE_TOKEN, ZONES_TOKEN
+from tests.components.conftest import ZONES, capacity_block_answers, is_secret
 
 REGION = "us-east-2"
 AWS_CLUSTER = "gpt-oss-infra:aws:AwsCluster"
@@ -48,7 +42,7 @@ def resources(engine, *names: str) -> list[pulumi.Resource]:
 
 def test_the_plan_reads_ec2_and_pins_the_add_ons_of_the_clusters_version(engine, example_stack, catalog):
     stack = example_stack("gb200")
-    engine.mocks.capacity_blocks = capacity_block_answers(stack)
+    engine.mocks.account.capacity_blocks.update(capacity_block_answers(stack))
     plan = engine.call(lambda: eks_target.plan(stack, catalog))
     [pool] = stack.pools.values()
     assert engine.invoked(INSTANCE_TYPE_TOKEN) == [{"instanceType": pool.instance_type}]
@@ -64,7 +58,7 @@ def test_the_plan_reads_ec2_and_pins_the_add_ons_of_the_clusters_version(engine,
 def test_the_plan_warns_when_ec2_reports_other_network_cards_than_the_catalog(engine, example_stack, catalog):
     stack = example_stack("dev")
     [instance_type] = {pool.instance_type for pool in stack.pools.values()}
-    engine.mocks.instance_types[instance_type]["efaMaximumInterfaces"] = 1
+    engine.mocks.account.instance_types[instance_type]["efaMaximumInterfaces"] = 1
     plan = engine.call(lambda: eks_target.plan(stack, catalog))
     assert [warning for warning in plan.warnings if f"{instance_type}.ec2 differs from what EC2 reports" in warning]
 
