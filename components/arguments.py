@@ -8,7 +8,6 @@ under the argument as its language spells it (clusterName), which a RunError can
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import types
 import typing
@@ -19,6 +18,7 @@ import pulumi
 
 from gpt_oss_infra.core.errors import ConfigError, Problem
 from gpt_oss_infra.core.mappings import renamed_words, snake_to_camel
+from gpt_oss_infra.core.schema import closest_name
 
 _FOR_OTHER_LANGUAGES = False  # set by the component provider (provider/__main__.py)
 # The components' arguments as the schema spells them (cluster_name -> clusterName), where they differ; set
@@ -93,8 +93,8 @@ def refuse_bad_arguments(block: str, name: str, args: Mapping[str, Any], args_ty
     problems = mistyped_arguments(args, args_type, within)
     for key in args:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"it takes {', '.join(known)}"
+            close = closest_name(key, known)
+            hint = f"did you mean {close!r}?" if close else f"it takes {', '.join(known)}"
             problems.append(Problem(f"{within}{key}", f"not an argument of {block}: {hint}"))
     required: frozenset[str] = getattr(args_type, "__required_keys__", frozenset())
     for key in sorted(required):

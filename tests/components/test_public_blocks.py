@@ -450,6 +450,9 @@ API_REFUSED = [
      "endpoint.allowed_cidr: not an argument of GptOssDeployment: did you mean 'allowed_cidrs'?"),
     (lambda: GpuNodePool("gpu", {"cluster_name": "lab", "subnet_ids": ["a"], "hardware": "h200", "node": 1}),
      "node: not an argument of GpuNodePool: did you mean 'nodes'?"),
+    # An environment variable's spelling: the same name but for case and '_', as the stack file's keys are matched.
+    (lambda: ModelCache("cache", {"namespace": "gpt-oss", "storage_class_name": "rwx", "HF_TOKEN": "hf_plain"}),
+     "HF_TOKEN: not an argument of ModelCache: did you mean 'hf_token'?"),
     (lambda: GptOssDeployment("gpt-oss", {"recipe": "h200-agg-low-latency", "namespace": "gpt-oss",
                                           "node_pool": "gpu"}),
      "node_pool: 'gpu' names no GpuNodePool of this program (it made none); make the GpuNodePool first, or give "
