@@ -1,11 +1,13 @@
 """gpt-oss-infra policies. Each validate function takes (args, report_violation) as pulumi-policy
-calls it; `args.props` are the engine's camelCase properties."""
+calls it; `args.props` are the engine's camelCase properties, as pulumi-policy's analyzer hands them over:
+read-only views whose nested maps and lists are Mappings and Sequences, not dicts and lists (and which
+raise on a value unknown at preview), so nothing here asks for a dict or a list, or compares with one."""
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +30,28 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 LOAD_BALANCER_ALLOW = "gpt-oss-infra/allow-load-balancer"
 MODEL_CACHE_PVC = "model-cache"
 SECRET_ENV = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "NGC_API_KEY"}
+# EKS's GPU AMI types (botocore's eks AMITypes): the *_NVIDIA ones and Amazon Linux 2's AL2_x86_64_GPU.
+GPU_AMI_TYPE = re.compile(r"NVIDIA|^AL2_x86_64_GPU$")
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str)
 
 
 def _walk(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:
     """Every (key, value) pair in a nested structure."""
     yield key, value
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         for child_key, child in value.items():
             yield from _walk(child, child_key)
-    elif isinstance(value, list):
+    elif _is_list(value):
         for child in value:
             yield from _walk(child, key)
 
 
-def _is_gpu_node_group(props: dict) -> bool:
-    return props.get("labels", {}).get("nvidia.com/gpu.present") == "true" or "NVIDIA" in props.get("amiType", "")
+def _is_gpu_node_group(props: Mapping[str, Any]) -> bool:
+    labelled = (props.get("labels") or {}).get("nvidia.com/gpu.present") == "true"
+    return labelled or bool(GPU_AMI_TYPE.search(props.get("amiType") or ""))
 
 
 def gpu_node_groups_are_tainted(args: ResourceValidationArgs, report: Report) -> None:
@@ -56,7 +65,7 @@ def gpu_node_groups_are_tainted(args: ResourceValidationArgs, report: Report) ->
 def images_are_pinned(args: ResourceValidationArgs, report: Report) -> None:
     if not args.resource_type.startswith("kubernetes:"):
         return
-    for key, value in _walk(dict(args.props)):
+    for key, value in _walk(args.props):
         if key != "image" or not isinstance(value, str):
             continue
         name, _, tag = value.rpartition(":")
@@ -69,10 +78,10 @@ def images_are_pinned(args: ResourceValidationArgs, report: Report) -> None:
 def hf_token_only_through_secrets(args: ResourceValidationArgs, report: Report) -> None:
     if not args.resource_type.startswith("kubernetes:") or args.resource_type.endswith(":Secret"):
         return
-    for key, value in _walk(dict(args.props)):
-        if key == "env" and isinstance(value, list):
+    for key, value in _walk(args.props):
+        if key == "env" and _is_list(value):
             for variable in value:
-                if isinstance(variable, dict) and variable.get("name") in SECRET_ENV and "value" in variable:
+                if isinstance(variable, Mapping) and variable.get("name") in SECRET_ENV and "value" in variable:
                     report(f"{variable['name']} is set as a plain env value; reference a Secret instead", None)
 
 
@@ -81,7 +90,7 @@ def model_cache_is_rwx(args: ResourceValidationArgs, report: Report) -> None:
         return
     if args.props.get("metadata", {}).get("name") != MODEL_CACHE_PVC:
         return
-    if args.props.get("spec", {}).get("accessModes") != ["ReadWriteMany"]:
+    if list(args.props.get("spec", {}).get("accessModes") or []) != ["ReadWriteMany"]:
         report("the model cache PVC must be ReadWriteMany: every worker mounts it", None)
 
 
@@ -145,7 +154,7 @@ def _by_type(resources, type_: str) -> list:
     return [resource for resource in resources if resource.resource_type == type_]
 
 
-def _meta(props: dict) -> tuple[str | None, str | None]:
+def _meta(props: Mapping[str, Any]) -> tuple[str | None, str | None]:
     metadata = props.get("metadata") or {}
     return metadata.get("namespace"), metadata.get("name")
 
@@ -181,7 +190,7 @@ def public_endpoints_have_auth_and_tls(args: StackValidationArgs, report: Report
                 report(f"route {namespace}/{route_name} of internet-facing gateway {name} has no authentication", None)
 
 
-def _envoy_service(props: dict) -> dict:
+def _envoy_service(props: Mapping[str, Any]) -> Mapping[str, Any]:
     provider = (props.get("spec") or {}).get("provider") or {}
     return (provider.get("kubernetes") or {}).get("envoyService") or {}
 

@@ -1,4 +1,8 @@
-"""The policy pack (policy/): each policy with a passing and a failing resource, and every stack passing."""
+"""The policy pack (policy/): each policy with a passing and a failing resource, and every stack passing.
+
+Every policy is given its properties as pulumi-policy's analyzer gives them (policy.py: Analyze, AnalyzeStack):
+read-only views that raise on an unknown value (proxy.unknown_checking_proxy), whose nested maps and lists are
+Mappings and Sequences, not dicts and lists."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
     StackValidationArgs,
 )
+from pulumi_policy.proxy import unknown_checking_proxy
 
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
 from policy.gpt_oss_policies import POLICIES
@@ -27,7 +32,7 @@ def options(protect: bool = False) -> PolicyResourceOptions:
 
 def resource_violations(policy_name: str, type_: str, props: dict, protect: bool = False) -> list[str]:
     found: list[str] = []
-    args = ResourceValidationArgs(type_, props, f"urn:{type_}::x", "x", options(protect), None)
+    args = ResourceValidationArgs(type_, unknown_checking_proxy(props), f"urn:{type_}::x", "x", options(protect), None)
     BY_NAME[policy_name].validate(args, lambda message, urn=None: found.append(message))
     return found
 
@@ -45,6 +50,14 @@ CASES = [
         "aws:eks/nodeGroup:NodeGroup",
         GPU_GROUP | {"taints": [TAINT]},
         GPU_GROUP,
+        False,
+        False,
+    ),
+    (  # Amazon Linux 2's GPU AMI type names no NVIDIA (botocore's eks AMITypes)
+        "gpu-node-groups-tainted",
+        "aws:eks/nodeGroup:NodeGroup",
+        {"amiType": "AL2_x86_64_GPU", "taints": [TAINT]},
+        {"amiType": "AL2_x86_64_GPU"},
         False,
         False,
     ),
@@ -135,7 +148,7 @@ def test_model_cache_must_be_rwx():
 def stack_violations(policy_name: str, resources: list[tuple[str, dict]]) -> list[str]:
     found: list[str] = []
     policy_resources = [
-        PolicyResource(type_, props, f"urn:{i}", f"r{i}", options(), None, None, [], {})
+        PolicyResource(type_, unknown_checking_proxy(props), f"urn:{i}", f"r{i}", options(), None, None, [], {})
         for i, (type_, props) in enumerate(resources)
     ]
     BY_NAME[policy_name].validate(StackValidationArgs(policy_resources), lambda m, urn=None: found.append(m))
@@ -243,8 +256,9 @@ def test_our_stacks_pass_every_policy(stack):
         for policy in POLICIES:
             if isinstance(policy, ResourceValidationPolicy):
                 protect = registration.options.get("protect", False)
+                props = unknown_checking_proxy(registration.inputs)
                 args = ResourceValidationArgs(
-                    registration.type, registration.inputs, "urn", registration.name, options(protect), None
+                    registration.type, props, "urn", registration.name, options(protect), None
                 )
                 policy.validate(args, lambda message, urn=None, r=registration: violations.append((r.name, message)))
     assert violations == []

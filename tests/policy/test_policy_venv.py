@@ -2,14 +2,16 @@
 install (policy/requirements.txt, nothing else; installed here with uv, which installs its two pins as the
 workflows' pip does and resolves their dependencies from the same index: 2 s here, 22 s with pip), started as
 the Pulumi CLI starts a Python pack (its __main__.py, which serves the analyzer on a port it prints), and asked
-over gRPC, as the engine asks it, for its policies and to analyze a resource."""
+over gRPC, as the engine asks it, for its policies and to analyze resources and a whole stack."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -17,7 +19,7 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from policy.gpt_oss_policies import POLICIES
-from tests.support import UV, next_line
+from tests.support import UV, example_entries, next_line, run_entries
 
 pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
 
@@ -52,7 +54,10 @@ def policy_python(tmp_path_factory) -> Path:
     return python
 
 
-def test_the_pack_serves_every_policy_and_finds_a_violation_from_its_own_venv(policy_python):
+@pytest.fixture(scope="module")
+def analyzer(policy_python) -> Iterator[analyzer_pb2_grpc.AnalyzerStub]:
+    """The pack, started from its own venv as the Pulumi CLI starts it, and a client of its analyzer; stopped
+    after the module's tests."""
     pack = subprocess.Popen(
         [policy_python, "-u", "__main__.py"],
         cwd=ROOT / "policy",
@@ -64,24 +69,77 @@ def test_the_pack_serves_every_policy_and_finds_a_violation_from_its_own_venv(po
         port_line = _first_line(pack)
         assert re.fullmatch(r"\d+", port_line), port_line + pack.stderr.read()
         with grpc.insecure_channel(f"127.0.0.1:{port_line}") as channel:
-            analyzer = analyzer_pb2_grpc.AnalyzerStub(channel)
-            info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
-            assert info.name == "gpt-oss-infra"
-            assert sorted(policy.name for policy in info.policies) == sorted(policy.name for policy in POLICIES)
-            # A GPU node group without the GPU taint, as the engine sends it.
-            properties = struct_pb2.Struct()
-            properties.update({"amiType": "AL2023_x86_64_NVIDIA", "labels": {"nvidia.com/gpu.present": "true"}})
-            request = analyzer_pb2.AnalyzeRequest(
-                type="aws:eks/nodeGroup:NodeGroup",
-                properties=properties,
-                urn="urn:pulumi:dev::gpt-oss-infra::aws:eks/nodeGroup:NodeGroup::gpu",
-                name="gpu",
-            )
-            found = analyzer.Analyze(request, timeout=30)
-        assert [d.policyName for d in found.diagnostics] == ["gpu-node-groups-tainted"]
+            yield analyzer_pb2_grpc.AnalyzerStub(channel)
     finally:
         pack.kill()
         pack.wait(timeout=30)
+
+
+def test_the_pack_serves_every_policy_and_finds_a_violation_from_its_own_venv(analyzer):
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+    assert info.name == "gpt-oss-infra"
+    assert sorted(policy.name for policy in info.policies) == sorted(policy.name for policy in POLICIES)
+    # A GPU node group without the GPU taint, as the engine sends it.
+    gpu_group = {"amiType": "AL2023_x86_64_NVIDIA", "labels": {"nvidia.com/gpu.present": "true"}}
+    assert _violations(analyzer, "aws:eks/nodeGroup:NodeGroup", "gpu", gpu_group) == ["gpu-node-groups-tainted"]
+
+
+NON_ROOT = {"securityContext": {"runAsNonRoot": True}}  # so that pods-have-security-context passes
+# Violations deep inside a resource's properties, which the analyzer hands the policies as nested read-only
+# views (pulumi-policy's proxy), not as dicts and lists.
+NESTED_VIOLATIONS = [
+    ("images-pinned", "kubernetes:batch/v1:Job",
+     {"spec": {"template": {"spec": {**NON_ROOT, "containers": [{"name": "a", "image": "python:latest"}]}}}}),
+    ("hf-token-through-secret", "kubernetes:batch/v1:Job",
+     {"spec": {"template": {"spec": {**NON_ROOT, "containers": [
+         {"name": "a", "image": "python:3.12", "env": [{"name": "HF_TOKEN", "value": "hf_plain"}]}]}}}}),
+    ("model-cache-rwx", "kubernetes:core/v1:PersistentVolumeClaim",
+     {"metadata": {"name": "model-cache"}, "spec": {"accessModes": ["ReadWriteOnce"]}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("policy, type_, props", NESTED_VIOLATIONS, ids=[case[0] for case in NESTED_VIOLATIONS])
+def test_the_pack_finds_a_violation_deep_in_a_resource(analyzer, policy, type_, props):
+    assert _violations(analyzer, type_, "x", props) == [policy]
+
+
+def test_the_pack_passes_every_resource_of_a_stack_and_the_stack(analyzer):
+    """prod's every resource, one by one and as a whole stack, as the engine sends them at `pulumi up`."""
+    run = run_entries(example_entries("prod"), stack="prod")
+    assert run.error is None, run.error
+    found = {
+        registration.name: violations
+        for registration in run.resources
+        if (violations := _violations(analyzer, registration.type, registration.name, registration.inputs))
+    }
+    assert found == {}
+    stack = analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(
+                type=registration.type,
+                properties=_struct(registration.inputs),
+                urn=f"urn:pulumi:prod::gpt-oss-infra::{registration.type}::{registration.name}",
+                name=registration.name,
+            )
+            for registration in run.resources
+        ]
+    )
+    assert [d.policyName for d in analyzer.AnalyzeStack(stack, timeout=60).diagnostics] == []
+    assert len(run.resources) > 100  # the whole stack was sent
+
+
+def _violations(analyzer, type_: str, name: str, props: dict[str, Any]) -> list[str]:
+    """The policies a resource violates, asked of the pack as the engine asks it."""
+    request = analyzer_pb2.AnalyzeRequest(
+        type=type_, properties=_struct(props), urn=f"urn:pulumi:dev::gpt-oss-infra::{type_}::{name}", name=name
+    )
+    return [diagnostic.policyName for diagnostic in analyzer.Analyze(request, timeout=30).diagnostics]
+
+
+def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
+    properties = struct_pb2.Struct()
+    properties.update(props)
+    return properties
 
 
 def _first_line(process: subprocess.Popen) -> str:
