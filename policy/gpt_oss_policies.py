@@ -18,6 +18,7 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 # Graphs are read through the project's graph accessor (standard library only), which knows each
 # DynamoGraphDeployment apiVersion's shape: the pack runs from this repository, whose root goes on the path.
@@ -39,14 +40,22 @@ def _is_list(value: Any) -> bool:
 
 
 def _walk(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:
-    """Every (key, value) pair in a nested structure."""
+    """Every (key, value) pair in a nested structure, but those unknown at preview: the analyzer's view raises
+    on reading one, which would skip the whole resource's check (an advisory "can't run policy"); `up`, where
+    every value is known, checks them."""
     yield key, value
     if isinstance(value, Mapping):
-        for child_key, child in value.items():
-            yield from _walk(child, child_key)
+        children: Iterator[tuple[Any, str | None]] = ((child_key, child_key) for child_key in value)
     elif _is_list(value):
-        for child in value:
-            yield from _walk(child, key)
+        children = ((index, key) for index in range(len(value)))
+    else:
+        return
+    for index, child_key in children:
+        try:
+            child = value[index]
+        except UnknownValueError:
+            continue
+        yield from _walk(child, child_key)
 
 
 def _is_gpu_node_group(props: Mapping[str, Any]) -> bool:
@@ -81,7 +90,8 @@ def hf_token_only_through_secrets(args: ResourceValidationArgs, report: Report) 
     for key, value in _walk(args.props):
         if key == "env" and _is_list(value):
             for variable in value:
-                if isinstance(variable, Mapping) and variable.get("name") in SECRET_ENV and "value" in variable:
+                # Its keys, not its value: a plain value unknown at preview is still a plain value.
+                if isinstance(variable, Mapping) and variable.get("name") in SECRET_ENV and "value" in list(variable):
                     report(f"{variable['name']} is set as a plain env value; reference a Secret instead", None)
 
 

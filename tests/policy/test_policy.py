@@ -17,7 +17,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
     StackValidationArgs,
 )
-from pulumi_policy.proxy import unknown_checking_proxy
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from gpt_oss_infra.core.dynamo_graph import API_VERSIONS, GraphComponent, pulumi_type, render_graph
 from policy.gpt_oss_policies import POLICIES
@@ -137,6 +137,25 @@ CASES = [
 def test_resource_policy_passes_and_fails(policy, type_, passing, failing, protect_ok, protect_bad):
     assert resource_violations(policy, type_, passing, protect_ok) == []
     assert len(resource_violations(policy, type_, failing, protect_bad)) == 1
+
+
+@pytest.mark.parametrize(
+    "policy, container",
+    [
+        ("images-pinned", {"image": "python:latest"}),
+        (
+            "hf-token-through-secret",
+            {"image": "python:3.12", "env": [{"name": "HF_TOKEN", "value": UNKNOWN_STRING_VALUE}]},
+        ),
+    ],
+)
+def test_a_value_unknown_at_preview_leaves_the_rest_checked(policy, container):
+    """At a first preview, values from resources not made yet are unknown; the rest is still checked (the
+    analyzer's view raises on reading an unknown one, and the whole resource's check would be skipped)."""
+    unknown_elsewhere = {"name": "cache", "persistentVolumeClaim": {"claimName": UNKNOWN_STRING_VALUE}}
+    pod = {"volumes": [unknown_elsewhere], "containers": [container]}
+    props = {"metadata": {"annotations": {"role": UNKNOWN_STRING_VALUE}}, "spec": {"template": {"spec": pod}}}
+    assert len(resource_violations(policy, "kubernetes:batch/v1:Job", props)) == 1
 
 
 def test_model_cache_must_be_rwx():
