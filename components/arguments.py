@@ -47,6 +47,28 @@ def schema_spelling(components: list[type[pulumi.ComponentResource]]) -> dict[st
     return {name: snake_to_camel(name) for name in sorted(names) if snake_to_camel(name) != name}
 
 
+def described_in_schema_spelling(
+    schema: dict[str, Any], components: list[type[pulumi.ComponentResource]]
+) -> dict[str, Any]:
+    """The package schema with every description naming the arguments (and `opts.depends_on`) as the schema
+    spells them: its descriptions become the doc comments of every language's generated SDK, where the
+    Python names of the docstrings they come from would name nothing."""
+    spelling = schema_spelling(components) | {"depends_on": "dependsOn"}
+
+    def spelt(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                key: renamed_words(item, spelling, after_dots=True) if key == "description" else spelt(item)
+                for key, item in value.items()
+            }
+        if isinstance(value, list):
+            return [spelt(item) for item in value]
+        return value
+
+    described: dict[str, Any] = spelt(schema)
+    return described
+
+
 def _nested(annotation: Any) -> list[Any]:
     """An annotation and every type inside it (NotRequired[Endpoint | None] -> Endpoint among them)."""
     return [annotation, *(inner for argument in typing.get_args(annotation) for inner in _nested(argument))]
@@ -104,6 +126,14 @@ def refuse_bad_arguments(block: str, name: str, args: Mapping[str, Any], args_ty
         raise refusal(block, name, ConfigError(problems))
 
 
+_SECRET_FROM_PYTHON = "e.g. pulumi.Config().require_secret(...) or pulumi.Output.secret(...)"
+# The generated SDKs of other languages type a secret argument as a plain string: what to give instead, in any.
+_SECRET_FROM_OTHER_LANGUAGES = (
+    "e.g. a config value set with `pulumi config set --secret` and read as a secret, or a value the program marks "
+    "secret"
+)
+
+
 def refuse_plaintext(block: str, name: str, args: Mapping[str, Any], secret_arguments: list[str]) -> None:
     """A secret given as a plain string sits in the program's source, and in every log of its value:
     refused; a Pulumi secret (pulumi.Config().require_secret(...), pulumi.Output.secret(...)) is taken."""
@@ -115,11 +145,12 @@ def refuse_plaintext(block: str, name: str, args: Mapping[str, Any], secret_argu
             plain = [key for key, item in value.items() if isinstance(item, str)]
         if plain:
             where = f" (the value of {', '.join(map(repr, plain))})" if isinstance(value, Mapping) else ""
+            how = _SECRET_FROM_OTHER_LANGUAGES if _FOR_OTHER_LANGUAGES else _SECRET_FROM_PYTHON
             problems.append(
                 Problem(
                     argument,
-                    f"a plain string{where}: pass a secret, e.g. pulumi.Config().require_secret(...) or "
-                    "pulumi.Output.secret(...), so that it is never in the program's source or in plaintext",
+                    f"a plain string{where}: pass a secret, {how}, so that it is never in the program's source or in "
+                    "plaintext",
                 )
             )
     if problems:

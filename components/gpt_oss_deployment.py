@@ -118,7 +118,8 @@ class GptOssDeployment(Block[DecidedDeployment]):
     overrides), its engine config checked against TensorRT-LLM's fields, its workers fitted to the
     GPUs and placed on the pool's nodes, then the engine ConfigMap, the graph and its smoke test,
     which `up` waits for; with `endpoint`, its gateway, which the smoke test goes through with an API
-    key. Depend on the DynamoPlatform and the ModelCache (`opts.depends_on`)."""
+    key. Depend on the DynamoPlatform, the ModelCache and the GpuNodePool `node_pool` names (`opts.depends_on`):
+    in another language's program that is what makes them before it."""
 
     endpoint: pulumi.Output[str]
     """The OpenAI-compatible URL inside the cluster."""

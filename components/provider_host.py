@@ -4,7 +4,8 @@
 The SDK wraps whatever a component's __init__ raises in an error of its own, which the engine then
 shows as one text with a Python stack. A refusal of ours is an InputPropertiesError here
 (components/arguments.py), taken out of that wrapper, so the caller's engine shows each problem under
-its property path, as its language spells it, with no stack."""
+its property path, as its language spells it, with no stack; a RunError (GptOssStack given an AWS
+provider) is taken out too, and shown as its message alone."""
 
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ import pulumi
 from pulumi.provider import main
 from pulumi.provider.experimental.component import ComponentProvider
 
-from gpt_oss_infra.components.arguments import serve_other_languages
+from gpt_oss_infra.components.arguments import described_in_schema_spelling, serve_other_languages
 from gpt_oss_infra.core.schema import closest_name
 
 
 class KeyedRefusalProvider(ComponentProvider):
+    def __init__(
+        self,
+        components: list[type[pulumi.ComponentResource]],
+        name: str,
+        namespace: str | None = None,
+        version: str = "0.0.0",
+    ) -> None:
+        super().__init__(components, name, namespace, version)
+        self.schema = json.dumps(described_in_schema_spelling(json.loads(self.schema or "{}"), components))
+
     def construct(self, name: str, resource_type: str, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         # The SDK maps only the schema's inputs onto the Args and drops the rest: a misspelt optional one
         # would leave its default silently (a program sends one where its language does not check the schema).
@@ -32,9 +43,11 @@ class KeyedRefusalProvider(ComponentProvider):
         try:
             return super().construct(name, resource_type, inputs, *args, **kwargs)
         except Exception as error:
-            # The SDK raises its wrapper while handling ours: ours is the wrapper's context.
+            # The SDK raises its wrapper while handling ours: ours is the wrapper's context. Taken out of it, the
+            # SDK's gRPC server sends an InputPropertiesError keyed by property path and a RunError as its message
+            # alone; the wrapper it would send as one text with a Python stack.
             refused = error.__context__
-            if isinstance(refused, pulumi.InputPropertiesError):
+            if isinstance(refused, pulumi.InputPropertiesError | pulumi.RunError):
                 raise refused from None
             raise
 

@@ -1,5 +1,6 @@
 """The Pulumi package schema of the public components (gpt_oss_infra.COMPONENTS), derived offline by
-the Pulumi SDK's own component analyzer: what `pulumi package add` generates every language's SDK from."""
+the Pulumi SDK's own component analyzer (its descriptions naming arguments as the schema does, as the
+component provider serves it): what `pulumi package add` generates every language's SDK from."""
 
 from typing import Any
 
@@ -7,6 +8,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
 
 import gpt_oss_infra
+from gpt_oss_infra.components.arguments import described_in_schema_spelling
 
 
 def component_schema() -> dict[str, Any]:
@@ -19,7 +21,7 @@ def component_schema() -> dict[str, Any]:
         analyzed["type_definitions"],
         sorted(analyzed["dependencies"], key=lambda dependency: f"{dependency.name}{dependency.version}"),
     )
-    return schema.to_json()
+    return described_in_schema_spelling(schema.to_json(), gpt_oss_infra.COMPONENTS)
 
 
 def api_summary(schema: dict[str, Any]) -> dict[str, Any]:

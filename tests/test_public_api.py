@@ -13,6 +13,8 @@ import pytest
 
 import gpt_oss_infra
 from gpt_oss_infra.component_schema import api_summary, component_schema
+from gpt_oss_infra.components import arguments
+from gpt_oss_infra.components.provider_host import KeyedRefusalProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 PINNED = ROOT / "tests" / "data" / "public-api.json"
@@ -37,6 +39,28 @@ def test_the_schema_has_every_public_component_with_described_inputs_and_outputs
             assert spec.get("description"), f"{token}.{name} has no description"
             described += 1
     assert described >= 8
+
+
+def test_descriptions_name_arguments_as_the_schema_spells_them(schema):
+    """The descriptions become the doc comments of every language's generated SDK: an argument named there as
+    its Python docstring spells it (node_pool, api_keys) would name nothing in TypeScript or Go."""
+    python_names = [*arguments.schema_spelling(gpt_oss_infra.COMPONENTS), "depends_on"]
+    descriptions = _descriptions(schema)
+    python_spelt = [d for d in descriptions if any(re.search(rf"(?<!\w){name}(?!\w)", d) for name in python_names)]
+    assert python_spelt == []
+    assert any("nodePool" in d for d in descriptions) and any("dependsOn" in d for d in descriptions)
+    # The component provider serves this schema.
+    served = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE, None, gpt_oss_infra.__version__)
+    assert json.loads(served.schema or "{}") == schema
+
+
+def _descriptions(value) -> list[str]:
+    if isinstance(value, dict):
+        own = [value["description"]] if isinstance(value.get("description"), str) else []
+        return own + [d for key, item in value.items() if key != "description" for d in _descriptions(item)]
+    if isinstance(value, list):
+        return [d for item in value for d in _descriptions(item)]
+    return []
 
 
 def test_the_stack_component_takes_its_config_as_a_plain_value_and_secrets_as_inputs(schema):

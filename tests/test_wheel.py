@@ -126,3 +126,15 @@ def test_the_command_line_in_a_users_own_project_plans_it_and_writes_under_it(py
     )
     assert missing.returncode == 2
     assert f"no stack file Pulumi.b200.yaml in {project}: pass --stack-dir" in missing.stderr
+
+
+def test_the_component_providers_venv_gets_the_tested_versions():
+    """What Pulumi installs for the component provider (`pip install -r requirements.txt` in provider/, after
+    `pulumi package add`) resolves every package of the root requirements.txt to the version tested here."""
+    resolved = run([*UV, "pip", "compile", "--quiet", "--no-header", "requirements.txt"], ROOT / "provider").stdout
+    versions = dict(line.split(" ", 1)[0].lower().split("==") for line in resolved.splitlines() if "==" in line)
+    pins = [line.split()[0].lower() for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line]
+    assert len(pins) == 10
+    assert {pin.split("==")[0]: versions.get(pin.split("==")[0]) for pin in pins} == dict(
+        pin.split("==") for pin in pins
+    )

@@ -156,6 +156,12 @@ def test_the_check_catches_a_dynamic_resource(engine):
             "config.namespace",
             "must be a DNS label",
         ),
+        (  # advice any language can follow: its generated SDK types the secret as a plain string
+            "DynamoPlatform",
+            {"ngcApiKey": "nvapi-plain"},
+            "ngcApiKey",
+            "a plain string: pass a secret, e.g. a config value set with `pulumi config set --secret`",
+        ),
     ],
 )
 def test_another_languages_program_sees_each_refusal_under_its_argument(
@@ -193,6 +199,29 @@ def test_an_input_the_schema_does_not_define_is_refused_not_dropped(engine, comp
     one left its default silently (a reviewer's instanceTyp, replica and endpoint.requestsPerMinut)."""
     assert refusal_through_the_provider(engine, component, inputs).errors == [{"property_path": path, "reason": reason}]
     assert engine.mocks.resources == []
+
+
+def test_a_run_error_reaches_another_language_as_its_message_alone(engine):
+    """GptOssStack refuses an AWS provider of the caller's with a RunError, which the SDK's gRPC server sends as
+    its message; the SDK's wrapper around it it would send as one text with a Python stack."""
+    import pulumi_aws as aws
+
+    provider = KeyedRefusalProvider(gpt_oss_infra.COMPONENTS, gpt_oss_infra.PACKAGE)
+    inputs = {"config": namespace_config(example_entries("dev"))}
+    caught = {}
+
+    def program():
+        other = aws.Provider("elsewhere", region="us-west-2")
+        received = wait_for(as_a_provider_receives(json.loads(json.dumps(inputs))))
+        try:
+            options = pulumi.ResourceOptions(providers=[other])
+            provider.construct("it", f"{gpt_oss_infra.PACKAGE}:index:GptOssStack", received, options)
+        except Exception as error:  # what the SDK's server gets
+            caught["error"] = error
+
+    engine.run(program)
+    assert type(caught["error"]) is pulumi.RunError
+    assert str(caught["error"]).startswith("GptOssStack: opts (or its parent) gives an AWS provider")
 
 
 def refusal_through_the_provider(engine, component: str, inputs: dict) -> pulumi.InputPropertiesError:
