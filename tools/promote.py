@@ -1,9 +1,10 @@
 """`make promote FROM=dev TO=staging`: move one tested release to the next environment.
 
 Copies the `gpt-oss-infra:release` block (and only it, comments inside it included) from
-Pulumi.<FROM>.yaml into Pulumi.<TO>.yaml; every other line of the target stays byte for byte.
-Refuses, writing nothing: a source that does not plan, a target that would not, and environments
-that are not adjacent in dev -> staging -> prod (unless --hotfix). Prints what the target's
+Pulumi.<FROM>.yaml into Pulumi.<TO>.yaml, indented as the target's and with its line endings; every
+other line of the target stays byte for byte. Refuses, writing nothing: a source that does not plan, a
+target that would not, environments that are not adjacent in dev -> staging -> prod, and a release
+older than the target's (after a hotfix), the last two unless --hotfix. Prints what the target's
 `pulumi up` would keep, create or forget (tools/urns.py) and its plan diff.
 
 Dynamo upgrades one minor release at a time ("Apply every intermediate minor release in order",
@@ -24,7 +25,6 @@ from pathlib import Path
 import pulumi
 
 from gpt_oss_infra.core.dynamo import DynamoVersion
-from gpt_oss_infra.core.dynamo_graph import image_release
 from gpt_oss_infra.core.inputs.catalog import Catalog, load_catalog
 from gpt_oss_infra.core.yaml_files import YamlFileError, load_stack_yaml
 from gpt_oss_infra.tools.plan import ROOT, add_program_arguments, find_program, plan_files
@@ -44,7 +44,8 @@ def release_lines(text: str, stack_file: str) -> tuple[int, int]:
     """[start, end) line range of the release block: its key line and every deeper-indented or
     blank line after it."""
     lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if re.match(rf"^(\s*){re.escape(RELEASE_KEY)}:\s*$", line)), None)
+    key_line = rf"^(\s*){re.escape(RELEASE_KEY)}:\s*(#.*)?$"  # a comment may follow the key
+    start = next((i for i, line in enumerate(lines) if re.match(key_line, line)), None)
     if start is None:
         raise PromotionError(f"{stack_file} has no block `{RELEASE_KEY}:`")
     indent = len(lines[start]) - len(lines[start].lstrip())
@@ -57,10 +58,24 @@ def release_lines(text: str, stack_file: str) -> tuple[int, int]:
 
 
 def with_release_of(source: str, target: str, target_name: str) -> str:
+    """The target with the source's release block, indented as the target's key and ending its lines as the
+    target does."""
     source_start, source_end = release_lines(source, "source")
     target_start, target_end = release_lines(target, target_name)
     source_lines, target_lines = source.splitlines(keepends=True), target.splitlines(keepends=True)
-    return "".join(target_lines[:target_start] + source_lines[source_start:source_end] + target_lines[target_end:])
+    shift = _indent(target_lines[target_start]) - _indent(source_lines[source_start])
+    newline = "\r\n" if target_lines[target_start].endswith("\r\n") else "\n"
+    block = [
+        (" " * shift + line if shift > 0 else line[min(-shift, _indent(line)) :]).rstrip("\r\n") + newline
+        if line.strip()
+        else newline
+        for line in source_lines[source_start:source_end]
+    ]
+    return "".join(target_lines[:target_start] + block + target_lines[target_end:])
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 def with_release_values(target: str, target_name: str, values: dict[str, str]) -> str:
@@ -100,8 +115,13 @@ def upgrade_path(catalog: Catalog, live: str, wanted: str) -> list[DynamoVersion
                 f"Dynamo moves one minor release at a time, and no {start[0]}.{minor} release is in "
                 "configs/dynamo/versions.yaml to step through: add it first"
             )
-        path.append(max(found, key=lambda r: tuple(int(part) for part in r.version.split("."))))
+        path.append(max(found, key=lambda r: _release_number(r.version)))
     return [*path, releases[wanted]]
+
+
+def _release_number(version: str) -> tuple[int, ...]:
+    """1.6.1 -> (1, 6, 1): releases in the order Dynamo made them."""
+    return tuple(int(part) for part in version.split("."))
 
 
 def _path_text(live: str, path: list[DynamoVersion]) -> str:
@@ -113,9 +133,11 @@ def with_next_step(catalog: Catalog, text: str, file_name: str, step: DynamoVers
     """The stack file on the next release of a path (its published runtime image), and a note when
     that replaces an image of the stack's own (a mirror or a digest: set it again for the step)."""
     current = release_of(text, file_name)["runtimeImage"]
-    image = step.spec.runtime_images[_backend(catalog, text, file_name)]
+    backend = _backend(catalog, text, file_name)
+    image = step.spec.runtime_images[backend]
+    published = {release.spec.runtime_images.get(backend) for release in catalog.dynamo_versions.values()}
     note = ""
-    if image_release(current) is None:  # not a published release tag: the stack's own build or mirror
+    if current not in published:  # the stack's own build, a mirror (whatever its tag) or a digest
         note = f"  runtimeImage {current} replaced by {image}: point it at your own copy of it again"
     return with_release_values(text, file_name, {"dynamo": step.version, "runtimeImage": image}), note
 
@@ -126,7 +148,7 @@ def check_live(target: str, live: str, step: bool = False, root: Path | None = R
     path into the file instead of refusing. The stack file is in `root`, else where find_program finds
     it for the program of `program_dir`."""
     target_file = find_program(target, program_dir, root).stack_file
-    text = target_file.read_text()
+    text = _read(target_file)
     wanted = release_of(text, target_file.name)["dynamo"]
     catalog = load_catalog()
     path = upgrade_path(catalog, live, wanted)
@@ -139,7 +161,7 @@ def check_live(target: str, live: str, step: bool = False, root: Path | None = R
             f"`make check-upgrade STACK={target} LIVE={live} STEP=1` writes it into {target_file.name}"
         )
     stepped, note = with_next_step(catalog, text, target_file.name, path[0])
-    target_file.write_text(stepped)
+    _write(target_file, stepped)
     heading = f"{target}: {target_file.name} now asks for Dynamo {path[0].version}, step 1 of the"
     return "\n".join([f"{heading} {_path_text(live, path)}", *filter(None, [note])])
 
@@ -173,7 +195,7 @@ def promote(
     which plans them."""
     check_order(source, target, hotfix)
     source_file, target_file = (find_program(name, program_dir, root).stack_file for name in (source, target))
-    source_text, target_text = source_file.read_text(), target_file.read_text()
+    source_text, target_text = _read(source_file), _read(target_file)
     source_release, target_release = (
         release_of(source_text, source_file.name),
         release_of(target_text, target_file.name),
@@ -183,6 +205,12 @@ def promote(
     if plan_or_none(source, source_file.parent, program_dir) is None:
         raise PromotionError(f"{source_file.name} does not validate: fix it (make plan STACK={source}) first")
     live, wanted = target_release["dynamo"], source_release["dynamo"]
+    if _release_number(wanted) < _release_number(live) and not hotfix:
+        raise PromotionError(
+            f"{target} runs Dynamo {live} ({target_file.name}), newer than {source}'s {wanted}: promoting would move "
+            f"{target} down (a hotfix put it ahead?). Bring {source} to {live} first, or pass --hotfix (HOTFIX=1) "
+            "to move it down on purpose"
+        )
     catalog = load_catalog()
     path = upgrade_path(catalog, live, wanted)
     if len(path) > 1 and not step:
@@ -201,15 +229,26 @@ def promote(
         heading = f"{target}: Dynamo {live} -> {wanted}" if live != wanted else f"{target}: Dynamo {live}"
     before, before_run = _planned(target, target_file.parent, program_dir) or ({}, None)
     with tempfile.TemporaryDirectory() as scratch:
-        (Path(scratch) / target_file.name).write_text(promoted)
+        _write(Path(scratch) / target_file.name, promoted)
         planned = _planned(target, Path(scratch), program_dir)
     if planned is None:
         raise PromotionError(f"{target_file.name} with {source}'s release does not validate; nothing written")
     after, after_run = planned
-    target_file.write_text(promoted)
+    _write(target_file, promoted)
     moves = _moves(before_run, after_run, target) if before_run else []
     diff = unified_diff(before, after, f"{target}-before", f"{target}-after") or f"{target}: plan unchanged"
     return "\n".join([heading, *filter(None, [note]), *moves, "", diff])
+
+
+def _read(path: Path) -> str:
+    """A stack file's text with its line endings as they are (CRLF stays CRLF)."""
+    with path.open(encoding="utf-8", newline="") as stream:
+        return stream.read()
+
+
+def _write(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
 
 
 def _backend(catalog: Catalog, text: str, file_name: str) -> str:

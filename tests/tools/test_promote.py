@@ -193,3 +193,39 @@ def test_a_step_says_when_it_replaces_the_stacks_own_image(envs):
     staging.write_text(promote.with_release_values(staging.read_text(), staging.name, {"runtimeImage": mirror}))
     said = promote.promote("dev", "staging", step=True, root=envs)
     assert f"runtimeImage {mirror} replaced by nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0" in said
+
+
+def test_a_mirrored_image_with_a_release_tag_is_named_when_a_step_replaces_it(envs):
+    """A mirror tagged like the published image (…/mirror/tensorrtllm-runtime:1.2.1) is the stack's own too."""
+    staging = envs / "Pulumi.staging.yaml"
+    mirror = "123456789012.dkr.ecr.us-east-2.amazonaws.com/mirror/tensorrtllm-runtime:1.2.1"
+    staging.write_text(promote.with_release_values(staging.read_text(), staging.name, {"runtimeImage": mirror}))
+    said = promote.promote("dev", "staging", step=True, root=envs)
+    assert f"runtimeImage {mirror} replaced by nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0" in said
+
+
+def test_a_promotion_that_would_move_the_target_down_is_refused_unless_on_purpose(envs):
+    """After a hotfix took prod past staging, the next ordinary staging -> prod promotion would undo it."""
+    on_dynamo(envs / "Pulumi.staging.yaml", "1.5.1")
+    on_dynamo(envs / "Pulumi.prod.yaml", "1.6.1")  # a hotfix put it there
+    before = (envs / "Pulumi.prod.yaml").read_text()
+    with pytest.raises(promote.PromotionError) as refused:
+        promote.promote("staging", "prod", root=envs)
+    assert str(refused.value).startswith(
+        "prod runs Dynamo 1.6.1 (Pulumi.prod.yaml), newer than staging's 1.5.1: promoting would move prod down"
+    )
+    assert (envs / "Pulumi.prod.yaml").read_text() == before
+    assert promote.promote("staging", "prod", hotfix=True, root=envs).startswith("prod: Dynamo 1.6.1 -> 1.5.1")
+
+
+def test_the_targets_line_endings_and_indentation_are_kept(envs):
+    """A CRLF stack file stays CRLF, and a source block indented otherwise is indented as the target's key."""
+    on_dynamo(envs / "Pulumi.staging.yaml", "1.5.1")
+    dev, staging = envs / "Pulumi.dev.yaml", envs / "Pulumi.staging.yaml"
+    dev.write_text(re.sub(r"(?m)^  ", "    ", dev.read_text()))  # dev indented by four
+    staging.write_bytes(staging.read_bytes().replace(b"\n", b"\r\n"))
+    staging.write_bytes(staging.read_bytes().replace(b"gpt-oss-infra:release:", b"gpt-oss-infra:release:   # live"))
+    promote.promote("dev", "staging", root=envs)
+    after = staging.read_bytes()
+    assert after.count(b"\n") == after.count(b"\r\n") == len(after.splitlines()) > 40
+    assert promote.release_of(after.decode(), "staging") == promote.release_of(dev.read_text(), "dev")

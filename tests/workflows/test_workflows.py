@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,11 +72,32 @@ def test_the_promotion_pull_request_is_opened_with_a_token_that_starts_its_previ
     assert 'if [ -z "$AS_APP" ]' in opening["run"] and "::warning::" in opening["run"]
 
 
+def test_a_make_targets_output_kept_in_a_file_is_the_commands_alone():
+    """promote.yml puts promote.txt in the pull request's body, and preview.yml posts plan-diff.txt: on a fresh
+    runner the make target would print the venv's install ahead of the diff (which the body cuts at its end),
+    so the venv is made in an earlier step, and make runs silent (-s: no command lines echoed)."""
+    kept = []
+    for path in WORKFLOWS:
+        for job in yaml.safe_load(path.read_text())["jobs"].values():
+            runs = [step.get("run", "") for step in job.get("steps", [])]
+            for index, run in enumerate(runs):
+                for line in run.splitlines():
+                    if re.match(r"\s*make .*(\| tee |> )", line):
+                        kept.append(line.split()[1:3])
+                        assert line.split()[1] == "-s", (path.name, line)
+                        assert any("make .venv/.installed" in earlier for earlier in runs[:index]), (path.name, line)
+    assert sorted(kept) == [["-s", "plan-diff"], ["-s", "promote"]]
+
+
 def test_deploy_runs_dev_then_staging_then_prod_as_jobs():
     jobs = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())["jobs"]
     assert [jobs[stack]["needs"] for stack in ("staging", "prod")] == ["dev", "staging"]
     assert set(jobs["dev"]["needs"]) == {"runners", "test"}
     assert [jobs[stack]["with"]["stack"] for stack in ("dev", "staging", "prod")] == ["dev", "staging", "prod"]
+    # One up per stack at a time, and no run-wide lock: a run waiting for prod's reviewers holds up no dev.
+    assert "concurrency" not in yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
+    up = yaml.safe_load((ROOT / ".github/workflows/deploy-stack.yml").read_text())["jobs"]["up"]
+    assert up["concurrency"] == {"group": "deploy-${{ inputs.stack }}", "cancel-in-progress": False}
 
 
 def affected_stacks(tmp_path: Path, changed: dict[str, str], base: str = "main") -> str:
