@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.6.8"
+__version__ = "0.6.9"
 
 if TYPE_CHECKING:  # what type checkers and editors resolve; at run time, __getattr__ below
     from gpt_oss_infra.components.dynamo_platform import DynamoPlatform, DynamoPlatformArgs
