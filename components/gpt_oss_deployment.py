@@ -25,7 +25,7 @@ from gpt_oss_infra.components.block_decisions import (
     refused,
 )
 from gpt_oss_infra.components.gateway_resources import DeploymentGateway, DeploymentGatewayArgs
-from gpt_oss_infra.components.kubernetes import custom_resource, resource_args, scripted_job
+from gpt_oss_infra.components.kubernetes import MANIFEST_CLASSES, custom_resource, resource_args, scripted_job
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo_graph import other_graph_types
 from gpt_oss_infra.core.errors import ConfigError, Problem
@@ -187,6 +187,13 @@ class GptOssDeployment(Block[DecidedDeployment]):
             )
             if config_map is not None
         ]
+        # What its Planner reads pods with (autoscaling), there before the Planner starts.
+        planner_access = [
+            MANIFEST_CLASSES[obj["kind"]](
+                f"{name}-planner-{obj['kind'].lower()}", **resource_args(obj), opts=self.child_opts()
+            )
+            for obj in serving.planner_access
+        ]
         graph = serving.graph
         gpu_nodes = [decided.gpu_nodes] if decided.gpu_nodes is not None else []
         # The graph's apiVersion is part of its type, so of its URN: a graph deployed with another release's
@@ -196,7 +203,7 @@ class GptOssDeployment(Block[DecidedDeployment]):
             self,
             f"{name}-graph",
             graph,
-            depends_on=[*config_maps, *gpu_nodes, *policies],
+            depends_on=[*config_maps, *planner_access, *gpu_nodes, *policies],
             aliases=[pulumi.Alias(type_=type_) for type_ in other_graph_types(graph["apiVersion"])],
             # Dynamo's admission refuses a component added to or removed from a live graph (its Planner, when
             # autoscaling is turned on or off): such a change replaces the graph, the old one deleted first

@@ -18,7 +18,8 @@ What the Planner is told (its PlannerConfig fields, checked by the release's own
 Where it reads its metrics: the workers' forward-pass metrics through Dynamo's runtime (the workers
 publish them: core/render/manifests.py), and the frontend's in the stack's Prometheus (observability.enabled,
 which scrapes them; its KV hit rate). Its ServiceAccount and RBAC are the operator's (planner-serviceaccount,
-bound in the graph's namespace), as are DYN_PARENT_DGD_K8S_NAME and DYN_NAMESPACE, which it reads.
+bound in the graph's namespace), as are DYN_PARENT_DGD_K8S_NAME and DYN_NAMESPACE, which it reads; the
+program adds what it reads to take back a scale-up whose workers stay Pending (planner_access).
 
 The scaled workers' `replicas` are left out of the graph (core/dynamo_graph.py). That relies on two things
 of Dynamo's operator (read on its main branch of August 2026, not at the 1.6.1 tag): its defaulting webhook
@@ -50,6 +51,10 @@ CONFIG_SHA256 = "gpt-oss-infra/planner-config-sha256"
 # (the chart's templates/prometheus/service.yaml; its fullname is the release name when that contains
 # the chart's name).
 PROMETHEUS_SERVICE = "kube-prometheus-stack-prometheus"
+# The ServiceAccount Dynamo's operator gives every Planner pod (its PlannerServiceAccountName), and the
+# plural of the DynamoGraphDeploymentScalingAdapter, whose scale subresource the Planner reads and sets.
+PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
+SCALING_ADAPTERS = "dynamographdeploymentscalingadapters"
 PROMETHEUS_PORT = 9090
 
 
@@ -139,6 +144,40 @@ def planner_component(
             "containers": [main],
         },
     )
+
+
+def planner_access(deployment: ResolvedDeployment, namespace_name: str) -> list[dict[str, Any]]:
+    """A Role and its RoleBinding that let the graph's Planner list the pods of its namespace and read its
+    workers' scaling adapters' scale. While a worker is Pending (no node for it) the 1.6.1 Planner ignores
+    every scaling but one: taking that scale-up back, which it may do only once it has listed the graph's
+    pods and read the adapters' scale (dynamo/planner/connectors/kubernetes.py: set_component_replicas,
+    _list_startup_pods; clients/kubernetes_api.py: get_service_replica_target). Without pods/list it logs
+    "startup cancellation is disabled until pods/list is granted" and holds the GPUs it asked for until the
+    worker is scheduled. Dynamo's chart grants pods/list only with dynamo-operator.planner.powerAwareness
+    (read on its main branch of August 2026), to every Planner of the installation; this grants it to the
+    Planners of one namespace."""
+    metadata = {
+        "name": f"{deployment.name}-planner-reader",
+        "namespace": namespace_name,
+        "labels": common_labels("planner-access") | {DEPLOYMENT_LABEL: deployment.name},
+    }
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": metadata,
+        "rules": [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+            {"apiGroups": ["nvidia.com"], "resources": [f"{SCALING_ADAPTERS}/scale"], "verbs": ["get"]},
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": metadata,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": metadata["name"]},
+        "subjects": [{"kind": "ServiceAccount", "name": PLANNER_SERVICE_ACCOUNT, "namespace": namespace_name}],
+    }
+    return [role, binding]
 
 
 def _scaled(deployment: ResolvedDeployment) -> dict[str, Worker]:

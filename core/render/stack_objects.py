@@ -47,6 +47,7 @@ class Serving:
     deployment: ResolvedDeployment
     engine_config: dict[str, Any] | None  # None: its backend takes every engine setting as a flag
     planner_config: dict[str, Any] | None  # the Planner's (autoscaling), mounted by its graph's Planner
+    planner_access: list[dict[str, Any]]  # the Role and RoleBinding its Planner reads pods with (autoscaling)
     graph: dict[str, Any]
     fits: list[sizing.WorkerFit]
     benchmark: ScriptedJob | None  # only when deployments.<name>.benchmark.enabled
@@ -62,6 +63,7 @@ class Serving:
         objects = [
             self.engine_config,
             self.planner_config,
+            *self.planner_access,
             self.graph,
             *(obj for each in jobs for obj in each.objects()),
             *gateway_objects,
@@ -390,6 +392,9 @@ def _serving(
         planner_config=planner.planner_config_map(deployment, release, namespace)
         if deployment.config.autoscaling is not None
         else None,
+        planner_access=planner.planner_access(deployment, namespace)
+        if deployment.config.autoscaling is not None
+        else [],
         graph=graph,
         fits=fits,
         benchmark=benchmark.benchmark_job(

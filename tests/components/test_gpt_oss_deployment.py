@@ -50,6 +50,24 @@ def test_without_node_groups_the_graph_waits_for_its_engine_config(engine, examp
     assert engine.waits_for("gpt-oss-graph") == [SYSTEM_READY, "gpt-oss-engine-config"]
 
 
+def test_an_autoscaled_graph_waits_for_its_planners_config_and_access(engine, example_stack):
+    serving = next(each for each in example_stack("autoscaling").serving if each.deployment.name == "chat")
+    build_serving(engine, serving)
+    access = ["chat-planner-role", "chat-planner-rolebinding"]
+    assert engine.waits_for("chat-graph") == [
+        SYSTEM_READY,
+        "chat-engine-config",
+        "chat-planner-config",
+        *access,
+        "gpu-nodes",
+    ]
+    assert [engine.registered(name).typ for name in access] == [
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+    ]
+    assert engine.inputs("chat-planner-rolebinding")["subjects"] == serving.planner_access[1]["subjects"]
+
+
 def test_the_check_names_the_smoke_test_that_answered_through_the_frontend(engine, example_stack):
     serving = example_stack("dev").serving[0]
     values = build_serving(engine, serving)

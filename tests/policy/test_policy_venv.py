@@ -21,7 +21,8 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from policy.gpt_oss_policies import POLICIES
 from tests.support import UV, example_entries, next_line, run_entries
 
-pytestmark = pytest.mark.end_to_end  # the slower tier (pyproject.toml markers)
+# The slower tier (pyproject.toml markers), on one worker: its tests share one venv and one pack process.
+pytestmark = [pytest.mark.end_to_end, pytest.mark.xdist_group("policy-venv")]
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

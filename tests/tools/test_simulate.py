@@ -12,11 +12,12 @@ import pytest
 from gpt_oss_infra.core.inputs.catalog import Catalog
 from gpt_oss_infra.core.inputs.config import namespace_config
 from gpt_oss_infra.core.inputs.simulated import Simulated
+from gpt_oss_infra.core.report import stack_report
 from gpt_oss_infra.core.report.simulated import simulated_report
 from gpt_oss_infra.core.report.stack_report import _simulated_lines
 from gpt_oss_infra.core.stack import build_stack
 from gpt_oss_infra.tools import simulate
-from tests.support import example_entries
+from tests.support import example_entries, run_entries
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +97,22 @@ def test_the_plan_quotes_the_entry_replayed_for_the_deployment(catalog, stored):
     lines = _simulated_lines(report)
     assert lines[0].startswith("- simulated day (simulated: Dynamo 1.6.1 offline replay")
     assert f"static at the peak size {entry.runs['day/static'].gpu_hours:,.0f} GPU-hours" in lines[0]
+
+
+def test_an_autoscaled_deployment_whose_replay_misses_its_targets_is_warned_about(stored):
+    """autoscaling/long-prompts: the Planner kept far fewer requests within the SLA than a fixed peak size; chat
+    did not. The plan says its targets are aims, and warns where the replay shows they are not kept."""
+    within = {
+        name: {run: 100 * stored.deployments[f"autoscaling/{name}"].runs[f"day/{run}"].within_sla
+               / stored.deployments[f"autoscaling/{name}"].runs[f"day/{run}"].requests for run in ("planner", "static")}
+        for name in ("chat", "long-prompts")
+    }  # fmt: skip
+    assert within["long-prompts"]["planner"] < within["long-prompts"]["static"] - stack_report.SLA_SHORTFALL_POINTS
+    assert within["chat"]["planner"] >= within["chat"]["static"] - stack_report.SLA_SHORTFALL_POINTS
+    run = run_entries(example_entries("autoscaling"), stack="autoscaling")
+    warned = [w for w in run.outputs["report"]["warnings"] if ".autoscaling: on the simulated day" in w]
+    assert [w.split(":")[1].split(".")[1] for w in warned] == ["long-prompts"]
+    assert f"the Planner kept {within['long-prompts']['planner']:.1f}% of requests within TTFT 1000 ms" in warned[0]
 
 
 def test_a_deployment_replayed_for_nothing_like_it_gets_no_figures(catalog):

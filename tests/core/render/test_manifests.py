@@ -95,6 +95,27 @@ def test_an_autoscaled_graph_gets_the_planner_and_leaves_its_workers_replicas_to
     assert sha == hashlib.sha256(serving.planner_config["data"]["planner_config.json"].encode()).hexdigest()
 
 
+def test_an_autoscaled_graphs_planner_may_list_its_pods_and_read_its_adapters_scale(dev_raw, catalog):
+    """While a worker is Pending, the 1.6.1 Planner takes that scale-up back only if it can list the graph's pods
+    and read the adapters' scale (dynamo/planner/connectors/kubernetes.py); else it ignores every scaling until
+    the worker is scheduled, holding the GPUs it asked for."""
+    assert build_stack(dev_raw, catalog, with_hf_token=False).serving[0].planner_access == []  # no Planner
+    dev_raw["deployments"]["gpt-oss"] |= {"gpus": 4, "autoscaling": {"ttftMs": 500, "itlMs": 20, "maxReplicas": 2}}
+    dev_raw["observability"] = {"enabled": True}
+    serving = build_stack(dev_raw, catalog, with_hf_token=False).serving[0]
+    role, binding = serving.planner_access
+    namespace = serving.graph["metadata"]["namespace"]
+    assert role["metadata"] == binding["metadata"] and role["metadata"]["namespace"] == namespace
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        {"apiGroups": ["nvidia.com"], "resources": ["dynamographdeploymentscalingadapters/scale"], "verbs": ["get"]},
+    ]
+    # The ServiceAccount Dynamo's operator gives every Planner pod.
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": namespace}]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert role in serving.objects() and binding in serving.objects()
+
+
 @pytest.mark.parametrize(
     ("release", "router", "observed", "flags"),
     [
