@@ -63,8 +63,8 @@ plan-all: $(VENV)/.installed  ## plan every Pulumi.<stack>.yaml here and in conf
 plan-diff: $(VENV)/.installed  ## make plan-diff STACK=dev BASE=origin/main: unified diff of the plan
 	@$(PY) -m gpt_oss_infra plan-diff --stack $(STACK) --base $(BASE)
 
-promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1]: copy the release block (STEP: one Dynamo minor at a time)
-	$(PY) -m gpt_oss_infra promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step)
+promote: $(VENV)/.installed  ## make promote FROM=dev TO=staging [HOTFIX=1] [STEP=1] [DOWNGRADE=1]: copy the release block (STEP: one Dynamo minor at a time)
+	$(PY) -m gpt_oss_infra promote --from $(FROM) --to $(TO) $(if $(HOTFIX),--hotfix) $(if $(STEP),--step) $(if $(DOWNGRADE),--downgrade)
 
 check-upgrade: $(VENV)/.installed  ## make check-upgrade STACK=dev LIVE=1.2.1 [STEP=1]: may a pulumi up go from LIVE to the stack file's Dynamo release?
 	$(PY) -m gpt_oss_infra promote --to $(STACK) --live $(LIVE) $(if $(STEP),--step)

@@ -58,6 +58,14 @@ def _walk(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]
         yield from _walk(child, child_key)
 
 
+def _known(mapping: Mapping[str, Any], key: str) -> Any:
+    """mapping[key]; None where it is missing or unknown at preview (Mapping.get catches only KeyError)."""
+    try:
+        return mapping.get(key)
+    except UnknownValueError:
+        return None
+
+
 def _is_gpu_node_group(props: Mapping[str, Any]) -> bool:
     labelled = (props.get("labels") or {}).get("nvidia.com/gpu.present") == "true"
     return labelled or bool(GPU_AMI_TYPE.search(props.get("amiType") or ""))
@@ -91,7 +99,11 @@ def hf_token_only_through_secrets(args: ResourceValidationArgs, report: Report) 
         if key == "env" and _is_list(value):
             for variable in value:
                 # Its keys, not its value: a plain value unknown at preview is still a plain value.
-                if isinstance(variable, Mapping) and variable.get("name") in SECRET_ENV and "value" in list(variable):
+                if (
+                    isinstance(variable, Mapping)
+                    and _known(variable, "name") in SECRET_ENV
+                    and "value" in list(variable)
+                ):
                     report(f"{variable['name']} is set as a plain env value; reference a Secret instead", None)
 
 

@@ -3,8 +3,9 @@
 Copies the `gpt-oss-infra:release` block (and only it, comments inside it included) from
 Pulumi.<FROM>.yaml into Pulumi.<TO>.yaml, indented as the target's and with its line endings; every
 other line of the target stays byte for byte. Refuses, writing nothing: a source that does not plan, a
-target that would not, environments that are not adjacent in dev -> staging -> prod, and a release
-older than the target's (after a hotfix), the last two unless --hotfix. Prints what the target's
+target that would not, environments that are not adjacent in dev -> staging -> prod (unless --hotfix),
+and a Dynamo release older than the target's (unless --downgrade: after a hotfix took the target ahead,
+the next ordinary promotion would undo it). Prints what the target's
 `pulumi up` would keep, create or forget (tools/urns.py) and its plan diff.
 
 Dynamo upgrades one minor release at a time ("Apply every intermediate minor release in order",
@@ -41,20 +42,25 @@ class PromotionError(Exception):
 
 
 def release_lines(text: str, stack_file: str) -> tuple[int, int]:
-    """[start, end) line range of the release block: its key line and every deeper-indented or
-    blank line after it."""
+    """[start, end) line range of the release block: its key line and every deeper-indented line after it,
+    with the blank and comment lines among them (a comment at any indentation, when a line of the block
+    follows it); what trails the block, but a deeper comment, is what follows it."""
     lines = text.splitlines(keepends=True)
     key_line = rf"^(\s*){re.escape(RELEASE_KEY)}:\s*(#.*)?$"  # a comment may follow the key
     start = next((i for i, line in enumerate(lines) if re.match(key_line, line)), None)
     if start is None:
         raise PromotionError(f"{stack_file} has no block `{RELEASE_KEY}:`")
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
-        end += 1
-    while end > start + 1 and not lines[end - 1].strip():  # trailing blank lines belong to what follows
-        end -= 1
-    return start, end
+    indent = _indent(lines[start])
+    last = start
+    for index in range(start + 1, len(lines)):
+        text = lines[index].strip()
+        if not text:
+            continue
+        if _indent(lines[index]) > indent:
+            last = index
+        elif not text.startswith("#"):
+            break
+    return start, last + 1
 
 
 def with_release_of(source: str, target: str, target_name: str) -> str:
@@ -189,6 +195,7 @@ def promote(
     step: bool = False,
     root: Path | None = ROOT,
     program_dir: Path = ROOT,
+    downgrade: bool = False,
 ) -> str:
     """Promote and return what the target's `pulumi up` would do; 'nothing to promote' when there.
     The stack files are in `root`, else where find_program finds them for the program of `program_dir`,
@@ -205,11 +212,11 @@ def promote(
     if plan_or_none(source, source_file.parent, program_dir) is None:
         raise PromotionError(f"{source_file.name} does not validate: fix it (make plan STACK={source}) first")
     live, wanted = target_release["dynamo"], source_release["dynamo"]
-    if _release_number(wanted) < _release_number(live) and not hotfix:
+    if _release_number(wanted) < _release_number(live) and not downgrade:
         raise PromotionError(
             f"{target} runs Dynamo {live} ({target_file.name}), newer than {source}'s {wanted}: promoting would move "
-            f"{target} down (a hotfix put it ahead?). Bring {source} to {live} first, or pass --hotfix (HOTFIX=1) "
-            "to move it down on purpose"
+            f"{target} down (a hotfix put it ahead?). Bring {source} to {live} first, or pass --downgrade "
+            "(DOWNGRADE=1) to move it down on purpose, one minor release at a time as up"
         )
     catalog = load_catalog()
     path = upgrade_path(catalog, live, wanted)
@@ -283,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--to", dest="target", required=True, help="environment to copy it to (the next one)")
     parser.add_argument("--hotfix", action="store_true", help="allow a non-adjacent promotion")
     parser.add_argument(
+        "--downgrade", action="store_true", help="allow moving the target to an older Dynamo release than its own"
+    )
+    parser.add_argument(
         "--step", action="store_true", help="across several Dynamo minor releases: move the target to the next one"
     )
     parser.add_argument(
@@ -298,7 +308,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.live:
             print(check_live(args.target, args.live, args.step, args.stack_dir, args.program_dir))
         else:
-            print(promote(args.source, args.target, args.hotfix, args.step, args.stack_dir, args.program_dir))
+            print(
+                promote(
+                    args.source,
+                    args.target,
+                    args.hotfix,
+                    args.step,
+                    args.stack_dir,
+                    args.program_dir,
+                    downgrade=args.downgrade,
+                )
+            )
     except (PromotionError, FileNotFoundError, YamlFileError) as error:
         print(f"promote: {error}", file=sys.stderr)
         return 1

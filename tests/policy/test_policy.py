@@ -147,6 +147,10 @@ def test_resource_policy_passes_and_fails(policy, type_, passing, failing, prote
             "hf-token-through-secret",
             {"image": "python:3.12", "env": [{"name": "HF_TOKEN", "value": UNKNOWN_STRING_VALUE}]},
         ),
+        (  # another variable's name unknown
+            "hf-token-through-secret",
+            {"image": "python:3.12", "env": [{"name": UNKNOWN_STRING_VALUE}, {"name": "HF_TOKEN", "value": "hf_x"}]},
+        ),
     ],
 )
 def test_a_value_unknown_at_preview_leaves_the_rest_checked(policy, container):

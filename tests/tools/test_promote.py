@@ -214,8 +214,12 @@ def test_a_promotion_that_would_move_the_target_down_is_refused_unless_on_purpos
     assert str(refused.value).startswith(
         "prod runs Dynamo 1.6.1 (Pulumi.prod.yaml), newer than staging's 1.5.1: promoting would move prod down"
     )
+    with pytest.raises(promote.PromotionError, match="would move prod down"):
+        promote.promote("staging", "prod", hotfix=True, root=envs)  # a hotfix skips an environment, not this
     assert (envs / "Pulumi.prod.yaml").read_text() == before
-    assert promote.promote("staging", "prod", hotfix=True, root=envs).startswith("prod: Dynamo 1.6.1 -> 1.5.1")
+    assert promote.promote("staging", "prod", downgrade=True, root=envs).startswith("prod: Dynamo 1.6.1 -> 1.5.1")
+    with pytest.raises(promote.PromotionError, match="skips or reverses"):  # the order still holds
+        promote.promote("dev", "prod", downgrade=True, root=envs)
 
 
 def test_the_targets_line_endings_and_indentation_are_kept(envs):
@@ -229,3 +233,15 @@ def test_the_targets_line_endings_and_indentation_are_kept(envs):
     after = staging.read_bytes()
     assert after.count(b"\n") == after.count(b"\r\n") == len(after.splitlines()) > 40
     assert promote.release_of(after.decode(), "staging") == promote.release_of(dev.read_text(), "dev")
+
+
+def test_a_comment_inside_the_block_at_any_indentation_is_the_blocks(envs):
+    """A comment at the key's indentation between the block's lines neither ends the source's block (its later keys
+    were left behind) nor the target's (its later keys stayed beside the new ones: a duplicate key)."""
+    on_dynamo(envs / "Pulumi.staging.yaml", "1.5.1")
+    dev, staging = envs / "Pulumi.dev.yaml", envs / "Pulumi.staging.yaml"
+    for path in (dev, staging):
+        path.write_text(path.read_text().replace("    model:", "  # a note at the key's indentation\n    model:", 1))
+    promote.promote("dev", "staging", root=envs)
+    assert promote.release_of(staging.read_text(), "staging") == promote.release_of(dev.read_text(), "dev")
+    assert staging.read_text().count("# a note at the key's indentation") == 1
