@@ -29,6 +29,10 @@ SYSTEM_PORT = 9090  # Dynamo's system port on workers: /metrics, /live, /health
 SERVING_CLIENTS = ("smoke-test", "benchmark")
 MODEL_DOWNLOAD = "model-download"
 ALL_TCP = {"protocol": "TCP"}  # no port: every TCP port
+# The Prometheus pods of the monitoring namespace, by the label prometheus-operator gives every pod of a
+# Prometheus it runs (its statefulset's pod selector labels): the frontend's metrics port is its API port
+# too, so the rest of that namespace (Grafana, Alertmanager) must not reach it.
+PROMETHEUS_PODS = {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}
 
 
 def namespace_policies(
@@ -59,12 +63,13 @@ def _default_deny(namespace: str) -> dict[str, Any]:
 def _frontend(
     namespace: str, deployment: str, gateway_namespace: str | None, monitoring_namespace: str | None
 ) -> dict[str, Any]:
-    """The frontend serves the OpenAI API and /metrics on FRONTEND_PORT: to the gateway's Envoy proxies
-    (Envoy Gateway runs them in its own namespace: any pod there), to the smoke test and benchmark
-    Jobs, and to the metrics scraper. Its own workers reach it on any TCP port: Dynamo's request plane
-    listens on a port the OS picks."""
+    """The frontend serves the OpenAI API and /metrics on FRONTEND_PORT, without a key: to the gateway's Envoy
+    proxies (Envoy Gateway runs them in its own namespace: any pod there), to the smoke test and benchmark
+    Jobs, and to the monitoring namespace's Prometheus only. Its own workers reach it on any TCP port:
+    Dynamo's request plane listens on a port the OS picks."""
     clients = [{"podSelector": _in(COMPONENT_LABEL, SERVING_CLIENTS)}]
-    clients += [_namespace(name) for name in (gateway_namespace, monitoring_namespace) if name]
+    clients += [_namespace(gateway_namespace)] if gateway_namespace else []
+    clients += [_prometheus(monitoring_namespace)] if monitoring_namespace else []
     ingress = [
         {"from": clients, "ports": [_tcp(FRONTEND_PORT)]},
         {"from": [{"podSelector": _graph_pods(deployment, WORKER_ROLES)}], "ports": [ALL_TCP]},
@@ -80,7 +85,7 @@ def _workers(namespace: str, deployment: str, monitoring_namespace: str | None) 
     graph = {"podSelector": _graph_pods(deployment, (FRONTEND_ROLE, *WORKER_ROLES))}
     ingress = [{"from": [graph], "ports": [ALL_TCP]}]
     if monitoring_namespace:
-        ingress.append({"from": [_namespace(monitoring_namespace)], "ports": [_tcp(SYSTEM_PORT)]})
+        ingress.append({"from": [_prometheus(monitoring_namespace)], "ports": [_tcp(SYSTEM_PORT)]})
     selector = _graph_pods(deployment, WORKER_ROLES)
     return _policy(f"{deployment}-workers-ingress", namespace, selector, policyTypes=["Ingress"], ingress=ingress)
 
@@ -120,6 +125,10 @@ def _in(key: str, values: tuple[str, ...]) -> dict[str, Any]:
 
 def _namespace(name: str) -> dict[str, Any]:
     return {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: name}}}
+
+
+def _prometheus(monitoring_namespace: str) -> dict[str, Any]:
+    return _namespace(monitoring_namespace) | {"podSelector": PROMETHEUS_PODS}
 
 
 def _tcp(port: int) -> dict[str, Any]:

@@ -39,11 +39,13 @@ BENCHMARK = Pod(NAMESPACE, "benchmark", common_labels("benchmark"))
 DOWNLOAD = Pod(NAMESPACE, "model-download", common_labels("model-download"))
 ENVOY = Pod(GATEWAY, "envoy", {"app.kubernetes.io/name": "envoy"})
 SCRAPER = Pod(MONITORING, "prometheus", {"app.kubernetes.io/name": "prometheus"})
+# Another pod of the monitoring namespace (kube-prometheus-stack's Grafana): the frontend's port is its API too.
+GRAFANA = Pod(MONITORING, "grafana", {"app.kubernetes.io/name": "grafana"})
 NATS = Pod("dynamo-system", "nats", {"app.kubernetes.io/name": "nats"})
 KUBE_DNS = Pod("kube-system", "coredns", {"k8s-app": "kube-dns"})
 STRANGER = Pod("default", "stranger", {"app": "anything"})
 INTERNET = External("internet", "93.184.216.34")
-OUTSIDE = [ENVOY, SCRAPER, NATS, KUBE_DNS, STRANGER, INTERNET]
+OUTSIDE = [ENVOY, SCRAPER, GRAFANA, NATS, KUBE_DNS, STRANGER, INTERNET]
 JOBS = [SMOKE_TEST, BENCHMARK, DOWNLOAD]
 EVERYONE = [*GRAPHS["gpt-oss"], *GRAPHS["other"], *JOBS, *OUTSIDE]
 
