@@ -325,6 +325,9 @@ class NodeGroupPlacement:
     # The node role's policy attachments made beside the group, by name: made before it and deleted after it,
     # else EKS cannot terminate its instances and release their network interfaces (the provider's docs).
     role_policies: tuple[str, ...] = ()
+    # The cluster's Kubernetes version, which the group follows: EKS updates a control plane only once its
+    # node groups are on its version, and the provider updates a group's version only when it is given one.
+    kubernetes_version: Any = None
 
 
 def efa_security_group(name: str, vpc_id: Any, tags: dict[str, str] | None = None) -> AwsResource:
@@ -364,6 +367,7 @@ def node_group(
                 "cluster_name": placement.cluster_name,
                 "node_role_arn": placement.role_arn,
                 "subnet_ids": subnet_ids,
+                "version": placement.kubernetes_version,
                 "ami_type": spec.ami_type,
                 "capacity_type": spec.capacity_type,
                 "instance_types": None if spec.instance_type_in_launch_template else [spec.instance_type],
@@ -455,17 +459,22 @@ def _launch_template(
 
 @dataclass(frozen=True)
 class ClusterNetwork:
-    """An EKS cluster's name and network, as the node groups and file systems in it need them: values or Refs."""
+    """An EKS cluster's name, Kubernetes version and network, as the node groups and file systems in it need
+    them: values or Refs."""
 
     name: Any
     vpc_id: Any
     security_group_id: Any  # the cluster security group every node carries
+    version: Any = None  # None: a cluster of the caller's, whose version the groups take from EKS at creation
 
 
 def cluster_network(cluster: str) -> ClusterNetwork:
     """The network of the EKS cluster resource named `cluster`."""
     return ClusterNetwork(
-        Ref(cluster, "name"), Ref(cluster, "vpc_config.vpc_id"), Ref(cluster, "vpc_config.cluster_security_group_id")
+        Ref(cluster, "name"),
+        Ref(cluster, "vpc_config.vpc_id"),
+        Ref(cluster, "vpc_config.cluster_security_group_id"),
+        Ref(cluster, "version"),
     )
 
 
@@ -503,7 +512,9 @@ def node_groups(
     def group(spec: aws_specs.NodeGroupSpec) -> list[AwsResource]:
         subnets = [subnet_by_zone[spec.availability_zone]] if spec.availability_zone else subnet_ids
         role_arn = Ref(f"{name}-node-role", "arn")
-        placement = NodeGroupPlacement(cluster.name, role_arn, subnets, interface_groups, _attachments(shared))
+        placement = NodeGroupPlacement(
+            cluster.name, role_arn, subnets, interface_groups, _attachments(shared), cluster.version
+        )
         return node_group(f"{name}-{spec.pool}", spec, placement, environment)
 
     system, *gpu_pools = groups

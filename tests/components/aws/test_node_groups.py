@@ -21,7 +21,7 @@ def build_node_groups(engine, groups):
     made = {}
 
     def program():
-        cluster = aws.eks.Cluster("cluster", role_arn="arn:role", vpc_config={"subnet_ids": SUBNETS})
+        cluster = aws.eks.Cluster("cluster", role_arn="arn:role", version="1.35", vpc_config={"subnet_ids": SUBNETS})
         network = resources.cluster_network("cluster")
         described = resources.node_groups(
             "nodes", groups, network, SUBNETS, {"us-east-2b": RESERVED_ZONE_SUBNET}, "test-env"
@@ -43,6 +43,8 @@ def test_each_pool_is_a_group_of_its_shape_on_a_pinned_template_version(engine, 
     for spec in groups:
         group = engine.inputs(f"nodes-{spec.pool}")
         assert (group["clusterName"], group["nodeRoleArn"]) == ("cluster-name", "arn:aws:mock::nodes-node-role")
+        # The cluster's version, read from it: EKS steps a control plane only once its groups are on its version.
+        assert group["version"] == "1.35"
         assert (group["amiType"], group["capacityType"]) == (spec.ami_type, spec.capacity_type)
         assert group["instanceTypes"] == [spec.instance_type]
         assert group["subnetIds"] == SUBNETS
