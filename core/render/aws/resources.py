@@ -160,6 +160,17 @@ def network(name: str, cluster_name: str, vpc_cidr: str, zone_count: int) -> lis
     return made
 
 
+def private_egress(network_resources: list[AwsResource]) -> tuple[str, ...]:
+    """The names of a network's NAT gateway and its private subnets' route table associations: what the nodes'
+    egress goes through (none for subnets of the caller's)."""
+    return tuple(
+        resource.name
+        for resource in network_resources
+        if resource.type == "aws:ec2/natGateway:NatGateway"
+        or (resource.type == "aws:ec2/routeTableAssociation:RouteTableAssociation" and "-private-" in resource.name)
+    )
+
+
 def private_subnets(name: str, zone_count: int) -> list[Ref]:
     """The ids of network(name, ...)'s private subnets, in zone order."""
     return [id_of(f"{name}-private-{index}") for index in range(zone_count)]
@@ -328,6 +339,11 @@ class NodeGroupPlacement:
     # The cluster's Kubernetes version, which the group follows: EKS updates a control plane only once its
     # node groups are on its version, and the provider updates a group's version only when it is given one.
     kubernetes_version: Any = None
+    # What gives the group's private subnets their egress (the NAT gateway and the subnets' route table
+    # associations), by name: made before the group, whose nodes pull images and reach EKS through it, and
+    # deleted after it, so that at `destroy` whatever runs on the nodes (the teardown guards, the controllers
+    # they wait for) still reaches AWS's APIs. Nothing else depends on them: Pulumi would delete them first.
+    egress: tuple[str, ...] = ()
 
 
 def efa_security_group(name: str, vpc_id: Any, tags: dict[str, str] | None = None) -> AwsResource:
@@ -380,7 +396,7 @@ def node_group(
                 "tags": aws_specs.node_group_tags(spec, environment),
                 "update_config": {"max_unavailable": 1, "update_strategy": spec.update_strategy},
             },
-            depends_on=placement.role_policies,
+            depends_on=placement.role_policies + placement.egress,
             # Capacity Block groups: the scheduled actions below own the desired size.
             ignore_changes=("scalingConfig.desiredSize",) if spec.desired_size_scheduled else (),
         )
@@ -499,6 +515,7 @@ def node_groups(
     subnet_by_zone: dict[str, Any],
     environment: str,
     elastic_efa_tags: dict[str, str] | None = None,
+    egress: tuple[str, ...] = (),
 ) -> NodeGroups:
     """The system group (`groups`' first) and one group per GPU pool of a created cluster, with one node
     role, and the EFA security group where a pool has EFA (an elastic pool's too: `elastic_efa_tags`, the
@@ -513,7 +530,7 @@ def node_groups(
         subnets = [subnet_by_zone[spec.availability_zone]] if spec.availability_zone else subnet_ids
         role_arn = Ref(f"{name}-node-role", "arn")
         placement = NodeGroupPlacement(
-            cluster.name, role_arn, subnets, interface_groups, _attachments(shared), cluster.version
+            cluster.name, role_arn, subnets, interface_groups, _attachments(shared), cluster.version, egress
         )
         return node_group(f"{name}-{spec.pool}", spec, placement, environment)
 
@@ -744,6 +761,7 @@ def created_cluster(
             subnet_by_zone,
             config.environment,
             {EFA_PEERS_TAG: cluster.name} if any(spec.network_interfaces for spec in plan.elastic) else None,
+            private_egress(made_network),
         ),
         node_addons=eks_addons(f"{name}-node-addons", eks.name, [a for a in plan.addons if a.needs_nodes]),
         model_storage=[]
