@@ -38,6 +38,14 @@ class Ec2InstanceFacts(StrictModel):
     efa_maximum_interfaces: Annotated[int, Field(ge=0)]
 
 
+class SoldOnlyIn(StrictModel):
+    """Where EC2 sells an instance type at all, when a pool here cannot be placed there (a Local Zone)."""
+
+    where: str
+    published: str  # the vendor's words
+    source: str
+
+
 class InstanceType(StrictModel):
     gpus_per_node: PositiveInt
     gpu_memory_gb: Annotated[PositiveInt, Field(alias="gpuMemoryGB")]  # per GPU, 10^9 bytes
@@ -45,6 +53,7 @@ class InstanceType(StrictModel):
     capacity_types: list[CapacityType]
     capacity_block_reclaim_minutes: PositiveInt  # EC2 terminates a block's instances this long before its end
     ec2: Ec2InstanceFacts
+    sold_only_in: SoldOnlyIn | None = None
 
 
 class Hardware(StrictModel):

@@ -97,6 +97,14 @@ def gpu_group_plan(pool: NodePool, efa: bool, facts: AccountFacts) -> GpuGroupPl
             f"configs/hardware.yaml: {pool.instance_type}.ec2 differs from what EC2 reports "
             f"({ec2.model_dump(by_alias=True)}): update it so that offline plans match"
         )
+    sold = pool.instance.sold_only_in
+    if sold is not None:
+        warnings.append(
+            f"{KEY_PREFIX}nodePools.{pool.name}: {pool.instance_type}'s Capacity Blocks launch only in {sold.where} "
+            f"({sold.published!r}, {sold.source}), and a pool here is placed in an Availability Zone of the stack's "
+            "region, not a Local Zone: `pulumi up` refuses the pool once it reads its Capacity Block's zone, and this "
+            "stack cannot yet deploy it"
+        )
     interfaces: list[dict[str, Any]] = []
     if efa:
         interfaces, found = efa_network_interfaces(pool.instance_type, ec2, pool.instance.efa_interfaces)

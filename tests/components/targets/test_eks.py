@@ -63,6 +63,15 @@ def test_the_plan_warns_when_ec2_reports_other_network_cards_than_the_catalog(en
     assert [warning for warning in plan.warnings if f"{instance_type}.ec2 differs from what EC2 reports" in warning]
 
 
+def test_a_gb200_pool_is_warned_to_be_undeployable_outside_the_local_zone_its_blocks_launch_in(eks_plan):
+    """P6e-GB200 UltraServer Capacity Blocks launch only in the Dallas Local Zone of us-east-1 (EC2's
+    "Launch instances using Capacity Blocks"), where a pool here cannot be placed."""
+    [warning] = [warning for warning in eks_plan("gb200").warnings if "Local Zone" in warning]
+    assert warning.startswith("gpt-oss-infra:nodePools.gb200: p6e-gb200.36xlarge's Capacity Blocks launch only in")
+    assert "capacity-blocks-launch.html" in warning
+    assert not [warning for warning in eks_plan("b200").warnings if "Local Zone" in warning]
+
+
 def test_the_plan_needs_the_aws_region_before_anything_is_registered(engine, example_stack, catalog):
     engine.call(lambda: pulumi.runtime.set_all_config({}))
     with pytest.raises(
