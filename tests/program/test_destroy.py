@@ -25,12 +25,14 @@ def test_the_charts_go_then_their_volumes_then_the_nodes_and_the_csi_driver():
     assert {"gptoss-node-addons-aws-ebs-csi-driver", "gptoss-nodes-system"} <= waits[
         "dynamo-platform-teardown-volumes-gone"
     ]
-    # and after the NAT gateway and the private subnets' routes, through which the CSI driver it waits for
-    # reaches EC2: without the nodes' wait for them, nothing depended on them and Pulumi deleted them first
-    private_egress = {"gptoss-network-nat", *(f"gptoss-network-private-{zone}-routes" for zone in range(3))}
+    # and after the NAT gateway, the private subnets' routes and the NAT's own subnet's route to the internet
+    # gateway, through which the CSI driver it waits for reaches EC2: without the nodes' wait for them, nothing
+    # depended on them and Pulumi deleted them first
+    egress = {"gptoss-network-nat", "gptoss-network-public-0-routes"}
+    egress |= {f"gptoss-network-private-{zone}-routes" for zone in range(3)}
     for waiter in ("gptoss-nodes-system", "gptoss-nodes-gpu", "dynamo-platform-teardown-volumes-gone"):
-        assert private_egress <= waits[waiter], waiter
-    assert "gptoss-network-public-0-routes" not in waits["gptoss-nodes-system"]
+        assert egress <= waits[waiter], waiter
+    assert "gptoss-network-public-1-routes" not in waits["gptoss-nodes-system"]  # no egress goes through it
     # the releases whose StatefulSets claim volumes, and their namespaces (whose deletion deletes the
     # claims), are created after it: deleted before it
     for after in (

@@ -161,13 +161,21 @@ def network(name: str, cluster_name: str, vpc_cidr: str, zone_count: int) -> lis
 
 
 def private_egress(network_resources: list[AwsResource]) -> tuple[str, ...]:
-    """The names of a network's NAT gateway and its private subnets' route table associations: what the nodes'
-    egress goes through (none for subnets of the caller's)."""
+    """The names of what a network's private subnets reach the internet through: the NAT gateway, the route
+    table associations of the private subnets, and that of the public subnet the NAT is in (without it the
+    NAT has no route to the internet gateway). None for subnets of the caller's."""
+    nats = [resource for resource in network_resources if resource.type == "aws:ec2/natGateway:NatGateway"]
+    nat_subnets = {nat.inputs["subnet_id"].source for nat in nats}
+
+    def routes_egress(resource: AwsResource) -> bool:
+        subnet = resource.inputs["subnet_id"].source
+        return "-private-" in subnet or subnet in nat_subnets
+
+    associations = "aws:ec2/routeTableAssociation:RouteTableAssociation"
     return tuple(
         resource.name
         for resource in network_resources
-        if resource.type == "aws:ec2/natGateway:NatGateway"
-        or (resource.type == "aws:ec2/routeTableAssociation:RouteTableAssociation" and "-private-" in resource.name)
+        if resource in nats or (resource.type == associations and routes_egress(resource))
     )
 
 
