@@ -34,6 +34,16 @@ def test_a_graph_waiting_for_a_capacity_block_ends_the_path():
     assert steps(prod)[-1] == ("graph Ready (image pull, weight load)", "gpt-oss-graph")
 
 
+def test_on_an_elastic_pool_the_graph_waits_for_its_node_to_launch():
+    """The autoscaling example's graphs run on Karpenter's pool: the node a graph's pods wait for is a phase."""
+    autoscaling = steps(successful_run(example_entries("autoscaling"), stack="autoscaling"))
+    node = "an elastic pool's node (launch to registered, once the graph's pods wait for it)"
+    assert (node, "gptoss-karpenter-b200-node-pool") in autoscaling
+    assert [phase for phase, _ in autoscaling].index(node) + 1 == [phase for phase, _ in autoscaling].index(
+        "graph Ready (image pull, weight load)"
+    )
+
+
 def test_the_durations_are_read_by_libyaml(monkeypatch):
     """Every plan reads configs/durations.yaml: with LibYAML's parser, as the catalog is read (PyYAML's own
     took about 10 ms of every plan). The pure-Python loader is taken away to prove it."""
