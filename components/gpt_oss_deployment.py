@@ -25,7 +25,7 @@ from gpt_oss_infra.components.block_decisions import (
     refused,
 )
 from gpt_oss_infra.components.gateway_resources import DeploymentGateway, DeploymentGatewayArgs
-from gpt_oss_infra.components.kubernetes import MANIFEST_CLASSES, custom_resource, resource_args, scripted_job
+from gpt_oss_infra.components.kubernetes import custom_resource, manifest_resources, resource_args, scripted_job
 from gpt_oss_infra.core import blocks
 from gpt_oss_infra.core.dynamo_graph import other_graph_types
 from gpt_oss_infra.core.errors import ConfigError, Problem
@@ -188,12 +188,7 @@ class GptOssDeployment(Block[DecidedDeployment]):
             if config_map is not None
         ]
         # What its Planner reads pods with (autoscaling), there before the Planner starts.
-        planner_access = [
-            MANIFEST_CLASSES[obj["kind"]](
-                f"{name}-planner-{obj['kind'].lower()}", **resource_args(obj), opts=self.child_opts()
-            )
-            for obj in serving.planner_access
-        ]
+        planner_access = manifest_resources(self, f"{name}-planner", serving.planner_access)
         graph = serving.graph
         gpu_nodes = [decided.gpu_nodes] if decided.gpu_nodes is not None else []
         # The graph's apiVersion is part of its type, so of its URN: a graph deployed with another release's

@@ -89,6 +89,19 @@ MANIFEST_CLASSES = {
 }
 
 
+def manifest_resources(
+    owner: Component, prefix: str, manifests: list[dict[str, Any]], depends_on: list[pulumi.Resource] | None = None
+) -> list[pulumi.Resource]:
+    """Each manifest (of a kind MANIFEST_CLASSES names) as a child of `owner`, named `<prefix>-<kind>`, after
+    `depends_on`."""
+    return [
+        MANIFEST_CLASSES[obj["kind"]](
+            f"{prefix}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=depends_on or [])
+        )
+        for obj in manifests
+    ]
+
+
 def scripted_job(
     owner: Component,
     name: str,
@@ -101,12 +114,7 @@ def scripted_job(
     `access_after`: the namespaces it lives in) and the Job (`<name>`), which waits for them and for
     `depends_on`."""
     script = k8s.core.v1.ConfigMap(f"{name}-script", **resource_args(scripted.script), opts=owner.child_opts())
-    access = [
-        MANIFEST_CLASSES[obj["kind"]](
-            f"{name}-{obj['kind'].lower()}", **resource_args(obj), opts=owner.child_opts(depends_on=access_after or [])
-        )
-        for obj in scripted.access
-    ]
+    access = manifest_resources(owner, name, scripted.access, depends_on=access_after)
     return k8s.batch.v1.Job(
         name,
         **resource_args(scripted.job),

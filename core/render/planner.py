@@ -39,6 +39,7 @@ from gpt_oss_infra.core.dynamo_graph import GraphComponent
 from gpt_oss_infra.core.inputs.config import Release
 from gpt_oss_infra.core.render import pod_security
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, SYSTEM_POOL_AFFINITY, common_labels, worker_labels
+from gpt_oss_infra.core.render.rbac import granted
 from gpt_oss_infra.core.resolve.autoscaling import AGGREGATED_ROLE
 from gpt_oss_infra.core.resolve.recipes import ResolvedDeployment, Worker
 
@@ -161,23 +162,11 @@ def planner_access(deployment: ResolvedDeployment, namespace_name: str) -> list[
         "namespace": namespace_name,
         "labels": common_labels("planner-access") | {DEPLOYMENT_LABEL: deployment.name},
     }
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": metadata,
-        "rules": [
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-            {"apiGroups": ["nvidia.com"], "resources": [f"{SCALING_ADAPTERS}/scale"], "verbs": ["get"]},
-        ],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": metadata,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": metadata["name"]},
-        "subjects": [{"kind": "ServiceAccount", "name": PLANNER_SERVICE_ACCOUNT, "namespace": namespace_name}],
-    }
-    return [role, binding]
+    rules = [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        {"apiGroups": ["nvidia.com"], "resources": [f"{SCALING_ADAPTERS}/scale"], "verbs": ["get"]},
+    ]
+    return granted("Role", metadata, rules, PLANNER_SERVICE_ACCOUNT, namespace_name)
 
 
 def _scaled(deployment: ResolvedDeployment) -> dict[str, Worker]:

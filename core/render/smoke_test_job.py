@@ -32,6 +32,7 @@ from gpt_oss_infra.core.inputs.config import Release
 from gpt_oss_infra.core.render.gateway import FrontDoor, Gateway, api_key_secret_name
 from gpt_oss_infra.core.render.labels import DEPLOYMENT_LABEL, REPLACE_UNREADY, SYSTEM_POOL_AFFINITY, common_labels
 from gpt_oss_infra.core.render.manifests import FRONTEND_PORT, frontend_service_name
+from gpt_oss_infra.core.render.rbac import granted
 from gpt_oss_infra.core.render.scripts import (
     API_TOKEN_VOLUME,
     SCRIPT_VOLUME_MOUNT,
@@ -189,17 +190,5 @@ def service_reader(name: str, namespace: str, door: FrontDoor, labels: dict[str,
     }
     # In Envoy Gateway's namespace, which every stack shares: named after the Service, unique there.
     role_meta = {"name": f"{door.service}-reader", "namespace": door.namespace, "labels": labels}
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": role_meta,
-        "rules": [{"apiGroups": [""], "resources": [SERVICES], "resourceNames": [door.service], "verbs": ["get"]}],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": role_meta,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_meta["name"]},
-        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
-    }
-    return [account, role, binding]
+    rules = [{"apiGroups": [""], "resources": [SERVICES], "resourceNames": [door.service], "verbs": ["get"]}]
+    return [account, *granted("Role", role_meta, rules, name, namespace)]

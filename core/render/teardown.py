@@ -40,6 +40,7 @@ from typing import Any
 from gpt_oss_infra.core.inputs.catalog import TeardownSettings
 from gpt_oss_infra.core.render.labels import SYSTEM_POOL_AFFINITY, common_labels
 from gpt_oss_infra.core.render.pod_security import RESTRICTED, admission_labels
+from gpt_oss_infra.core.render.rbac import granted
 from gpt_oss_infra.core.render.scripts import API_TOKEN_VOLUME, SCRIPT_VOLUME_MOUNT, Script, script_volume
 
 SCRIPT = "teardown_guard.py"  # jobs/
@@ -104,7 +105,6 @@ def teardown(
         ("", "persistentvolumes", "list", claim_namespaces),
         ("", "persistentvolumeclaims", "get", claim_namespaces),
     ]
-    account = {"kind": "ServiceAccount", "name": GUARD, "namespace": namespace}
     cluster_reader = {"name": namespace, "labels": labels}  # cluster-scoped: named after its unique namespace
     access: list[dict[str, Any]] = [
         {
@@ -117,40 +117,28 @@ def teardown(
             "kind": "ServiceAccount",
             "metadata": {"name": GUARD, "namespace": namespace, "labels": labels},
         },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": GUARD, "namespace": namespace, "labels": labels},
-            # Whether its own Deployment is being deleted.
-            "rules": [
-                {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": sorted(guards), "verbs": ["get"]}
-            ],
-        },
-        _binding("RoleBinding", {"name": GUARD, "namespace": namespace, "labels": labels}, "Role", account),
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": cluster_reader,
-            "rules": [
+        # Whether its own Deployment is being deleted.
+        *granted(
+            "Role",
+            {"name": GUARD, "namespace": namespace, "labels": labels},
+            [{"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": sorted(guards), "verbs": ["get"]}],
+            GUARD,
+            namespace,
+        ),
+        *granted(
+            "ClusterRole",
+            cluster_reader,
+            [
                 {"apiGroups": [group], "resources": [kind], "verbs": [verb]}
                 for group, kind, verb, wanted in reads
                 if wanted
             ],
-        },
-        _binding("ClusterRoleBinding", cluster_reader, "ClusterRole", account),
+            GUARD,
+            namespace,
+        ),
         script.config_map(GUARD, namespace, labels),
     ]
     return Teardown(namespace, access, guards.get(VOLUMES_GONE), guards.get(LOAD_BALANCERS_GONE))
-
-
-def _binding(kind: str, metadata: dict[str, Any], role_kind: str, account: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": kind,
-        "metadata": metadata,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": metadata["name"]},
-        "subjects": [account],
-    }
 
 
 def _guard(
