@@ -71,13 +71,16 @@ def with_release_of(source: str, target: str, target_name: str) -> str:
     source_lines, target_lines = source.splitlines(keepends=True), target.splitlines(keepends=True)
     shift = _indent(target_lines[target_start]) - _indent(source_lines[source_start])
     newline = "\r\n" if target_lines[target_start].endswith("\r\n") else "\n"
-    block = [
-        (" " * shift + line if shift > 0 else line[min(-shift, _indent(line)) :]).rstrip("\r\n") + newline
-        if line.strip()
-        else newline
-        for line in source_lines[source_start:source_end]
-    ]
+    block = [_moved(line, shift, newline) for line in source_lines[source_start:source_end]]
     return "".join(target_lines[:target_start] + block + target_lines[target_end:])
+
+
+def _moved(line: str, shift: int, newline: str) -> str:
+    """`line` indented by `shift` more spaces (fewer, when negative, as far as it has them), ending in `newline`."""
+    if not line.strip():
+        return newline
+    body = line.rstrip("\r\n")
+    return (" " * shift + body if shift > 0 else body[min(-shift, _indent(body)) :]) + newline
 
 
 def _indent(line: str) -> int:
